@@ -1,0 +1,31 @@
+# Quick start: `make demo` runs dcx on a fresh copy of the bundled example;
+# `make test` runs every test. Both create .venv and install what they need.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.dcx-installed
+
+.PHONY: demo test install bench lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]' --config-settings editable_mode=compat
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python bench/startup.py
+
+lint: $(STAMP)
+	$(BIN)/python -m pip install --quiet ruff && $(BIN)/ruff check dcx tests
+
+clean:
+	rm -rf $(VENV) .demo .pytest_cache

@@ -1,0 +1,58 @@
+"""Start-up time of `dcx --version` and `dcx status --format json` next to bare Python.
+
+Run on demand: `make bench` or `.venv/bin/python bench/startup.py [runs]`.
+Prints medians and ratios from one run (the machine is shared and noisy:
+compare ratios, not absolute times). Goals (SPEC §3.6, issue 2):
+`dcx --version` <= 2.5x `python -c pass`; `dcx status --format json` <= 60 ms.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def median_ms(argv: list[str], runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 21
+    dcx = shutil.which("dcx", path=str(Path(sys.executable).parent)) or "dcx"
+    with tempfile.TemporaryDirectory() as tmp:
+        goal = Path(tmp) / "example"
+        shutil.copytree(REPO / ".dcx-example", goal)
+        rows = [
+            ("python -c pass", [sys.executable, "-c", "pass"]),
+            ("python -S -c pass", [sys.executable, "-S", "-c", "pass"]),
+            ("dcx --version", [dcx, "--version"]),
+            ("dcx status --format json", [dcx, "-C", str(goal), "status", "--format", "json"]),
+            ("dcx status (text, rich)", [dcx, "-C", str(goal), "status"]),
+            ("dcx --help", [dcx, "--help"]),
+        ]
+        results = {name: median_ms(argv, runs) for name, argv in rows}
+    base = results["python -c pass"]
+    print(f"median of {runs} runs")
+    for name, ms in results.items():
+        print(f"  {name:<28} {ms:7.1f} ms   {ms / base:5.2f}x python")
+    print()
+    version_ok = results["dcx --version"] <= 2.5 * base
+    status_ok = results["dcx status --format json"] <= 60
+    print(f"goal dcx --version <= 2.5x python: {'met' if version_ok else 'MISSED'}")
+    print(f"goal dcx status --format json <= 60 ms: {'met' if status_ok else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+"""dcx — the Decision Context CLI."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,65 @@
+"""Shared options, defined once as Annotated aliases (SPEC §3.6)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+
+
+class OutputFormat(str, Enum):  # noqa: UP042 — typer needs a str-valued Enum for choices
+    text = "text"
+    json = "json"
+
+
+FormatOpt = Annotated[
+    OutputFormat,
+    typer.Option(
+        "--format",
+        envvar="DCX_FORMAT",
+        case_sensitive=False,
+        help="text for people (rich), json for machines: exactly one JSON document on stdout.",
+    ),
+]
+AgentOpt = Annotated[
+    Optional[str],  # noqa: UP045 — typer reads the annotation at run time
+    typer.Option("--agent-id", envvar="DCX_AGENT_ID", help="The agent acting (default: the profile's only enabled agent)."),
+]
+ObservedAtOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--observed-at", help="RFC 3339 time to stamp instead of now (DCX_NOW fixes the clock too)."),
+]
+WaitOpt = Annotated[
+    float,
+    typer.Option("--wait", min=0, help="Seconds to wait for a busy lock before giving up (exit 4)."),
+]
+DecisionOpt = Annotated[
+    str,
+    typer.Option("--decision-id", help="The decision: [a-z0-9][a-z0-9._-]{0,127}."),
+]
+
+
+@dataclass
+class Globals:
+    """Options given before the subcommand, as in git."""
+
+    workspace: str | None = None
+    verbose: int = 0
+    no_color: bool = False
+
+    def ws(self):  # -> Workspace; imported lazily to keep --help light
+        from dcx.public import bind_goal_root
+        from dcx.workspace import find_workspace
+
+        found = find_workspace(self.workspace)
+        bind_goal_root(str(found.root))
+        return found
+
+
+def globals_of(ctx: typer.Context) -> Globals:
+    root = ctx.find_root()
+    if not isinstance(root.obj, Globals):
+        root.obj = Globals()
+    return root.obj

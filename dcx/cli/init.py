@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from dcx.cli._boundary import run
+from dcx.cli._options import FormatOpt, OutputFormat
+from dcx.result import Result
+
+
+def command(
+    ctx: typer.Context,
+    goal_id: Annotated[Optional[str], typer.Option("--goal-id", help="Goal token (default: the folder name).")] = None,  # noqa: UP045
+    agent_id: Annotated[Optional[str], typer.Option("--agent-id", help="Agent to list in the (disabled) profile.")] = None,  # noqa: UP045
+    fmt: FormatOpt = OutputFormat.text,
+) -> None:
+    """Create .decision-context/ here (or in -C PATH), overwriting nothing.
+
+    Writes a README, a .gitignore covering every private path, a default-off
+    profile.toml, an empty sources.toml, the workspace key, packets/ and
+    events.jsonl. Re-running creates only what is missing.
+
+    Example: dcx init --goal-id checkout-latency --agent-id agent-a
+    """
+
+    def call(g) -> Result:
+        from dcx.ops.init import init
+
+        root = g.workspace or os.environ.get("DCX_WORKSPACE") or "."
+        return init(root=Path(root), goal_id=goal_id, agent_id=agent_id)
+
+    run(ctx, fmt, call, render)
+
+
+def render(console, result: Result) -> None:
+    data = result.data
+    if data["already_initialised"]:
+        console.print(f"[bold]{data['workspace']}/[/] already exists for goal [cyan]{data['goal_id']}[/]; nothing created.")
+        return
+    console.print(f"Initialised [bold]{data['workspace']}/[/] for goal [cyan]{data['goal_id']}[/]:")
+    for path in data["created"]:
+        console.print(f"  created {path}", markup=False)
+    console.print("Next: edit profile.toml (enabled = true) and sources.toml, then `dcx status`.", markup=False)
+

@@ -1,0 +1,1 @@
+"""Use cases: take a Workspace and typed values, return a Result. Never print, never exit."""

@@ -1,0 +1,142 @@
+"""``dcx init``: create ``.decision-context/`` — only what is missing, overwriting nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dcx.errors import InvalidInput
+from dcx.fsutil import atomic_write
+from dcx.keys import create_key
+from dcx.result import Result
+from dcx.workspace import DC_DIR, GOAL_ID_RE, WORKSPACE_SCHEMA, Workspace, goal_id_from_name
+
+README = """\
+# .decision-context
+
+This folder is maintained by **dcx**, the Decision Context CLI
+(`dcx --help`). It serves the goal named in `workspace.toml`.
+
+Public — safe to commit, meant to be reviewed in pull requests:
+
+- `workspace.toml` — which goal this folder serves
+- `packets/<kind>/<ref>.json` — content-addressed, write-once packets
+- `decisions/<decision-id>.jsonl` — the append-only index of each decision
+- `events.jsonl` — the append-only lifecycle event log
+
+Private — never committed (see `.gitignore`), never copied into a packet:
+
+- `profile.toml` — the goal profile (default off)
+- `sources.toml` — the source registry: locators and provider config
+- `private/` — the key, committed cursors, caches, the search index, logs
+
+Do not edit packets by hand: `dcx verify` re-hashes every one of them.
+"""
+
+GITIGNORE = """\
+# dcx: private state never leaves this machine
+profile.toml
+sources.toml
+private/
+*.lock
+*.tmp
+.*.tmp
+"""
+
+GITATTRIBUTES = """\
+# two agents' appends to the same log merge by keeping both lines
+*.jsonl merge=union
+"""
+
+PROFILE_TEMPLATE = """\
+# Decision Context goal profile (private; not committed).
+# Default off: nothing scans, recalls or writes cursors until a person sets
+# enabled = true and lists the agents allowed to act for this goal.
+schema_version = "decision_context_profile_v0"
+goal_id = "{goal_id}"
+enabled = false
+enabled_agents = [{agents}]
+
+# Advisory recall. Remove the table for none; provider is bm25 (default),
+# openviking, extension or none.
+# [context_provider]
+# provider = "bm25"
+# namespace = "decision-context"
+# max_results = 4
+# timeout_seconds = 10
+
+# [bounds]
+# timeout_seconds = 30          # per source scan
+# max_read_bytes = 1048576      # per exact read
+# max_scan_bytes = 67108864     # larger files are skipped unhashed
+
+# [commit]
+# allow_self_confirmation = false
+# external_event_logs = []
+"""
+
+SOURCES_TEMPLATE = """\
+# Decision Context source registry (private; not committed).
+# Locators and provider config stay here; only the policy fields appear in
+# the public manifest (`dcx sources`).
+schema_version = "decision_source_registry_v0"
+
+# [[bindings]]
+# provider_id = "files"
+# adapter = "local-file"
+#
+# [[sources]]
+# source_id = "source:authority:docs"
+# provider_id = "files"
+# source_kind = "document"
+# priority = "p0"
+# evidence_level = "s1"
+# objectives = ["latency"]
+# scan_mode = "incremental"
+# exact_read_policy = "always"
+# freshness_seconds = 86400
+# locator = { path = "docs", include = ["**/*.md"] }
+"""
+
+
+def init(*, root: Path, goal_id: str | None, agent_id: str | None) -> Result:
+    root = root.resolve()
+    goal = goal_id or goal_id_from_name(root.name)
+    if not GOAL_ID_RE.match(goal):
+        raise InvalidInput("--goal-id: expected a token ([A-Za-z0-9][A-Za-z0-9_.:-]*)", field="--goal-id")
+    if agent_id is not None and not GOAL_ID_RE.match(agent_id):
+        raise InvalidInput("--agent-id: expected a token ([A-Za-z0-9][A-Za-z0-9_.:-]*)", field="--agent-id")
+    ws = Workspace(root)
+    if ws.workspace_toml.exists():
+        goal = ws.goal_id  # an existing workspace keeps its goal
+    created: list[str] = []
+
+    def ensure_file(path: Path, text: str, mode: int = 0o644) -> None:
+        if not path.exists():
+            atomic_write(path, text.encode(), mode=mode)
+            created.append(ws.rel(path))
+
+    def ensure_dir(path: Path) -> None:
+        if not path.is_dir():
+            path.mkdir(parents=True, exist_ok=True)
+            created.append(ws.rel(path) + "/")
+
+    ensure_dir(ws.dc)
+    ensure_file(ws.dc / "README.md", README)
+    ensure_file(ws.dc / ".gitignore", GITIGNORE)
+    ensure_file(ws.dc / ".gitattributes", GITATTRIBUTES)
+    ensure_file(ws.workspace_toml, f'schema_version = "{WORKSPACE_SCHEMA}"\ngoal_id = "{goal}"\n')
+    agents = f'"{agent_id}"' if agent_id else ""
+    ensure_file(ws.profile, PROFILE_TEMPLATE.format(goal_id=goal, agents=agents), 0o600)
+    ensure_file(ws.sources, SOURCES_TEMPLATE, 0o600)
+    ensure_dir(ws.packets)
+    ensure_dir(ws.decisions)
+    ensure_file(ws.events, "")
+    ensure_dir(ws.private)
+    ws.private.chmod(0o700)
+    if not ws.key_path.exists():
+        create_key(ws)
+        created.append(ws.rel(ws.key_path))
+    return Result(
+        "init",
+        {"goal_id": goal, "workspace": DC_DIR, "created": created, "already_initialised": not created},
+    )

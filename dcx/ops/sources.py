@@ -1,0 +1,18 @@
+"""``dcx sources``: the public manifest of the source registry; ``--write`` stores it."""
+
+from __future__ import annotations
+
+from dcx.ops._common import packet_context
+from dcx.packets import manifest
+from dcx.profile import load_registry
+from dcx.result import Result
+from dcx.store import Store
+from dcx.workspace import Workspace
+
+
+def sources(*, ws: Workspace, write: bool) -> Result:
+    registry = load_registry(ws)
+    packet = manifest.build_manifest(packet_context(ws), registry)
+    if write:
+        Store(ws).put_built(manifest.SPEC, packet)
+    return Result("sources", {"manifest": packet, "written": write})

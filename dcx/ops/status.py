@@ -1,0 +1,91 @@
+"""``dcx status``: activation plus a short summary, read from state only.
+
+It never scans, hashes or spawns, so a thin host can call it on every wake-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from dcx.activation import activation
+from dcx.errors import ExitCode
+from dcx.fsutil import is_temp, read_lines
+from dcx.result import Result
+from dcx.workspace import Workspace
+
+# The decision cycle, in order: which packet kind each step leaves behind.
+CYCLE = (
+    ("assembly", "prepare"),
+    ("proposal", "propose"),
+    ("outcome", "outcome"),
+    ("event", "writeback"),
+    ("commit", "commit"),
+    ("feedback", "feedback"),
+)
+
+
+def _count_json(folder) -> int:
+    try:
+        return sum(1 for name in os.listdir(folder) if name.endswith(".json") and not name.startswith("."))
+    except FileNotFoundError:
+        return 0
+
+
+def _decision_steps(ws: Workspace, events: list[str]) -> list[dict[str, Any]]:
+    with_event: set[str] = set()
+    for line in events:
+        try:
+            event = json.loads(line)
+            with_event.add(event["causality"]["decision_id"])
+        except (ValueError, KeyError, TypeError):
+            continue
+    rows = []
+    if not ws.decisions.is_dir():
+        return rows
+    for path in sorted(ws.decisions.glob("*.jsonl")):
+        lines, _ = read_lines(path)
+        kinds = set()
+        last = None
+        for line in lines:
+            try:
+                entry = json.loads(line)
+                kinds.add(entry["kind"])
+                last = entry.get("observed_at", last)
+            except (ValueError, KeyError, TypeError):
+                continue
+        decision = path.stem
+        if decision in with_event:
+            kinds.add("event")
+        next_step = next((verb for kind, verb in CYCLE if kind not in kinds), None)
+        rows.append({"decision_id": decision, "last_observed_at": last, "next_step": next_step})
+    rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
+    return rows
+
+
+def status(*, ws: Workspace, agent_id: str | None) -> Result:
+    state = activation(ws, agent_id)
+    kinds = {}
+    if ws.packets.is_dir():
+        for folder in sorted(ws.packets.iterdir()):
+            if folder.is_dir() and not is_temp(folder):
+                kinds[folder.name] = _count_json(folder)
+    events, _ = read_lines(ws.events)
+    try:
+        cursors = json.loads(ws.cursors.read_text())
+        cursor_count = len(cursors.get("cursors", cursors)) if isinstance(cursors, dict) else 0
+    except (FileNotFoundError, ValueError):
+        cursor_count = 0
+    summary = {
+        "packets": kinds,
+        "packet_count": sum(kinds.values()),
+        "events": len(events),
+        "committed_cursors": cursor_count,
+        "pending_assemblies": _count_json(ws.pending),
+        "decisions": _decision_steps(ws, events),
+    }
+    data = {"activation": state.public(), "workspace": summary}
+    if state.status == "profile_invalid":
+        return Result("status", data, status="error", exit_code=ExitCode.INVALID_INPUT)
+    return Result("status", data)

@@ -1,0 +1,89 @@
+"""``decision_source_manifest_v0``: the public projection of the source registry.
+
+Policy fields only — never locators, provider config or cursors. It carries no
+time, so an unchanged registry always yields the same manifest ref.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dcx.packets.spec import (
+    Bool,
+    Enum,
+    Int,
+    PacketContext,
+    PacketSpec,
+    Records,
+    Shape,
+    Token,
+    Tokens,
+)
+from dcx.profile import (
+    EVIDENCE_LEVELS,
+    PRIORITIES,
+    READ_POLICIES,
+    SCAN_MODES,
+    SOURCE_KINDS,
+    Registry,
+)
+
+SOURCE_ROW = Shape(
+    "manifest_source",
+    {
+        "source_id": Token(),
+        "provider_id": Token(),
+        "source_kind": Enum(values=SOURCE_KINDS),
+        "priority": Enum(values=PRIORITIES),
+        "evidence_level": Enum(values=EVIDENCE_LEVELS),
+        "objectives": Tokens(min_items=1),
+        "scan_mode": Enum(values=SCAN_MODES),
+        "exact_read_policy": Enum(values=READ_POLICIES),
+        "freshness_seconds": Int(lo=1, hi=31_536_000),
+        "max_changes": Int(lo=1, hi=10_000),
+        "conflict_rule": Token(optional=True),
+        "enabled": Bool(),
+    },
+)
+
+SPEC = PacketSpec(
+    kind="manifest",
+    schema_version="decision_source_manifest_v0",
+    prefix="decision-source-manifest",
+    ref_field="manifest_ref",
+    doc="Public projection of the private source registry: which sources exist and their policy.",
+    fields={
+        "source_count": Int(lo=0, hi=64),
+        "enabled_source_count": Int(lo=0, hi=64),
+        "sources": Records(shape=SOURCE_ROW, id_field="source_id", max_items=64),
+    },
+)
+
+
+def manifest_values(registry: Registry) -> dict[str, Any]:
+    rows = [
+        {
+            "source_id": s.source_id,
+            "provider_id": s.provider_id,
+            "source_kind": s.source_kind,
+            "priority": s.priority,
+            "evidence_level": s.evidence_level,
+            "objectives": list(s.objectives),
+            "scan_mode": s.scan_mode,
+            "exact_read_policy": s.exact_read_policy,
+            "freshness_seconds": s.freshness_seconds,
+            "max_changes": s.max_changes,
+            "conflict_rule": s.conflict_rule,
+            "enabled": s.enabled,
+        }
+        for s in registry.sources
+    ]
+    return {
+        "source_count": len(rows),
+        "enabled_source_count": sum(1 for r in rows if r["enabled"]),
+        "sources": rows,
+    }
+
+
+def build_manifest(ctx: PacketContext, registry: Registry) -> dict[str, Any]:
+    return SPEC.build(ctx, manifest_values(registry))

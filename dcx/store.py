@@ -1,0 +1,169 @@
+"""The content-addressed packet store (SPEC §3.1).
+
+``packets/<kind>/<ref>.json`` is written once and verified on write and on
+every read: a stored file verifies only if its bytes equal the pretty
+rendering of its parse and its ref recomputes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dcx.canonical import REF_RE, pretty_bytes
+from dcx.errors import DcxError, InvalidInput, Refused
+from dcx.fsutil import atomic_write, is_temp
+from dcx.packets import BY_PREFIX, KINDS, spec_for
+from dcx.packets.spec import PacketContext, PacketSpec
+from dcx.workspace import Workspace
+
+PACKET_MODE = 0o444
+
+
+@dataclass(frozen=True)
+class StoredPacket:
+    kind: str
+    ref: str
+    path: Path
+    packet: dict[str, Any]
+
+
+class Store:
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+
+    def path_for(self, kind: str, ref: str) -> Path:
+        return self.ws.packets / kind / f"{ref}.json"
+
+    # -- writing -----------------------------------------------------------
+    def put(self, spec: PacketSpec, ctx: PacketContext, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Build, validate and store a packet; return it (with its ref)."""
+        packet = spec.build(ctx, values)
+        self.put_built(spec, packet)
+        return packet
+
+    def put_built(self, spec: PacketSpec, packet: dict[str, Any]) -> str:
+        ref = packet[spec.ref_field]
+        data = pretty_bytes(packet)
+        path = self.path_for(spec.kind, ref)
+        if path.exists():
+            self._verify_file(spec.kind, path)  # raises if the stored copy is corrupt
+            return ref
+        atomic_write(path, data, mode=PACKET_MODE)
+        return ref
+
+    # -- reading -----------------------------------------------------------
+    def get(self, ref: str, *, kind: str | None = None) -> dict[str, Any]:
+        found_kind = self.kind_of(ref)
+        if kind is not None and found_kind != kind:
+            raise Refused(f"{ref} is not a {kind} packet", code="wrong_kind", hint="dcx verify")
+        path = self.path_for(found_kind, ref)
+        if not path.exists():
+            raise Refused(
+                f"packet {ref} is missing from packets/{found_kind}/",
+                code="packet_missing",
+                hint="run `dcx verify` to list missing and corrupt packets",
+            )
+        return self._verify_file(found_kind, path)
+
+    def exists(self, ref: str) -> bool:
+        try:
+            return self.path_for(self.kind_of(ref), ref).exists()
+        except DcxError:
+            return False
+
+    @staticmethod
+    def kind_of(ref: str) -> str:
+        match = REF_RE.match(ref)
+        kind = BY_PREFIX.get(match.group("prefix")) if match else None
+        if kind is None:
+            raise InvalidInput(f"not a packet ref: {ref[:80]!r}", code="invalid_ref", field="ref")
+        return kind.folder
+
+    def _verify_file(self, kind: str, path: Path) -> dict[str, Any]:
+        problem = verify_file(self.ws, kind, path)
+        if problem:
+            raise Refused(
+                f"{self.ws.rel(path)}: {problem}",
+                code="packet_corrupt",
+                hint="run `dcx verify` to list every corrupt packet",
+            )
+        return json.loads(path.read_bytes())
+
+    def iter_files(self) -> Iterator[tuple[str, Path]]:
+        if not self.ws.packets.is_dir():
+            return
+        for folder in sorted(self.ws.packets.iterdir()):
+            if not folder.is_dir():
+                continue
+            for path in sorted(folder.iterdir()):
+                if path.suffix == ".json" and not is_temp(path):
+                    yield folder.name, path
+
+    def iter_packets(self, kind: str | None = None) -> Iterator[StoredPacket]:
+        """Every verifiable packet (of ``kind``); corrupt files raise."""
+        for folder, path in self.iter_files():
+            if kind is not None and folder != kind:
+                continue
+            packet = self._verify_file(folder, path)
+            yield StoredPacket(folder, path.stem, path, packet)
+
+    def resolve(self, text: str) -> str:
+        """A full ref from a unique prefix of a ref or of its hex part (like git)."""
+        text = text.strip()
+        if REF_RE.match(text):
+            return text
+        if len(text) < 4:
+            raise InvalidInput("ref: give at least 4 characters", field="ref")
+        matches = sorted(
+            {
+                path.stem
+                for _, path in self.iter_files()
+                if path.stem.startswith(text) or path.stem.rsplit("-", 1)[-1].startswith(text)
+            }
+        )
+        if not matches:
+            raise InvalidInput(f"no packet matches {text[:80]!r}", code="ref_not_found", field="ref")
+        if len(matches) > 1:
+            raise InvalidInput(
+                f"{text[:80]!r} is ambiguous: {len(matches)} packets match",
+                code="ref_ambiguous",
+                field="ref",
+                hint="give more characters of the ref",
+            )
+        return matches[0]
+
+
+def verify_file(ws: Workspace, kind: str, path: Path) -> str | None:
+    """Why ``path`` does not verify as a ``kind`` packet, or None when it does."""
+    if kind not in KINDS:
+        return f"unknown packet folder {kind!r}"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return f"unreadable ({exc.strerror})"
+    try:
+        packet = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return "not valid JSON"
+    if not isinstance(packet, dict):
+        return "not a JSON object"
+    if pretty_bytes(packet) != data:
+        return "bytes differ from the canonical pretty form (edited by hand?)"
+    meta = KINDS[kind]
+    if packet.get("schema_version") != meta.schema_version:
+        return f"schema_version is not {meta.schema_version} (wrong folder or unknown version)"
+    if packet.get(meta.ref_field) != path.stem:
+        return f"file name does not match its {meta.ref_field}"
+    try:
+        spec = spec_for(kind)
+    except ModuleNotFoundError:
+        return f"no spec for kind {kind!r} in this dcx version"
+    try:
+        spec.check_stored(packet)
+    except DcxError as exc:
+        return exc.message
+    return None

@@ -1,0 +1,100 @@
+"""Strict TOML reading with errors that name the key path and its line (SPEC §4).
+
+``tomllib`` parses; this module finds where a key path lives in the text so an
+error reads ``sources.toml: sources[2].locator, line 14: ...``. It is a small
+line scanner, not a second parser: when it cannot tell, it falls back to the
+enclosing table's header line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from dcx.errors import InvalidInput
+
+_HEADER_RE = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_KEY_RE = re.compile(r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*=")
+_PATH_TOKEN_RE = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _split_dotted(text: str) -> tuple[str, ...]:
+    parts = re.findall(r"\"([^\"]*)\"|'([^']*)'|([A-Za-z0-9_-]+)", text)
+    return tuple(a or b or c for a, b, c in parts)
+
+
+def key_lines(text: str) -> dict[tuple[Any, ...], int]:
+    """Map each key path (tables, array-of-table indices, keys) to its 1-based line."""
+    where: dict[tuple[Any, ...], int] = {}
+    counts: dict[tuple[Any, ...], int] = {}
+    table: tuple[Any, ...] = ()
+    depth = 0  # open brackets of a multi-line array, whose lines hold no keys
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if depth > 0:
+            depth += stripped.count("[") - stripped.count("]")
+            continue
+        header = _HEADER_RE.match(line)
+        if header and not _KEY_RE.match(line):
+            names = _split_dotted(header.group(2))
+            if header.group(1) == "[[":
+                index = counts.get(names, 0)
+                counts[names] = index + 1
+                table = (*names, index)
+                where.setdefault(names, number)
+            else:
+                table = names
+            where[table] = number
+            continue
+        key = _KEY_RE.match(line)
+        if key:
+            path = (*table, *_split_dotted(key.group(1)))
+            where.setdefault(path, number)
+            value = line[key.end():]
+            depth = max(0, value.count("[") - value.count("]"))
+    return where
+
+
+def parse_path(path: str) -> tuple[Any, ...]:
+    out: list[Any] = []
+    for name, index in _PATH_TOKEN_RE.findall(path):
+        out.append(int(index) if index else name)
+    return tuple(out)
+
+
+def line_of(text: str, path: str) -> int | None:
+    where = key_lines(text)
+    parts = parse_path(path)
+    while parts:
+        if parts in where:
+            return where[parts]
+        parts = parts[:-1]
+    return None
+
+
+def load_toml(path: Path, display: str) -> tuple[dict[str, Any], str]:
+    """Parse a TOML file; a syntax error is exit 2 naming the file and line."""
+    import tomllib
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{display}: not UTF-8 text", code="invalid_toml") from None
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput(f"{display}: invalid TOML: {exc}", code="invalid_toml") from None
+
+
+def locate_error(exc: InvalidInput, display: str, text: str) -> InvalidInput:
+    """Re-word a field error as ``<file>: <key path>, line N: <problem>``."""
+    field = exc.field or ""
+    problem = exc.message
+    if field and problem.startswith(f"{field}: "):
+        problem = problem[len(field) + 2 :]
+    line = line_of(text, field) if field else None
+    where = f"{display}: {field}" if field else display
+    if line is not None:
+        where += f", line {line}"
+    return InvalidInput(f"{where}: {problem}", code=exc.code, hint=exc.hint, field=field or None)

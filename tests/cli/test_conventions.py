@@ -1,0 +1,97 @@
+"""CLI conventions (SPEC §3.6): help with examples, import budget, the installed script."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, run_dcx
+
+
+def _commands() -> list[list[str]]:
+    from typer.main import get_command
+
+    from dcx.cli.app import build_app
+
+    group = get_command(build_app())
+    found: list[list[str]] = []
+
+    def walk(cmd, path):
+        subs = getattr(cmd, "commands", None)
+        if subs:
+            for name, sub in subs.items():
+                walk(sub, [*path, name])
+        else:
+            found.append(path)
+
+    walk(group, [])
+    return found
+
+
+@pytest.mark.parametrize("path", _commands(), ids=lambda p: " ".join(p))
+def test_every_command_help_has_a_description_and_an_example(dcx, path) -> None:
+    result = dcx(*path, "--help")
+    assert result.exit_code == 0
+    assert "Example: dcx" in result.stdout
+    assert "--format" in result.stdout
+
+
+def test_ops_never_import_typer_or_rich() -> None:
+    for path in (REPO / "dcx" / "ops").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                assert not name.startswith(("typer", "rich", "dcx.cli")), f"{path.name} imports {name}"
+
+
+HEAVY = ("typer", "rich", "tomlkit", "portalocker", "dcx.providers", "dcx.sources", "dcx.extensions")
+
+
+@pytest.mark.parametrize("args", [["--version"], ["status", "--format", "json"]])
+def test_startup_paths_import_nothing_heavy(example: Path, args) -> None:
+    code = (
+        "import sys\n"
+        "from dcx.cli import main\n"
+        "try:\n"
+        f"    main({['-C', str(example), *args]!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} or m.startswith({HEAVY!r}))\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "HEAVY []" in proc.stderr, proc.stderr
+
+
+def test_installed_console_script_end_to_end(tmp_path: Path) -> None:
+    root = tmp_path / "goal"
+    root.mkdir()
+    assert run_dcx("--version").stdout.startswith("dcx ")
+    init = run_dcx("init", "--goal-id", "g", cwd=root)
+    assert init.exit_code == 0, init.stderr
+    status = run_dcx("status", "--format", "json", cwd=root)
+    assert status.exit_code == 0 and status.json()["data"]["activation"]["status"] == "disabled"
+    missing = run_dcx("status", cwd=tmp_path)
+    assert missing.exit_code == 3 and "Traceback" not in missing.stderr
+
+
+def test_no_color_env_removes_ansi(tmp_path: Path, example: Path) -> None:
+    out = run_dcx("-C", str(example), "status", env={"NO_COLOR": "1", "TERM": "xterm-256color"})
+    assert "\x1b[" not in out.stdout
+
+
+def test_json_output_is_exactly_one_document(dcx, example: Path) -> None:
+    import json
+
+    for args in (["status"], ["sources"], ["verify"]):
+        result = dcx("-C", str(example), *args, "--format", "json")
+        json.loads(result.stdout)  # raises if anything else was printed
+        assert result.stdout.count('"schema_version": "dcx_result_v0"') == 1

@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_dcx
+
+PROFILE = Path(".decision-context/profile.toml")
+
+
+def _profile(root: Path, body: str) -> None:
+    (root / ".decision-context" / "profile.toml").write_text(body)
+
+
+ENABLED = """\
+schema_version = "decision_context_profile_v0"
+goal_id = "goal-test"
+enabled = true
+enabled_agents = ["agent-a", "agent-b"]
+"""
+
+REGISTRY_PLUGIN = """\
+schema_version = "decision_source_registry_v0"
+[[bindings]]
+provider_id = "files"
+adapter = "local-file"
+[[bindings]]
+provider_id = "mail"
+adapter = "imap-not-installed"
+[[sources]]
+source_id = "docs"
+provider_id = "files"
+source_kind = "document"
+priority = "p0"
+evidence_level = "s1"
+objectives = ["latency"]
+scan_mode = "incremental"
+exact_read_policy = "always"
+freshness_seconds = 3600
+locator = "docs"
+"""
+
+
+def test_status_of_example_is_available(dcx, example: Path, snapshot_json) -> None:
+    result = dcx("-C", str(example), "status", "--format", "json")
+    assert result.exit_code == 0
+    assert result.json()["data"]["activation"]["status"] == "available"
+    assert result.json() == snapshot_json
+
+
+def test_status_text_names_goal_and_status(dcx, example: Path) -> None:
+    result = dcx("-C", str(example), "status")
+    assert result.exit_code == 0
+    assert "catalog-cache-ttl" in result.stdout and "available" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("setup", "agent", "status", "reason"),
+    [
+        ("no_profile", "agent-a", "disabled", "profile_missing"),
+        ("invalid", "agent-a", "profile_invalid", "profile_unavailable_or_invalid"),
+        ("goal_mismatch", "agent-a", "profile_invalid", "goal_scope_mismatch"),
+        ("default_off", "agent-a", "disabled", "profile_disabled"),
+        ("enabled", "agent-z", "agent_not_enabled", "agent_not_enabled"),
+        ("enabled", None, "agent_not_enabled", "agent_id_required"),
+        ("plugin_missing", "agent-a", "provider_unavailable", "source_provider_adapter_unavailable"),
+        ("enabled", "agent-b", "available", None),
+    ],
+)
+def test_activation_statuses_in_order(dcx, fresh_ws: Path, setup, agent, status, reason) -> None:
+    dc = fresh_ws / ".decision-context"
+    if setup == "no_profile":
+        (dc / "profile.toml").unlink()
+    elif setup == "invalid":
+        _profile(fresh_ws, ENABLED + "surprise = 1\n")
+    elif setup == "goal_mismatch":
+        _profile(fresh_ws, ENABLED.replace('"goal-test"', '"other-goal"'))
+    elif setup in ("enabled", "plugin_missing"):
+        _profile(fresh_ws, ENABLED)
+    if setup == "plugin_missing":
+        (dc / "sources.toml").write_text(REGISTRY_PLUGIN)
+    args = ["-C", str(fresh_ws), "status", "--format", "json"]
+    if agent:
+        args += ["--agent-id", agent]
+    result = dcx(*args)
+    activation = result.json()["data"]["activation"]
+    assert (activation["status"], activation["reason_code"]) == (status, reason)
+    assert result.exit_code == (2 if status == "profile_invalid" else 0)
+    if setup == "plugin_missing":
+        assert activation["unavailable_adapter_count"] == 1
+        assert activation["active"] is True
+        # adapters show only as local-file or plugin, never the plugin's name
+        assert "imap-not-installed" not in result.stdout
+        assert sorted(a["adapter"] for a in activation["adapters"]) == ["local-file", "plugin"]
+
+
+def test_status_shows_invalid_profile_then_exits_2(dcx, fresh_ws: Path, snapshot_json) -> None:
+    _profile(fresh_ws, ENABLED + "surprise = 1\n")
+    result = dcx("-C", str(fresh_ws), "status", "--format", "json", "--agent-id", "agent-a")
+    assert result.exit_code == 2
+    assert "profile.toml: surprise, line 5: unknown field(s): surprise" in result.stdout
+    assert result.json() == snapshot_json
+    text = dcx("-C", str(fresh_ws), "status", "--agent-id", "agent-a")
+    assert text.exit_code == 2 and "profile_invalid" in text.stdout
+
+
+def test_fast_path_matches_typer_path(dcx, example: Path) -> None:
+    typer_out = dcx("-C", str(example), "status", "--format", "json")
+    fast_out = run_dcx("-C", str(example), "status", "--format", "json")
+    assert fast_out.exit_code == typer_out.exit_code == 0
+    assert fast_out.stdout == typer_out.stdout
