@@ -1,0 +1,1 @@
+"""Extensions: manifests, lifecycle state, doctor, and the one subprocess boundary."""

@@ -1,0 +1,1 @@
+"""The incremental source plane: the port, the registry, the local-file adapter."""
