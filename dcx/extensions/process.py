@@ -15,6 +15,7 @@ The outcome says what happened in words a receipt can reduce to a reason code.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
@@ -50,24 +51,18 @@ def child_env(allow: Iterable[str] = (), extra: Mapping[str, str] | None = None)
 
 
 def _kill_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     """TERM the group, wait up to the grace period, then KILL the group."""
     _kill_group(proc, signal.SIGTERM)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=KILL_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        pass
     _kill_group(proc, signal.SIGKILL)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=KILL_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:  # pragma: no cover — a zombie that ignores KILL
-        pass
 
 
 def run_bounded(
@@ -167,10 +162,8 @@ def run_bounded(
         else:
             _kill_group(proc, signal.SIGKILL)  # grandchildren left behind
         for stream in (proc.stdin, proc.stdout, proc.stderr):
-            try:
+            with contextlib.suppress(OSError):
                 stream.close()
-            except OSError:
-                pass
     elapsed = time.monotonic() - started
     if status != "exited":
         return ProcessOutcome(status, proc.returncode, b"", stderr_bytes, elapsed)
