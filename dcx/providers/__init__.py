@@ -1,0 +1,1 @@
+"""Advisory recall: the ContextProvider port, receipts, bm25, OpenViking, extensions."""
