@@ -19,6 +19,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("init", "init"),
     ("status", "status"),
     ("sources", "sources"),
+    ("scan", "scan"),
     ("show", "show"),
     ("verify", "verify"),
     ("key", "key"),

@@ -463,9 +463,12 @@ class PacketSpec:
         prefix: str,
         ref_field: str,
         fields: Mapping[str, Field],
-        decision_scoped: bool = False,
+        decision_scoped: bool | str = False,
         doc: str = "",
     ) -> None:
+        """``decision_scoped``: True (always carries ``decision_id``), False (never), or
+        ``"optional"`` (carries it when the context has one: scan receipts, coverage and
+        freshness are goal-level from ``dcx scan`` and bound to a decision from ``prepare``)."""
         self.kind = kind
         self.schema_version = schema_version
         self.prefix = prefix
@@ -477,7 +480,9 @@ class PacketSpec:
             "key_id": Hex8(doc=ENVELOPE_DOC["key_id"], computed=True),
         }
         if decision_scoped:
-            envelope["decision_id"] = DecisionId(doc=ENVELOPE_DOC["decision_id"], computed=True)
+            envelope["decision_id"] = DecisionId(
+                doc=ENVELOPE_DOC["decision_id"], computed=True, optional=decision_scoped == "optional"
+            )
         body = dict(fields)
         body[ref_field] = Ref(prefix, doc="This packet's content-derived ref.", computed=True)
         self.shape = Shape(schema_version, {**envelope, **body}, doc=doc)
@@ -491,9 +496,10 @@ class PacketSpec:
             **values,
         }
         if self.decision_scoped:
-            if ctx.decision_id is None:
+            if ctx.decision_id is None and self.decision_scoped != "optional":
                 raise InvalidInput(f"{self.kind} packets need a decision id", field="decision_id")
-            draft["decision_id"] = ctx.decision_id
+            if ctx.decision_id is not None:
+                draft["decision_id"] = ctx.decision_id
         draft[self.ref_field] = f"{self.prefix}-{'0' * 32}"  # placeholder, replaced below
         packet = self.shape.check(draft, self.schema_version)
         public.check_record(packet, where=self.schema_version)

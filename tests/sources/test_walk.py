@@ -93,7 +93,7 @@ def test_racily_clean_file_is_rehashed(fresh_ws: Path, tree) -> None:
     tree(fresh_ws, {"docs": {"a.md": "aaaa"}})
     ws = _ws(fresh_ws)
     walk(ws, "s", {"path": "docs"}, max_scan_bytes=BIG)
-    cache = next((fresh_ws / ".decision-context/private/cache").glob("stat-*.json"))
+    cache = next((fresh_ws / ".decision-context/private/cache").glob("stat-*.bin"))
     path = fresh_ws / "docs" / "a.md"
     path.write_text("bbbb")  # same size
     st = os.stat(cache)

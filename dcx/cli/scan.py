@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from dcx.cli._boundary import run
+from dcx.cli._options import AgentOpt, FormatOpt, ObservedAtOpt, OutputFormat
+from dcx.result import Result
+
+
+def command(
+    ctx: typer.Context,
+    source: Annotated[
+        Optional[list[str]],  # noqa: UP045 — typer reads the annotation at run time
+        typer.Option("--source", help="Scan only this source id (repeatable; may name an on-demand source)."),
+    ] = None,
+    agent_id: AgentOpt = None,
+    observed_at: ObservedAtOpt = None,
+    fmt: FormatOpt = OutputFormat.text,
+) -> None:
+    """Scan sources against their committed cursors and store one receipt per source.
+
+    Scans the enabled incremental and snapshot sources (or those named with
+    --source), reports added, modified and deleted items, and stores a
+    decision_source_scan_receipt_v0 packet for each: opaque refs and counts
+    only. Never reads content exactly and never moves a cursor; a failing
+    source is reported unavailable with a reason (status partial, exit 0).
+
+    Example: dcx scan --source source:authority:docs
+    """
+    fmt_value = getattr(fmt, "value", fmt)
+
+    def call(g) -> Result:
+        from dcx.ops.scan import scan
+
+        if fmt_value == "text" and sys.stderr.isatty():
+            with _progress(no_color=g.no_color) as progress:
+                return scan(ws=g.ws(), agent_id=agent_id, source_ids=source or [], observed_at=observed_at,
+                            progress=progress)
+        return scan(ws=g.ws(), agent_id=agent_id, source_ids=source or [], observed_at=observed_at)
+
+    run(ctx, fmt, call, render)
+
+
+class _progress:
+    """A rich progress bar on stderr, one task per source while it is hashed."""
+
+    def __init__(self, *, no_color: bool) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        from dcx.cli._render import console
+
+        self.bar = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=console(stderr=True, no_color=no_color), transient=True,
+        )
+
+    def __enter__(self):
+        self.bar.start()
+
+        def factory(source_id: str):
+            task = self.bar.add_task(f"hashing {source_id}", total=None)
+            return lambda done: self.bar.update(task, completed=done)
+
+        return factory
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.stop()
+
+
+def render(console, result: Result) -> None:
+    from rich.table import Table
+
+    receipts = result.data["receipts"]
+    table = Table(show_edge=False, pad_edge=False)
+    for column in ("source", "status", "changes", "reason", "receipt"):
+        table.add_column(column, no_wrap=column in ("source", "receipt"))
+    for receipt in receipts:
+        changes = str(receipt["changed_count"])
+        if receipt["telemetry"]["result_cap_applied"]:
+            changes += " (capped)"
+        table.add_row(
+            receipt["source_id"],
+            receipt["status"],
+            changes,
+            receipt.get("reason_code", "-"),
+            receipt["receipt_ref"].rsplit("-", 1)[1][:12],  # `dcx show` takes a hex prefix
+        )
+    console.print(table)
+    summary = f"{len(receipts)} receipt(s) stored · cursors unchanged"
+    if result.status == "partial":
+        summary += " · partial: a source was unavailable (fail-open)"
+    console.print(summary, markup=False)

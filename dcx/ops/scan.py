@@ -1,0 +1,55 @@
+"""``dcx scan``: scan sources against their committed cursors, store one receipt each (SPEC §5).
+
+Needs activation. Scans the enabled incremental and snapshot sources, or the
+``--source`` ids given (which may name on-demand sources; unknown or disabled
+ids are exit 2). Each receipt is stored as a goal-level packet (no decision
+index line). It performs no exact read and never writes the cursor file:
+scanning never marks anything absorbed. ``partial`` when any source failed
+or was unavailable (fail-open: still exit 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dcx.activation import require_active
+from dcx.clock import clock_from_env
+from dcx.cursors import read_cursors
+from dcx.keys import load_key
+from dcx.packets import scan as scan_packet
+from dcx.packets.spec import PacketContext
+from dcx.refmap import RefMinter
+from dcx.result import Result
+from dcx.sources.plane import scan_sources, select_sources
+from dcx.sources.registry import ProgressFactory, Providers
+from dcx.store import Store
+from dcx.workspace import Workspace
+
+
+def scan(
+    *,
+    ws: Workspace,
+    agent_id: str | None,
+    source_ids: Sequence[str] = (),
+    observed_at: str | None = None,
+    progress: ProgressFactory | None = None,
+) -> Result:
+    state = require_active(ws, agent_id)
+    assert state.profile is not None and state.registry is not None
+    clock = clock_from_env(observed_at)
+    selected = select_sources(state.registry, source_ids)
+    committed = read_cursors(ws)
+    providers = Providers(ws, state.profile, state.registry, progress=progress)
+    scans = scan_sources(providers, selected, committed=committed, clock=clock)
+    key = load_key(ws)
+    ctx = PacketContext(goal_id=ws.goal_id, key_id=key.key_id)
+    store = Store(ws)
+    receipts = []
+    with RefMinter(ws, key) as minter:
+        for one in scans:
+            receipt = scan_packet.build_scan_receipt(ctx, one, {}, minter)
+            store.put_built(scan_packet.SPEC, receipt)
+            receipts.append(receipt)
+    partial = any(not one.ok for one in scans)
+    warnings = [] if selected else ["no source selected: sources.toml has no enabled incremental or snapshot source"]
+    return Result("scan", {"receipts": receipts}, status="partial" if partial else "ok", warnings=warnings)

@@ -1,0 +1,216 @@
+"""The source plane's API, shared by ``dcx scan`` and ``dcx prepare`` (SPEC §5, §8.2).
+
+Everything returned here is private and in-process (paths, revisions,
+cursors, content); public packets are built from it by
+``dcx.packets.scan.build_scan_receipt``, ``dcx.packets.coverage.build_coverage``
+and ``dcx.packets.freshness.build_freshness``, which mint keyed refs.
+
+Use from ``prepare``::
+
+    selected = select_sources(registry, source_ids)            # exit 2 on unknown/disabled ids
+    providers = Providers(ws, profile, registry, progress=...)  # dcx.sources.registry
+    scans = scan_sources(providers, selected, committed=read_cursors(ws), clock=clock)
+    reads = {s.source_id: exact_read_scan(providers, s, clock=clock) for s in scans}
+    receipts = [build_scan_receipt(ctx, s, reads[s.source_id], minter) for s in scans]
+    coverage = build_coverage(ctx, registry, scans, reads)
+    record_freshness(ws, read_times(scans, reads))              # dcx.cursors, after the packets
+    freshness = build_freshness(ctx, registry, scans, read_freshness(ws), clock.now())
+
+Rules kept here, so every caller gets them:
+
+- Selection: by default the enabled sources whose ``scan_mode`` is
+  ``incremental`` or ``snapshot``; explicit ids may name ``on_demand``
+  sources; unknown or disabled explicit ids are exit 2. Registry order.
+- ``cursor_before`` is the committed cursor (``incremental``, ``on_demand``),
+  or None for ``snapshot`` (compared with an empty cursor every time).
+- Fail-open: an exception, a timeout, a contract violation or a bad adapter
+  configuration becomes an ``unavailable`` scan with a reason code and no
+  items; ``cursor_after`` is then None (the committed cursor is kept) and the
+  other sources go on. Exception text is dropped here.
+- Exact reads follow ``exact_read_policy``: ``always`` reads every item,
+  ``material_change`` every item but deletions, ``never`` none. One budget of
+  ``[bounds] timeout_seconds`` per source; at most ``max_read_bytes`` each.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+from dcx.clock import Clock, parse_ts
+from dcx.errors import InvalidInput
+from dcx.profile import Registry, Source
+from dcx.sources.base import (
+    COMPLETED,
+    FAILED,
+    NO_CHANGE,
+    PROVIDER_CONTRACT_INVALID,
+    PROVIDER_SCAN_FAILED,
+    READ_FAILED,
+    READ_TIMEOUT,
+    UNAVAILABLE,
+    ReadResult,
+    ScanItem,
+    ScanResult,
+    ScanTelemetry,
+    SourceUnavailable,
+    failed_read,
+    is_token,
+    read_contract_problem,
+    scan_contract_problem,
+)
+from dcx.sources.registry import Providers
+
+
+class SourceScan(NamedTuple):
+    """One source's scan, as ``prepare`` needs it. Cursors and items are private."""
+
+    source: Source
+    status: str  # completed | no_change | failed | unavailable
+    reason_code: str | None
+    items: tuple[ScanItem, ...]
+    cursor_before: str | None  # the committed cursor compared with (None: never committed / snapshot)
+    cursor_after: str | None  # absorbs exactly ``items``; None when unavailable or failed
+    provider_version: str | None
+    observed_at: str
+    requested_limit: int
+    latency_ms: int
+    telemetry: ScanTelemetry
+
+    @property
+    def source_id(self) -> str:
+        return self.source.source_id
+
+    @property
+    def provider_id(self) -> str:
+        return self.source.provider_id
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (COMPLETED, NO_CHANGE)
+
+
+def select_sources(registry: Registry, source_ids: Sequence[str] = ()) -> tuple[Source, ...]:
+    """The sources a run scans (see the module rules); exit 2 on an unknown or disabled id."""
+    if not source_ids:
+        return tuple(s for s in registry.sources if s.enabled and s.scan_mode != "on_demand")
+    wanted = set()
+    for source_id in source_ids:
+        source = registry.source(source_id)
+        shown = repr(source_id) if is_token(source_id) else "given"
+        if source is None:
+            raise InvalidInput(f"--source: no source {shown} in sources.toml", code="unknown_source",
+                               field="--source", hint="`dcx sources` lists the source ids")
+        if not source.enabled:
+            raise InvalidInput(f"--source: source {shown} is disabled in sources.toml", code="source_disabled",
+                               field="--source", hint="set enabled = true for it, or leave it out")
+        wanted.add(source_id)
+    return tuple(s for s in registry.sources if s.source_id in wanted)
+
+
+def cursor_before(source: Source, committed: Mapping[str, str]) -> str | None:
+    return None if source.scan_mode == "snapshot" else committed.get(source.source_id)
+
+
+def scan_sources(
+    providers: Providers, selected: Sequence[Source], *, committed: Mapping[str, str], clock: Clock
+) -> list[SourceScan]:
+    """Scan each selected source against its committed cursor; never raises for a source."""
+    return [scan_source(providers, s, cursor_before=cursor_before(s, committed), clock=clock) for s in selected]
+
+
+def scan_source(providers: Providers, source: Source, *, cursor_before: str | None, clock: Clock) -> SourceScan:
+    observed_at = clock.now()
+    started = clock.monotonic()
+    limit = source.max_changes
+    deadline = time.monotonic() + providers.profile.scan_timeout_seconds
+    version: str | None = None
+    try:
+        provider = providers.get(source.provider_id)
+        result = provider.scan(source, cursor_before, limit, deadline, observed_at)
+        version = getattr(provider, "version", None)
+        problem = scan_contract_problem(result, source.source_id, limit)
+        if problem is not None:
+            raise SourceUnavailable(PROVIDER_CONTRACT_INVALID)
+        if version is not None and not is_token(version):
+            version = None
+    except SourceUnavailable as exc:
+        result = ScanResult(UNAVAILABLE, reason_code=exc.reason_code)
+    except Exception:  # fail-open: the text may hold private values; only the code survives
+        result = ScanResult(UNAVAILABLE, reason_code=PROVIDER_SCAN_FAILED)
+    status = result.status
+    if status == COMPLETED and not result.items:
+        status = NO_CHANGE
+    keep = status in (COMPLETED, NO_CHANGE)
+    return SourceScan(
+        source=source,
+        status=status,
+        reason_code=result.reason_code if status in (FAILED, UNAVAILABLE) else None,
+        items=result.items if keep else (),
+        cursor_before=cursor_before,
+        cursor_after=result.cursor_after if keep else None,
+        provider_version=version,
+        observed_at=observed_at,
+        requested_limit=limit,
+        latency_ms=clock.elapsed_ms(started),
+        telemetry=result.telemetry,
+    )
+
+
+def reads_required(scan: SourceScan) -> tuple[ScanItem, ...]:
+    """The items the source's ``exact_read_policy`` asks to read."""
+    policy = scan.source.exact_read_policy
+    if policy == "never" or not scan.ok:
+        return ()
+    if policy == "material_change":
+        return tuple(item for item in scan.items if item.change != "deleted")
+    return scan.items
+
+
+def exact_read_item(
+    providers: Providers, scan: SourceScan, item: ScanItem, *, clock: Clock, deadline: float | None = None
+) -> ReadResult:
+    """Re-read one item of ``scan``; every failure is a ``failed`` read with a reason code."""
+    observed_at = clock.now()
+    max_bytes = providers.profile.max_read_bytes
+    if deadline is None:
+        deadline = time.monotonic() + providers.profile.scan_timeout_seconds
+    if time.monotonic() > deadline:
+        return failed_read(item, observed_at, READ_TIMEOUT)
+    try:
+        provider = providers.get(scan.provider_id)
+        result = provider.exact_read(scan.source, item, max_bytes, deadline, observed_at)
+    except SourceUnavailable as exc:
+        return failed_read(item, observed_at, exc.reason_code)
+    except Exception:
+        return failed_read(item, observed_at, READ_FAILED)
+    if read_contract_problem(result, item, max_bytes) is not None or result.revision != item.revision:
+        return failed_read(item, observed_at, PROVIDER_CONTRACT_INVALID)
+    return result
+
+
+def exact_read_scan(providers: Providers, scan: SourceScan, *, clock: Clock) -> dict[str, ReadResult]:
+    """Every read the policy requires, within one per-source budget; keyed by resource ref."""
+    deadline = time.monotonic() + providers.profile.scan_timeout_seconds
+    return {
+        item.resource_ref: exact_read_item(providers, scan, item, clock=clock, deadline=deadline)
+        for item in reads_required(scan)
+    }
+
+
+def read_complete(scan: SourceScan, reads: Mapping[str, ReadResult]) -> bool:
+    """Every read the policy requires ended verified or terminal (no transient failure, none missing)."""
+    return all(
+        (read := reads.get(item.resource_ref)) is not None and read.absorbed for item in reads_required(scan)
+    )
+
+
+def read_times(scans: Sequence[SourceScan], reads: Mapping[str, Mapping[str, ReadResult]]) -> dict[str, str]:
+    """``{source_id: time}`` of the latest verified exact read per source (for ``record_freshness``)."""
+    out: dict[str, str] = {}
+    for scan in scans:
+        times = [r.observed_at for r in reads.get(scan.source_id, {}).values() if r.verified]
+        if times:
+            out[scan.source_id] = max(times, key=parse_ts)
+    return out
