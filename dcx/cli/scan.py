@@ -48,7 +48,13 @@ class _progress:
     """A rich progress bar on stderr, one task per source while it is hashed."""
 
     def __init__(self, *, no_color: bool) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         from dcx.cli._render import console
 

@@ -17,7 +17,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from dcx.packets.spec import Const, Enum, Int, Map, PacketContext, PacketSpec, Records, Shape, Tokens
+from dcx.packets.spec import (
+    Const,
+    Enum,
+    Int,
+    Map,
+    PacketContext,
+    PacketSpec,
+    Records,
+    Shape,
+    Tokens,
+)
 from dcx.profile import PRIORITIES, Registry
 
 if TYPE_CHECKING:

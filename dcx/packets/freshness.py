@@ -7,7 +7,7 @@ change is not re-read, so it ages until something reads it again.
 
 - ``never_read``: scanned in this run but never exact-read;
 - ``not_scanned``: not scanned in this run and never exact-read;
-- ``stale``: ``staleness_seconds`` (observed_at − last_read_at) over the
+- ``stale``: ``staleness_seconds`` (observed_at - last_read_at) over the
   source's ``freshness_seconds``;
 - ``fresh``: otherwise.
 

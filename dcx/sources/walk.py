@@ -274,7 +274,7 @@ def walk(
     lookup, store = cache.lookup, cache.store
     done = 0
     try:
-        for done, (rel, path, st) in enumerate(candidates, start=1):  # noqa: B007 — done is read after
+        for done, (rel, path, st) in enumerate(candidates, start=1):
             if done % DEADLINE_EVERY == 0:
                 if deadline is not None and time.monotonic() > deadline:
                     raise WalkTimeout()
