@@ -83,10 +83,11 @@ class LocalFileProvider:
     def scan(
         self, source: Source, after_cursor: str | None, limit: int, deadline: float, observed_at: str
     ) -> ScanResult:
-        try:
-            base = trees.load_tree(self.ws, after_cursor)
-        except trees.TreeError as exc:
-            raise SourceUnavailable(exc.reason_code) from None
+        if after_cursor is not None:
+            try:
+                committed_digest = trees.digest_of(after_cursor)
+            except trees.TreeError as exc:
+                raise SourceUnavailable(exc.reason_code) from None
         callback = self.progress(source.source_id) if self.progress else None
         try:
             walked = walk(
@@ -103,8 +104,15 @@ class LocalFileProvider:
             hashed=walked.hashed,
             file_count=len(walked.files),
         )
-        if after_cursor is not None and walked.digest == trees.digest_of(after_cursor) and not walked.unhashed:
+        if after_cursor is not None and walked.digest == committed_digest and not walked.unhashed:
+            # the tree on disk is the committed one: no need to load its map at all
+            if not trees.tree_path(self.ws, committed_digest).exists():
+                raise SourceUnavailable("cursor_tree_missing")
             return ScanResult(NO_CHANGE, (), after_cursor, None, telemetry)
+        try:
+            base = trees.load_tree(self.ws, after_cursor)
+        except trees.TreeError as exc:
+            raise SourceUnavailable(exc.reason_code) from None
         items = _diff(base, walked.files, walked.unhashed, source.source_id, observed_at)
         capped = len(items) > limit
         reported = items[:limit]

@@ -6,15 +6,15 @@ stamped by the same filesystem clock, as git compares with the index file's
 mtime); a file modified within the same timestamp tick as the cache write
 could have changed after it was hashed, so it is hashed again.
 
-Format (``dcx_stat_cache_v1``): a JSON header line, then columns — the paths
-(UTF-8, NUL-separated: NUL is the one byte no file name holds), the stat
-fields as signed 64-bit integers, the revisions as raw 32-byte digests, one
-kind byte per file (``t`` text, ``b`` binary). Columns load in milliseconds
-for 100k files, where a JSON object of 100k lists takes a fifth of a second;
-the layout is parsed with bounds checks only, so a damaged file is just a
-cold cache. The header also carries a small ``memo`` the walker uses to
-remember the digest of the file list it last saw (valid only while nothing
-in the cache changed).
+Format (``dcx_stat_cache_v1``): a magic line, a JSON header line, then
+columns — the paths sorted (UTF-8, NUL-separated: NUL is the one byte no file
+name holds), the four stat fields as signed 64-bit integers, the revisions as
+raw 32-byte digests, one kind byte per file (``t`` text, ``b`` binary).
+Columns load in milliseconds for 100k files, where a JSON object of 100k
+lists took a fifth of a second; the layout is parsed with bounds checks only,
+so a damaged file is just a cold cache. The header also carries a small
+``memo``: the walker keeps there the digest of the file list the entries
+describe (dropped whenever an entry changes).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import json
 import os
 import sys
 from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,31 +40,33 @@ KIND_BYTES = {"text": b"t", "binary": b"b"}
 _WRAP = 1 << 64
 _SIGNED_MAX = 1 << 63
 
+StatKey = tuple[int, int, int, int]  # size, mtime_ns, inode (signed), ctime_ns
+
 
 def cache_path(ws: Workspace, source_id: str) -> Path:
     name = blake3.blake3(source_id.encode()).hexdigest()[:24]
     return ws.cache / f"stat-{name}.bin"
 
 
-def _ino(value: int) -> int:
-    """Inodes are unsigned 64-bit; stored signed like the other fields."""
-    return value - _WRAP if value >= _SIGNED_MAX else value
+def stat_key(st: os.stat_result) -> StatKey:
+    ino = st.st_ino
+    return st.st_size, st.st_mtime_ns, ino - _WRAP if ino >= _SIGNED_MAX else ino, st.st_ctime_ns
 
 
 class StatCache:
-    """One source's cache. ``lookup`` → (revision, kind) or None; ``store`` after hashing."""
+    """One source's cache: loaded entries by index, plus entries stored this run."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.written_ns = 0
         self.dirty = False
         self.memo: dict[str, Any] = {}
+        self.paths: list[str] = []  # sorted, as saved
         self._index: dict[str, int] = {}
         self._stats = array("q")
         self._revs = b""
         self._kinds = b""
-        self._fresh: dict[str, tuple[int, int, int, int, str, str]] = {}
-        self._seen: set[str] = set()
+        self._fresh: dict[str, tuple[StatKey, str, str]] = {}
         self._load()
 
     def _load(self) -> None:
@@ -94,58 +98,93 @@ class StatCache:
                 return
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
             return  # a cache is only a cache: start over
+        self.paths = paths
         self._index = {p: i for i, p in enumerate(paths)}
         self._stats, self._revs, self._kinds = stats, revs, kinds
         self.memo = dict(header.get("memo") or {})
         self.written_ns = written_ns
 
+    @property
+    def loaded_count(self) -> int:
+        return len(self.paths)
+
     def __len__(self) -> int:
         return len(self._index) + sum(1 for rel in self._fresh if rel not in self._index)
 
-    def lookup(self, rel: str, st: os.stat_result) -> tuple[str, str] | None:
-        self._seen.add(rel)
-        i = self._index.get(rel)
-        if i is None:
-            return None
-        s, j = self._stats, 4 * i
-        if (
-            s[j] != st.st_size
-            or s[j + 1] != st.st_mtime_ns
-            or s[j + 2] != _ino(st.st_ino)
-            or s[j + 3] != st.st_ctime_ns
-        ):
-            return None
-        if st.st_mtime_ns >= self.written_ns:
-            return None  # racily clean: may have changed within the same tick
-        return self._revs[32 * i:32 * i + 32].hex(), KINDS.get(self._kinds[i], "binary")
+    def prober(self) -> Callable[[str, os.stat_result], int]:
+        """``probe(rel, stat)`` → the index of a trusted loaded entry, or -1 (hash the file).
 
-    def store(self, rel: str, st: os.stat_result, revision: str, kind: str = "text") -> None:
-        self._seen.add(rel)
-        self._fresh[rel] = (st.st_size, st.st_mtime_ns, _ino(st.st_ino), st.st_ctime_ns, revision, kind)
+        A closure over locals: it runs once per file in the walker's hot loop.
+        """
+        index_get, stats, written_ns = self._index.get, self._stats, self.written_ns
+
+        def probe(rel: str, st: os.stat_result) -> int:
+            i = index_get(rel)
+            if i is None:
+                return -1
+            j = 4 * i
+            mtime_ns = st.st_mtime_ns
+            if stats[j] != st.st_size or stats[j + 1] != mtime_ns or stats[j + 3] != st.st_ctime_ns:
+                return -1
+            ino = st.st_ino
+            if stats[j + 2] != (ino - _WRAP if ino >= _SIGNED_MAX else ino):
+                return -1
+            if mtime_ns >= written_ns:
+                return -1  # racily clean: may have changed within the same tick
+            return i
+
+        return probe
+
+    def lookup(self, rel: str, st: os.stat_result) -> tuple[str, str] | None:
+        """(revision, kind) of a trusted entry for this stat, or None."""
+        i = self.prober()(rel, st)
+        return None if i < 0 else self.entry(i)[1::2]  # type: ignore[return-value]
+
+    def entry(self, i: int) -> tuple[str, str, int, str]:
+        """(path, revision, size, kind) of loaded entry ``i``."""
+        return self.paths[i], self._revs[32 * i:32 * i + 32].hex(), self._stats[4 * i], KINDS.get(self._kinds[i], "binary")
+
+    def hit_entries(self, hits: Iterable[int]) -> Iterator[tuple[str, str, int, str]]:
+        """(path, revision, size, kind) of each loaded entry index in ``hits``, lazily.
+
+        The columns are bound now, so the iterator stays valid after ``save``
+        rewrites the cache (which replaces them, never mutates them).
+        """
+        paths, revs, stats, kinds = self.paths, self._revs, self._stats, self._kinds
+        kind_of = KINDS.get
+        return (
+            (paths[i], revs[32 * i:32 * i + 32].hex(), stats[4 * i], kind_of(kinds[i], "binary")) for i in hits
+        )
+
+    def count_under(self, prefix: str) -> int:
+        """Loaded entries whose path starts with ``prefix`` (a directory ending in '/')."""
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        return bisect_left(self.paths, upper) - bisect_left(self.paths, prefix)
+
+    def store(self, rel: str, key: StatKey, revision: str, kind: str = "text") -> None:
+        self._fresh[rel] = (key, revision, kind)
         self.dirty = True
 
     def entries(self) -> dict[str, tuple[int, int, int, int, str, str]]:
         """Every entry as (size, mtime_ns, inode, ctime_ns, revision, kind) (tests, tools)."""
-        out = {}
+        out: dict[str, tuple[int, int, int, int, str, str]] = {}
         for rel, i in self._index.items():
             j = 4 * i
-            out[rel] = (
-                *self._stats[j:j + 4],
-                self._revs[32 * i:32 * i + 32].hex(),
-                KINDS.get(self._kinds[i], "binary"),
-            )
-        out.update(self._fresh)
-        return out  # type: ignore[return-value]
+            size, mtime_ns, ino, ctime_ns = self._stats[j:j + 4]
+            out[rel] = (size, mtime_ns, ino, ctime_ns, self._revs[32 * i:32 * i + 32].hex(),
+                        KINDS.get(self._kinds[i], "binary"))
+        for rel, (key, revision, kind) in self._fresh.items():
+            out[rel] = (*key, revision, kind)
+        return out
 
-    def save(self, *, prune: bool = True, memo: dict[str, Any] | None = None) -> None:
-        """Write the cache if anything changed (entries of files not seen are dropped).
+    def save(self, *, seen: Collection[str] | None = None, memo: dict[str, Any] | None = None) -> None:
+        """Write the cache if anything changed; with ``seen``, entries of other paths are dropped.
 
         ``memo`` replaces the header memo; it is written only when given or when
         the entries changed (then an old memo is dropped: it described them).
+        Racily clean entries were re-hashed and stored, so they count as changes.
         """
-        gone: set[str] = set()
-        if prune:
-            gone = set(self._index) - self._seen
+        gone = (self._index.keys() - seen) if seen is not None else set()
         changed = self.dirty or bool(gone)
         if changed:
             self.memo = {}
@@ -153,7 +192,7 @@ class StatCache:
             self.memo = dict(memo)
             changed = True
         if not changed:
-            return  # racily clean entries were re-hashed and stored, so they count as changes
+            return
         entries = self.entries()
         for rel in gone:
             entries.pop(rel, None)
@@ -180,6 +219,7 @@ class StatCache:
         )
         atomic_write(self.path, body, mode=0o600)
         self.written_ns = self.path.stat().st_mtime_ns
+        self.paths = paths
         self._index = {p: i for i, p in enumerate(paths)}
         self._stats, self._revs, self._kinds = stats, bytes(revs), bytes(kinds)
         self._fresh.clear()

@@ -31,22 +31,20 @@ from __future__ import annotations
 
 import codecs
 import os
-import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import blake3
 
 from dcx.sources.statcache import StatCache, cache_path
+from dcx.sources.sweep import SweepTimeout, sweep, sweep_tree
 from dcx.sources.trees import tree_digest
 from dcx.workspace import DC_DIR, Workspace
 
 ALWAYS_EXCLUDED = (DC_DIR, ".git")
 HASH_CHUNK = 1 << 20
-DEADLINE_EVERY = 64  # files between two cooperative deadline checks
-PROGRESS_EVERY = 256  # files between two progress callbacks
 
 
 class LocatorError(Exception):
@@ -68,10 +66,45 @@ class FileEntry(NamedTuple):
     kind: str = "text"  # text | binary
 
 
+class FileMap(Mapping[str, FileEntry]):
+    """The walked files: ``{rel: FileEntry}``, built on first use.
+
+    A clean rescan of 100k files answers "same tree?" from the digest memo;
+    making 100k ``FileEntry`` objects nobody reads would cost a quarter of
+    it. So cache hits stay as indices into the cache's columns (captured
+    before the cache is rewritten) until someone looks inside.
+    """
+
+    def __init__(self, hits: Iterator[tuple[str, str, int, str]] | None, count: int,
+                 extra: dict[str, FileEntry]) -> None:
+        self._pending = hits
+        self._count = count
+        self._dict = extra
+
+    def _all(self) -> dict[str, FileEntry]:
+        if self._pending is not None:
+            merged = {values[0]: FileEntry._make(values) for values in self._pending}
+            merged.update(self._dict)
+            self._dict, self._pending = merged, None
+        return self._dict
+
+    def __getitem__(self, rel: str) -> FileEntry:
+        return self._all()[rel]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return self._count if self._pending is not None else len(self._dict)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self._all()
+
+
 class WalkResult(NamedTuple):
     root: Path  # the resolved locator: a directory, or the one file
     is_file: bool
-    files: dict[str, FileEntry]
+    files: Mapping[str, FileEntry]
     skipped_outside_locator: int
     skipped_oversize: int
     hashed: int  # files actually read this walk (not answered by the cache)
@@ -190,51 +223,20 @@ def _matcher(include: tuple[str, ...], exclude: tuple[str, ...]) -> Callable[[st
     return match
 
 
-def _utf8(name: str) -> bool:
-    if name.isascii():
-        return True
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+def _matcher(include: tuple[str, ...], exclude: tuple[str, ...]) -> Callable[[str], bool] | None:
+    if not include and not exclude:
+        return None
+    import pathspec
 
+    inc = pathspec.GitIgnoreSpec.from_lines(include) if include else None
+    exc = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
 
-def _iter_tree(top: str, excluded: frozenset[str]) -> Iterator[tuple[str, str, os.stat_result | None]]:
-    """(rel, abspath, stat) per regular file under ``top``; stat None = a link leaving the tree."""
-    stack = [(top, "")]
-    inside = top.rstrip(os.sep) + os.sep
-    while stack:
-        directory, prefix = stack.pop()
-        try:
-            fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        except OSError:
-            continue
-        try:
-            with os.scandir(fd) as entries:
-                for entry in entries:
-                    name = entry.name
-                    path = f"{directory}{os.sep}{name}" if directory != os.sep else os.sep + name
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            if path not in excluded and _utf8(name):
-                                stack.append((path, f"{prefix}{name}/"))
-                        elif entry.is_file(follow_symlinks=False):
-                            if _utf8(name):
-                                yield prefix + name, path, entry.stat(follow_symlinks=False)
-                        elif entry.is_symlink():
-                            real = os.path.realpath(path)
-                            if not (real == top or real.startswith(inside)):
-                                yield prefix + name, path, None
-                                continue
-                            st = os.stat(path)
-                            if stat.S_ISREG(st.st_mode) and _utf8(name):
-                                yield prefix + name, path, st
-                            # a directory symlink inside the tree: its target is walked anyway
-                    except OSError:
-                        continue  # dangling or looping link, or vanished meanwhile
-        finally:
-            os.close(fd)
+    def match(rel: str) -> bool:
+        if inc is not None and not inc.match_file(rel):
+            return False
+        return not (exc is not None and exc.match_file(rel))
+
+    return match
 
 
 def walk(
@@ -251,75 +253,64 @@ def walk(
 
     ``deadline`` is a ``time.monotonic()`` value; past it, ``WalkTimeout`` is
     raised after saving the hashes made so far. ``progress`` (optional) is
-    called with the number of files done so far. With ``digest``, the result
-    carries the tree digest of its files, remembered in the cache so an
+    called with the number of files listed so far. With ``digest``, the
+    result carries the tree digest of its files, remembered in the cache so an
     unchanged tree is not re-serialised.
     """
     loc = resolve_locator(ws, locator)
     cache = StatCache(cache_path(ws, source_id))
-    files: dict[str, FileEntry] = {}
-    unhashed: set[str] = set()
-    outside = oversize = hashed = 0
-    exact = True  # every file is a cache hit or a stored entry: the cache lists exactly ``files``
-    if loc.is_file:
-        candidates: Iterator[tuple[str, str, os.stat_result | None]] = iter(
-            [(loc.path.name, str(loc.path), os.stat(loc.path))]
-        )
-        match = None
-    else:
-        root = str(ws.root.resolve())
-        excluded = frozenset(os.path.join(root, name) for name in ALWAYS_EXCLUDED)
-        candidates = _iter_tree(str(loc.path), excluded)
-        match = _matcher(loc.include, loc.exclude)
-    lookup, store = cache.lookup, cache.store
-    done = 0
     try:
-        for done, (rel, path, st) in enumerate(candidates, start=1):
-            if done % DEADLINE_EVERY == 0:
-                if deadline is not None and time.monotonic() > deadline:
-                    raise WalkTimeout()
-                if progress is not None and done % PROGRESS_EVERY == 0:
-                    progress(done)
-            if st is None:
-                outside += 1
-                continue
-            if match is not None and not match(rel):
-                continue
-            if st.st_size > max_scan_bytes:
-                oversize += 1
-                unhashed.add(rel)
-                continue
-            found = lookup(rel, st)
-            if found is None:
+        if loc.is_file:
+            one = [(loc.path.name, str(loc.path), os.stat(loc.path))]
+            parts = [sweep(one, match=None, max_scan_bytes=max_scan_bytes, probe=cache.prober(), deadline=deadline)]
+        else:
+            root = str(ws.root.resolve())
+            excluded = frozenset(os.path.join(root, name) for name in ALWAYS_EXCLUDED)
+            parts = sweep_tree(str(loc.path), excluded, cache, match=_matcher(loc.include, loc.exclude),
+                               max_scan_bytes=max_scan_bytes, deadline=deadline, progress=progress)
+    except SweepTimeout:
+        raise WalkTimeout() from None  # nothing hashed yet: the cache is unchanged
+    hit_count = sum(len(part.hits) for part in parts)
+    loaded = cache.loaded_count
+    hits = cache.hit_entries(index for part in parts for index in part.hits)  # columns captured now
+    hashed_files: dict[str, FileEntry] = {}
+    unhashed = {rel for part in parts for rel in part.oversized}
+    unreadable: set[str] = set()
+    exact = True  # the cache will list exactly the walked files (each a hit or a stored entry)
+    try:
+        for part in parts:
+            for rel, path, key in part.misses:
                 try:
-                    revision, size, kind = hash_and_kind(path)
+                    revision, read, kind = hash_and_kind(path)
                 except OSError:
-                    unhashed.add(rel)  # unreadable or vanished between listing and reading
-                    exact = False
+                    unreadable.add(rel)  # unreadable or vanished between listing and reading
                     continue
-                hashed += 1
-                if size == st.st_size:
-                    store(rel, st, revision, kind)
+                if read == key[0]:
+                    cache.store(rel, key, revision, kind)
                 else:
                     exact = False  # changing under us: report what was read, cache nothing
+                hashed_files[rel] = FileEntry(rel, revision, key[0], kind)
                 if deadline is not None and time.monotonic() > deadline:
                     raise WalkTimeout()
-            else:
-                revision, kind = found
-            files[rel] = FileEntry(rel, revision, st.st_size, kind)
     except WalkTimeout:
-        cache.save(prune=False)
+        cache.save()  # keep the hashes made so far; prune nothing
         raise
+    files = FileMap(hits, hit_count + len(hashed_files), hashed_files)
     if progress is not None:
-        progress(done)
+        progress(sum(part.done for part in parts))
     tree = None
     memo = None
+    exact = exact and not unreadable
     if digest:
-        clean = not cache.dirty and len(cache) == len(files) and exact
+        clean = exact and not cache.dirty and hit_count == loaded
         tree = cache.memo.get("digest") if clean else None
         if tree is None:
             tree = tree_digest({rel: e.revision for rel, e in files.items()})
             if exact:
                 memo = {"digest": tree}
-    cache.save(memo=memo)
-    return WalkResult(loc.path, loc.is_file, files, outside, oversize, hashed, frozenset(unhashed), tree)
+    # every loaded entry was hit: nothing to drop, and no need to list the paths seen
+    seen = None if hit_count == loaded else set(files) | unreadable
+    cache.save(seen=seen, memo=memo)
+    outside = sum(part.outside for part in parts)
+    return WalkResult(loc.path, loc.is_file, files, outside, len(unhashed), len(hashed_files),
+                      frozenset(unhashed | unreadable), tree)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dcx.canonical import canonical_bytes
 from dcx.sources import trees
-from dcx.sources.statcache import StatCache
+from dcx.sources.statcache import StatCache, stat_key
 from dcx.workspace import Workspace
 
 NAMES = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20)
@@ -43,8 +43,8 @@ def test_stat_cache_round_trips_and_survives_damage(tmp_path: Path) -> None:
     path = tmp_path / "stat.bin"
     st_a = os.stat(tmp_path)
     cache = StatCache(path)
-    cache.store("a.md", st_a, "ab" * 32, "text")
-    cache.store("dir/bin", st_a, "cd" * 32, "binary")
+    cache.store("a.md", stat_key(st_a), "ab" * 32, "text")
+    cache.store("dir/bin", stat_key(st_a), "cd" * 32, "binary")
     cache.save(memo={"digest": "d"})
     again = StatCache(path)
     assert again.entries() == {
@@ -60,9 +60,9 @@ def test_changing_the_cache_drops_its_memo(tmp_path: Path) -> None:
     path = tmp_path / "stat.bin"
     st_a = os.stat(tmp_path)
     cache = StatCache(path)
-    cache.store("a.md", st_a, "ab" * 32)
+    cache.store("a.md", stat_key(st_a), "ab" * 32)
     cache.save(memo={"digest": "d"})
     cache = StatCache(path)
-    cache.store("b.md", st_a, "cd" * 32)
-    cache.save()
+    cache.store("b.md", stat_key(st_a), "cd" * 32)
+    cache.save(seen={"a.md", "b.md"})
     assert StatCache(path).memo == {}

@@ -106,3 +106,53 @@ def test_deadline_raises_but_keeps_hashes(fresh_ws: Path, tree) -> None:
     tree(fresh_ws, {"docs": {f"f{i}.md": "x" for i in range(200)}})
     with pytest.raises(WalkTimeout):
         walk(_ws(fresh_ws), "s", {"path": "docs"}, max_scan_bytes=BIG, deadline=time.monotonic() - 1)
+
+
+class _Ticks:
+    """A monotonic clock that advances one second per reading (a controlled deadline)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        self.now += 1
+        return self.now
+
+
+def test_timeout_while_hashing_keeps_the_hashes_made(fresh_ws: Path, tree, monkeypatch) -> None:
+    import dcx.sources.walk as walk_module
+    from dcx.sources.statcache import StatCache, cache_path
+
+    tree(fresh_ws, {"docs": {f"f{i}.md": f"text {i}" for i in range(10)}})
+    monkeypatch.setattr(walk_module, "time", _Ticks())  # the hashing loop reads it once per file
+    with pytest.raises(WalkTimeout):
+        walk(_ws(fresh_ws), "s", {"path": "docs"}, max_scan_bytes=BIG, deadline=3.5)
+    kept = StatCache(cache_path(_ws(fresh_ws), "s")).entries()
+    assert len(kept) == 4  # readings 1..3 pass, the 4th hash is stored, then the deadline is found passed
+
+
+def test_parallel_sweep_gives_the_serial_result(fresh_ws: Path, tree, monkeypatch) -> None:
+    import dcx.sources.sweep as sweep_module
+
+    tree(fresh_ws, {"docs": {f"d{a}": {f"s{b}": {f"f{c}.md": f"{a}{b}{c}" for c in range(5)} for b in range(4)}
+                             for a in range(3)} | {"top.md": "loose", "bin.dat": b"\xff"}})
+    ws = _ws(fresh_ws)
+    serial = walk(ws, "serial", {"path": "docs"}, max_scan_bytes=BIG, digest=True)
+    monkeypatch.setattr(sweep_module, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(sweep_module.os, "cpu_count", lambda: 3)
+    forks = []
+    real_fork = sweep_module._fork_sweep
+    monkeypatch.setattr(sweep_module, "_fork_sweep", lambda share, run: forks.append(share) or real_fork(share, run))
+    cold = walk(ws, "parallel", {"path": "docs"}, max_scan_bytes=BIG, digest=True)  # empty cache: serial
+    (fresh_ws / "docs" / "d1" / "s2" / "f3.md").write_text("changed")
+    (fresh_ws / "docs" / "d2" / "s0" / "f0.md").unlink()
+    os.utime(fresh_ws / "docs", (time.time() - 5, time.time() - 5))
+    monkeypatch.setattr(sweep_module, "PARALLEL_MIN_FILES", 10**9)
+    warm_serial = walk(ws, "serial", {"path": "docs"}, max_scan_bytes=BIG, digest=True)
+    monkeypatch.setattr(sweep_module, "PARALLEL_MIN_FILES", 1)
+    warm = walk(ws, "parallel", {"path": "docs"}, max_scan_bytes=BIG, digest=True)  # forked children
+    assert cold.files == serial.files and len(serial.files) == 62
+    assert warm.files == warm_serial.files and len(warm.files) == 61
+    assert warm.files["d1/s2/f3.md"].revision == revision_of(b"changed")
+    assert warm.digest == warm_serial.digest and warm.hashed == 1
+    assert len(forks) == 2 and all(forks)  # two children swept a share each; the parent the third

@@ -1,0 +1,162 @@
+"""Scan speed of the local-file source against `git status` on the same tree (issue 3).
+
+Run on demand: `.venv/bin/python bench/scan.py [--sizes 10000,100000] [--file-bytes 3000]`.
+For each size it builds a synthetic tree in a temp dir (100 files per
+directory, a few KB each), commits it into a git repo, and prints in one run:
+
+- cold scan: no stat cache; every file read and hashed (warm page cache);
+- no-change rescan after the cursor was committed;
+- rescan after 100 edits;
+- `git status --porcelain` on the same tree (median of 3 after a warm-up);
+
+with the ratios. Goals: no-change rescan of 100k files <= 1.5x `git status`;
+cold hashing <= 2x `b3sum` when b3sum is installed (else its MB/s is shown).
+The machine is shared and noisy: compare ratios, not absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+PER_DIR = 100
+EDITS = 100
+
+
+def build_tree(root: Path, count: int, size: int) -> int:
+    filler = ("lorem ipsum dolor sit amet, consectetur adipiscing elit " * (size // 56 + 1))[:size]
+    total = 0
+    for i in range(count):
+        directory = root / f"d{i // PER_DIR // 100:03d}" / f"s{(i // PER_DIR) % 100:02d}"
+        if i % PER_DIR == 0:
+            directory.mkdir(parents=True, exist_ok=True)
+        data = f"document {i}\n{filler}\n".encode()
+        (directory / f"f{i:06d}.md").write_bytes(data)
+        total += len(data)
+    return total
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=bench@example.invalid", "-c", "user.name=bench", *args],
+                   cwd=root, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def timed(fn, runs: int = 1) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def run_size(count: int, size: int, base: Path) -> dict[str, float]:
+    from sourcekit import binding_block, configure, plane, source_block
+
+    from dcx.clock import SystemClock
+    from dcx.cursors import write_cursors
+    from dcx.ops.init import init
+    from dcx.sources.plane import scan_source
+    from dcx.sources.trees import store_tree
+    from dcx.sources.walk import walk
+
+    goal = base / f"goal-{count}"
+    goal.mkdir()
+    init(root=goal, goal_id="bench", agent_id="agent-a")
+    configure(goal, binding_block() + source_block("source:docs", '"docs"', extra="max_changes = 10000\n"))
+    started = time.perf_counter()
+    total_bytes = build_tree(goal / "docs", count, size)
+    build_s = time.perf_counter() - started
+    (goal / ".gitignore").write_text(".decision-context/\n")
+    git(goal, "init", "-q")
+    git(goal, "add", "-A")
+    git(goal, "commit", "-q", "-m", "tree")
+    time.sleep(1.1)  # let the racy-timestamp window pass for git and for dcx alike
+    clock = SystemClock()
+
+    def scan(committed: dict[str, str]):
+        ws, profile, registry, providers = plane(goal)
+        source = registry.source("source:docs")
+        return scan_source(providers, source, cursor_before=committed.get("source:docs"), clock=clock)
+
+    results: dict[str, float] = {"bytes": total_bytes, "build": build_s}
+    first = None
+
+    def cold() -> None:
+        nonlocal first
+        shutil.rmtree(goal / ".decision-context" / "private" / "cache", ignore_errors=True)
+        first = scan({})
+
+    results["cold"] = timed(cold)
+    assert first is not None and first.status == "completed", first
+    # Commit the whole tree, as a baseline adoption would: one scan reports at
+    # most max_changes (10000) items, so its own cursor covers only those.
+    ws = plane(goal)[0]
+    walked = walk(ws, "source:docs", {"path": "docs"}, max_scan_bytes=1 << 30)
+    committed = {"source:docs": store_tree(ws, walked.revisions())}
+    write_cursors(ws, committed)
+    scan(committed)  # settles racily-clean cache entries, like git's first status
+    outcome = []
+    results["nochange"] = timed(lambda: outcome.append(scan(committed)), runs=3)
+    assert outcome[-1].status == "no_change", outcome[-1].status
+    for i in range(0, count, max(1, count // EDITS))[:EDITS]:
+        path = goal / "docs" / f"d{i // PER_DIR // 100:03d}" / f"s{(i // PER_DIR) % 100:02d}" / f"f{i:06d}.md"
+        path.write_bytes(path.read_bytes() + b"edited\n")
+    edited = []
+    results["edits"] = timed(lambda: edited.append(scan(committed)))
+    assert len(edited[-1].items) == EDITS, len(edited[-1].items)
+    git(goal, "checkout", "--", "docs")  # back to the committed tree for git
+    time.sleep(1.1)
+    subprocess.run(["git", "status", "--porcelain"], cwd=goal, stdout=subprocess.DEVNULL, check=True)
+    results["git"] = timed(lambda: subprocess.run(["git", "status", "--porcelain"], cwd=goal,
+                                                  stdout=subprocess.DEVNULL, check=True), runs=3)
+    b3sum = shutil.which("b3sum")
+    if b3sum:
+        files = [str(p) for p in sorted((goal / "docs").rglob("*.md"))]
+
+        def b3() -> None:
+            for start in range(0, len(files), 2000):
+                subprocess.run([b3sum, *files[start:start + 2000]], stdout=subprocess.DEVNULL, check=True)
+
+        results["b3sum"] = timed(b3)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated file counts")
+    parser.add_argument("--file-bytes", type=int, default=3000, help="approximate size of each file")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    print(f"python {sys.version.split()[0]} · {os.cpu_count()} cpu · files of ~{args.file_bytes} bytes, "
+          f"{PER_DIR} per directory · b3sum {'found' if shutil.which('b3sum') else 'not installed'}")
+    with tempfile.TemporaryDirectory(prefix="dcx-bench-") as tmp:
+        for count in sizes:
+            r = run_size(count, args.file_bytes, Path(tmp))
+            mb = r["bytes"] / 1e6
+            print(f"\n{count} files, {mb:.0f} MB (built in {r['build']:.1f} s)")
+            print(f"  cold scan (hash all)     {r['cold']:8.3f} s   {mb / r['cold']:7.1f} MB/s"
+                  f"   {count / r['cold']:9.0f} files/s")
+            if "b3sum" in r:
+                print(f"  b3sum, same files        {r['b3sum']:8.3f} s   cold/b3sum = {r['cold'] / r['b3sum']:.2f}x"
+                      "  (goal <= 2x)")
+            print(f"  no-change rescan         {r['nochange']:8.3f} s   {r['nochange'] / r['git']:5.2f}x git status"
+                  + ("  (goal <= 1.5x)" if count >= 100_000 else ""))
+            print(f"  rescan after {EDITS} edits    {r['edits']:8.3f} s   {r['edits'] / r['git']:5.2f}x git status")
+            print(f"  git status --porcelain   {r['git']:8.3f} s")
+            shutil.rmtree(Path(tmp) / f"goal-{count}", ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,274 @@
+"""Listing and stat-checking a directory tree against the stat cache, on every core.
+
+A *sweep* lists files under some directories, stats each one and sorts it:
+a trusted cache hit (an index into the cache), a miss to hash, a symlink
+leaving the locator, or a file over the size limit. It never reads file
+content; the walker hashes the misses afterwards.
+
+On a tree of 100k files the ``stat`` calls dominate (one system call per
+file, as for ``git status``); git spreads them over threads. Python threads
+do not help here (each call re-takes the interpreter lock), so on Linux a
+large tree (``PARALLEL_MIN_FILES`` cached entries or more) is split by
+directory and swept by forked child processes, one per core (up to
+``MAX_JOBS``): the children inherit the loaded cache, sweep their share and
+send back compact results (cache indices, a few misses) through a pipe. Any
+child failure falls back to sweeping its share in the parent, so the result
+never depends on the parallel path. Forking is skipped when other threads
+run (a forked child would inherit their locks), and off Linux.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import signal
+import stat
+import sys
+import threading
+import time
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple
+
+from dcx.sources.statcache import StatCache, StatKey, stat_key
+
+DEADLINE_EVERY = 64  # files between two cooperative deadline checks
+PROGRESS_EVERY = 256  # files between two progress callbacks
+PARALLEL_MIN_FILES = 20_000
+MAX_JOBS = 4
+SPLIT_DEPTH = 2  # directories this deep are the units shared between processes
+
+Candidate = tuple[str, str, "os.stat_result | None"]
+
+
+class SweepTimeout(Exception):
+    """The cooperative deadline passed during a sweep."""
+
+
+class Sweep(NamedTuple):
+    hits: array  # indices of trusted cache entries
+    misses: list[tuple[str, str, StatKey]]  # (rel, abspath, stat key) to hash
+    outside: int  # symlinks leaving the locator
+    oversized: list[str]  # rel paths over max_scan_bytes
+    done: int  # files listed
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def iter_tree(
+    starts: Iterable[tuple[str, str]],
+    top: str,
+    excluded: frozenset[str],
+    *,
+    split_at: int | None = None,
+    frontier: list[tuple[str, str]] | None = None,
+) -> Iterator[Candidate]:
+    """(rel, abspath, stat) per regular file under each (directory, rel prefix) start.
+
+    stat is None for a symlink leaving ``top``. With ``split_at``, directories
+    that deep are appended to ``frontier`` instead of being entered.
+    """
+    stack = [(d, p, 0) for d, p in starts]
+    inside = top.rstrip(os.sep) + os.sep
+    o_flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+    while stack:
+        directory, prefix, depth = stack.pop()
+        try:
+            fd = os.open(directory, o_flags)
+        except OSError:
+            continue
+        base = directory + os.sep if directory != os.sep else directory
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if not name.isascii() and not _utf8(name):
+                        continue  # not representable in JSON: skipped
+                    try:
+                        # fstatat of one name relative to the open directory, not a full path lookup
+                        if entry.is_file(follow_symlinks=False):
+                            yield prefix + name, base + name, entry.stat(follow_symlinks=False)
+                        elif entry.is_dir(follow_symlinks=False):
+                            path = base + name
+                            if path in excluded:
+                                continue
+                            if split_at is not None and frontier is not None and depth + 1 >= split_at:
+                                frontier.append((path, prefix + name + "/"))
+                            else:
+                                stack.append((path, prefix + name + "/", depth + 1))
+                        elif entry.is_symlink():
+                            path = base + name
+                            real = os.path.realpath(path)
+                            if not (real == top or real.startswith(inside)):
+                                yield prefix + name, path, None
+                                continue
+                            st = os.stat(path)
+                            if stat.S_ISREG(st.st_mode):
+                                yield prefix + name, path, st
+                            # a directory symlink inside the tree: its target is walked anyway
+                    except OSError:
+                        continue  # dangling or looping link, or vanished meanwhile
+        finally:
+            os.close(fd)
+
+
+def sweep(
+    candidates: Iterable[Candidate],
+    *,
+    match: Callable[[str], bool] | None,
+    max_scan_bytes: int,
+    probe: Callable[[str, os.stat_result], int],
+    deadline: float | None,
+    progress: Callable[[int], None] | None = None,
+    done: int = 0,
+) -> Sweep:
+    """Sort listed files into hits, misses, outside and oversized (no content read)."""
+    hits = array("q")
+    misses: list[tuple[str, str, StatKey]] = []
+    oversized: list[str] = []
+    outside = 0
+    add_hit = hits.append
+    for rel, path, st in candidates:
+        done += 1
+        if not done % DEADLINE_EVERY:
+            if deadline is not None and time.monotonic() > deadline:
+                raise SweepTimeout()
+            if progress is not None and not done % PROGRESS_EVERY:
+                progress(done)
+        if st is None:
+            outside += 1
+            continue
+        if match is not None and not match(rel):
+            continue
+        if st.st_size > max_scan_bytes:
+            oversized.append(rel)
+            continue
+        i = probe(rel, st)
+        if i < 0:
+            misses.append((rel, path, stat_key(st)))
+        else:
+            add_hit(i)
+    return Sweep(hits, misses, outside, oversized, done)
+
+
+def _jobs(cache: StatCache) -> int:
+    if sys.platform != "linux" or len(cache) < PARALLEL_MIN_FILES or threading.active_count() > 1:
+        return 1
+    return max(1, min(MAX_JOBS, os.cpu_count() or 1))
+
+
+def _share(frontier: list[tuple[str, str]], cache: StatCache, jobs: int) -> list[list[tuple[str, str]]]:
+    """Split directories over ``jobs`` processes, heaviest first, by cached file count."""
+    shares: list[list[tuple[str, str]]] = [[] for _ in range(jobs)]
+    loads = [0] * jobs
+    weighted = sorted(frontier, key=lambda d: (-cache.count_under(d[1]), d[1]))
+    for directory in weighted:
+        k = loads.index(min(loads))
+        shares[k].append(directory)
+        loads[k] += max(1, cache.count_under(directory[1]))
+    return shares
+
+
+def _fork_sweep(share: list[tuple[str, str]], run: Callable[[list[tuple[str, str]]], Sweep]) -> tuple[int, int] | None:
+    """Start a child sweeping ``share``; (pid, read fd), or None when forking failed."""
+    read_fd, write_fd = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        return None
+    if pid == 0:  # child: sweep, send, leave without running any parent cleanup
+        code = 1
+        try:
+            os.close(read_fd)
+            try:
+                found = run(share)
+                body = marshal.dumps((0, found.hits.tobytes(), found.misses, found.outside, found.oversized,
+                                      found.done))
+            except SweepTimeout:
+                body = marshal.dumps((1,))
+            view = memoryview(body)
+            while view:
+                view = view[os.write(write_fd, view):]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    return pid, read_fd
+
+
+def _collect(pid: int, read_fd: int) -> Sweep | None:
+    """A child's sweep (the child is always reaped); None if it failed: the parent sweeps that share."""
+    chunks = []
+    try:
+        while chunk := os.read(read_fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(read_fd)  # a child still writing gets EPIPE and exits
+        _, status = os.waitpid(pid, 0)
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        return None
+    try:
+        data = marshal.loads(b"".join(chunks))
+    except (ValueError, EOFError, TypeError):
+        return None
+    if data[0] == 1:
+        raise SweepTimeout()
+    hits = array("q")
+    hits.frombytes(data[1])
+    return Sweep(hits, data[2], data[3], data[4], data[5])
+
+
+def sweep_tree(
+    top: str,
+    excluded: frozenset[str],
+    cache: StatCache,
+    *,
+    match: Callable[[str], bool] | None,
+    max_scan_bytes: int,
+    deadline: float | None,
+    progress: Callable[[int], None] | None,
+) -> list[Sweep]:
+    """Sweep the whole tree under ``top``, in parallel when it is large (see the module doc)."""
+    probe = cache.prober()
+
+    def run(starts: list[tuple[str, str]], done: int = 0, report: Callable[[int], None] | None = None) -> Sweep:
+        return sweep(iter_tree(starts, top, excluded), match=match, max_scan_bytes=max_scan_bytes, probe=probe,
+                     deadline=deadline, progress=report, done=done)
+
+    jobs = _jobs(cache)
+    if jobs == 1:
+        return [run([(top, "")], report=progress)]
+    frontier: list[tuple[str, str]] = []
+    loose = sweep(iter_tree([(top, "")], top, excluded, split_at=SPLIT_DEPTH, frontier=frontier), match=match,
+                  max_scan_bytes=max_scan_bytes, probe=probe, deadline=deadline, progress=progress)
+    if len(frontier) < 2:
+        return [loose, run(frontier, loose.done, progress)]
+    shares = _share(frontier, cache, jobs)
+    pending = [(share, _fork_sweep(share, run)) for share in shares[1:]]
+    results = [loose]
+    try:
+        results.append(run(shares[0], loose.done, progress))
+        while pending:
+            share, child = pending.pop(0)
+            found = _collect(*child) if child is not None else None
+            results.append(found if found is not None else run(share))
+    finally:
+        for _, child in pending:  # children never collected: the parent failed or timed out first
+            if child is not None:
+                pid, read_fd = child
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(OSError):
+                    os.waitpid(pid, 0)
+                with contextlib.suppress(OSError):
+                    os.close(read_fd)
+    return results
