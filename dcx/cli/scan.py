@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from typing import Annotated, Optional
 
 import typer
@@ -45,7 +46,12 @@ def command(
 
 
 class _progress:
-    """A rich progress bar on stderr, one task per source while it is hashed."""
+    """A rich progress bar on stderr, one task per source while it is walked and hashed.
+
+    Refreshed from the callback (at most ten times a second) rather than by
+    rich's refresh thread: the walker forks stat workers only while no other
+    thread runs.
+    """
 
     def __init__(self, *, no_color: bool) -> None:
         from rich.progress import (
@@ -60,15 +66,25 @@ class _progress:
 
         self.bar = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=console(stderr=True, no_color=no_color), transient=True,
+            console=console(stderr=True, no_color=no_color), transient=True, auto_refresh=False,
         )
+        self.shown = 0.0
 
     def __enter__(self):
         self.bar.start()
 
         def factory(source_id: str):
             task = self.bar.add_task(f"hashing {source_id}", total=None)
-            return lambda done: self.bar.update(task, completed=done)
+            self.bar.refresh()
+
+            def update(done: int) -> None:
+                self.bar.update(task, completed=done)
+                now = time.monotonic()
+                if now - self.shown >= 0.1:
+                    self.shown = now
+                    self.bar.refresh()
+
+            return update
 
         return factory
 

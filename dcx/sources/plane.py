@@ -125,20 +125,19 @@ def scan_source(providers: Providers, source: Source, *, cursor_before: str | No
     started = clock.monotonic()
     limit = source.max_changes
     deadline = time.monotonic() + providers.profile.scan_timeout_seconds
-    version: str | None = None
+    provider = None
     try:
         provider = providers.get(source.provider_id)
         result = provider.scan(source, cursor_before, limit, deadline, observed_at)
-        version = getattr(provider, "version", None)
-        problem = scan_contract_problem(result, source.source_id, limit)
-        if problem is not None:
+        if scan_contract_problem(result, source.source_id, limit) is not None:
             raise SourceUnavailable(PROVIDER_CONTRACT_INVALID)
-        if version is not None and not is_token(version):
-            version = None
     except SourceUnavailable as exc:
         result = ScanResult(UNAVAILABLE, reason_code=exc.reason_code)
     except Exception:  # fail-open: the text may hold private values; only the code survives
         result = ScanResult(UNAVAILABLE, reason_code=PROVIDER_SCAN_FAILED)
+    version = getattr(provider, "version", None)  # a plugin's is known once its worker answered
+    if not is_token(version):
+        version = None
     status = result.status
     if status == COMPLETED and not result.items:
         status = NO_CHANGE

@@ -108,7 +108,7 @@ class Providers:
         if factory is None:
             if not installed_adapter(binding.adapter):
                 return SourceUnavailable(ADAPTER_UNAVAILABLE)
-            return PluginProvider(self.ws, binding)
+            return PluginProvider(self.ws, binding, health_timeout=self.profile.scan_timeout_seconds)
         try:
             provider = factory(self.ws, binding, self.profile, self.progress)
         except SourceUnavailable as exc:
@@ -123,8 +123,9 @@ class Providers:
 class PluginProvider:
     """A declared plugin adapter, run call by call in a bounded worker subprocess."""
 
-    def __init__(self, ws: Workspace, binding: Binding) -> None:
+    def __init__(self, ws: Workspace, binding: Binding, *, health_timeout: float = 10) -> None:
         self.ws = ws
+        self.health_timeout = health_timeout
         self.provider_id = binding.provider_id
         self.adapter = binding.adapter
         self.config = binding.config
@@ -132,7 +133,7 @@ class PluginProvider:
 
     def health(self) -> Health:
         try:
-            result = self._call("health", {}, time.monotonic() + 10, timeout_reason="health_timeout")
+            result = self._call("health", {}, time.monotonic() + self.health_timeout, timeout_reason="health_timeout")
             status, reason = result.get("status"), result.get("reason_code")
             if status not in ("healthy", "degraded", "unavailable") or (reason is not None and not is_token(reason)):
                 return Health("unavailable", PROVIDER_CONTRACT_INVALID)

@@ -108,6 +108,9 @@ class StatCache:
     def loaded_count(self) -> int:
         return len(self.paths)
 
+    def is_loaded(self, rel: str) -> bool:
+        return rel in self._index
+
     def __len__(self) -> int:
         return len(self._index) + sum(1 for rel in self._fresh if rel not in self._index)
 
@@ -193,6 +196,43 @@ class StatCache:
             changed = True
         if not changed:
             return
+        if not gone and all(rel in self._index for rel in self._fresh):
+            paths, stats, revs, kinds = self._patched()  # same paths: update in place, O(changes)
+        else:
+            paths, stats, revs, kinds = self._rebuilt(gone)
+        path_bytes = "\0".join(paths).encode("utf-8")
+        header = {
+            "schema_version": SCHEMA,
+            "byteorder": sys.byteorder,
+            "count": len(paths),
+            "paths_bytes": len(path_bytes),
+            "memo": self.memo,
+        }
+        body = b"".join(
+            [MAGIC, json.dumps(header, separators=(",", ":")).encode(), b"\n", path_bytes,
+             stats.tobytes(), revs, kinds]
+        )
+        atomic_write(self.path, body, mode=0o600)
+        self.written_ns = self.path.stat().st_mtime_ns
+        if paths is not self.paths:
+            self.paths = paths
+            self._index = {p: i for i, p in enumerate(paths)}
+        self._stats, self._revs, self._kinds = stats, revs, kinds
+        self._fresh.clear()
+        self.dirty = False
+
+    def _patched(self) -> tuple[list[str], array, bytes, bytes]:
+        stats = array("q", self._stats)
+        revs = bytearray(self._revs)
+        kinds = bytearray(self._kinds)
+        for rel, (key, revision, kind) in self._fresh.items():
+            i = self._index[rel]
+            stats[4 * i:4 * i + 4] = array("q", key)
+            revs[32 * i:32 * i + 32] = bytes.fromhex(revision)
+            kinds[i] = KIND_BYTES.get(kind, b"b")[0]
+        return self.paths, stats, bytes(revs), bytes(kinds)
+
+    def _rebuilt(self, gone: Collection[str]) -> tuple[list[str], array, bytes, bytes]:
         entries = self.entries()
         for rel in gone:
             entries.pop(rel, None)
@@ -205,22 +245,4 @@ class StatCache:
             stats.extend((size, mtime_ns, ino, ctime_ns))
             revs += bytes.fromhex(revision)
             kinds += KIND_BYTES.get(kind, b"b")
-        path_bytes = "\0".join(paths).encode("utf-8")
-        header = {
-            "schema_version": SCHEMA,
-            "byteorder": sys.byteorder,
-            "count": len(paths),
-            "paths_bytes": len(path_bytes),
-            "memo": self.memo,
-        }
-        body = b"".join(
-            [MAGIC, json.dumps(header, separators=(",", ":")).encode(), b"\n", path_bytes,
-             stats.tobytes(), bytes(revs), bytes(kinds)]
-        )
-        atomic_write(self.path, body, mode=0o600)
-        self.written_ns = self.path.stat().st_mtime_ns
-        self.paths = paths
-        self._index = {p: i for i, p in enumerate(paths)}
-        self._stats, self._revs, self._kinds = stats, bytes(revs), bytes(kinds)
-        self._fresh.clear()
-        self.dirty = False
+        return paths, stats, bytes(revs), bytes(kinds)

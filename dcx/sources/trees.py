@@ -39,13 +39,20 @@ class TreeError(Exception):
         self.reason_code = reason_code
 
 
+_last: dict[str, bytes] = {}  # the bytes of the last digest computed: a scan stores what it just hashed
+
+
 def pairs_bytes(entries: Mapping[str, str]) -> bytes:
     """The JCS bytes of the sorted (path, revision) list."""
     return json.dumps(sorted(entries.items()), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def tree_digest(entries: Mapping[str, str]) -> str:
-    return blake3.blake3(pairs_bytes(entries)).hexdigest()
+    data = pairs_bytes(entries)
+    digest = blake3.blake3(data).hexdigest()
+    _last.clear()
+    _last[digest] = data
+    return digest
 
 
 def cursor_of(digest: str) -> str:
@@ -63,13 +70,17 @@ def tree_path(ws: Workspace, digest: str) -> Path:
     return ws.trees / f"{digest}.json"
 
 
+_HEAD = b'{"entries":'
+_TAIL = b',"schema_version":"' + TREE_SCHEMA.encode() + b'"}'
+
+
 def store_tree(ws: Workspace, entries: Mapping[str, str], digest: str | None = None) -> str:
     """Store the tree (write-once) and return its cursor."""
     digest = digest or tree_digest(entries)
     path = tree_path(ws, digest)
     if not path.exists():
-        body = b'{"entries":' + pairs_bytes(entries) + b',"schema_version":"' + TREE_SCHEMA.encode() + b'"}'
-        write_private(path, body)
+        data = _last.get(digest) or pairs_bytes(entries)
+        write_private(path, _HEAD + data + _TAIL)
     return cursor_of(digest)
 
 
@@ -78,17 +89,21 @@ def load_tree(ws: Workspace, cursor: str | None) -> dict[str, str]:
 
     Raises ``TreeError``: ``cursor_invalid`` for a cursor this adapter never
     made, ``cursor_tree_missing`` when its map is gone or does not re-hash.
+    The check hashes the stored list bytes as they are: they were written in
+    canonical form, so only the original bytes can match the digest.
     """
     if cursor is None:
         return {}
     digest = digest_of(cursor)
     try:
-        data = json.loads(tree_path(ws, digest).read_bytes())
-        entries = {str(p): str(r) for p, r in data["entries"]}
-        if data.get("schema_version") != TREE_SCHEMA:
-            raise ValueError("schema")
-    except (OSError, ValueError, KeyError, TypeError):
+        body = tree_path(ws, digest).read_bytes()
+    except OSError:
         raise TreeError("cursor_tree_missing") from None
-    if tree_digest(entries) != digest:
+    if not (body.startswith(_HEAD) and body.endswith(_TAIL)):
         raise TreeError("cursor_tree_missing")
-    return entries
+    if blake3.blake3(body[len(_HEAD):-len(_TAIL)]).hexdigest() != digest:
+        raise TreeError("cursor_tree_missing")
+    try:
+        return {str(p): str(r) for p, r in json.loads(body)["entries"]}
+    except (ValueError, KeyError, TypeError):
+        raise TreeError("cursor_tree_missing") from None

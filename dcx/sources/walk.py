@@ -100,6 +100,19 @@ class FileMap(Mapping[str, FileEntry]):
     def __contains__(self, rel: object) -> bool:
         return rel in self._all()
 
+    # the dict's own views: the Mapping defaults would call __getitem__ per key
+    def keys(self):  # type: ignore[override]
+        return self._all().keys()
+
+    def items(self):  # type: ignore[override]
+        return self._all().items()
+
+    def values(self):  # type: ignore[override]
+        return self._all().values()
+
+    def get(self, rel: str, default: Any = None) -> Any:
+        return self._all().get(rel, default)
+
 
 class WalkResult(NamedTuple):
     root: Path  # the resolved locator: a directory, or the one file
@@ -308,8 +321,11 @@ def walk(
             tree = tree_digest({rel: e.revision for rel, e in files.items()})
             if exact:
                 memo = {"digest": tree}
-    # every loaded entry was hit: nothing to drop, and no need to list the paths seen
-    seen = None if hit_count == loaded else set(files) | unreadable
+    # every loaded entry was seen (hit, re-hashed or unreadable): nothing to drop, no path list needed
+    seen_loaded = hit_count + sum(
+        1 for part in parts for rel, _, _ in part.misses if cache.is_loaded(rel)
+    )
+    seen = None if seen_loaded == loaded else set(files) | unreadable
     cache.save(seen=seen, memo=memo)
     outside = sum(part.outside for part in parts)
     return WalkResult(loc.path, loc.is_file, files, outside, len(unhashed), len(hashed_files),
