@@ -1,17 +1,19 @@
-"""Listing and stat-checking a directory tree against the stat cache, on every core.
+"""Listing, stat-checking and hashing a directory tree, on every core.
 
 A *sweep* lists files under some directories, stats each one and sorts it:
-a trusted cache hit (an index into the cache), a miss to hash, a symlink
-leaving the locator, or a file over the size limit. It never reads file
-content; the walker hashes the misses afterwards.
+a trusted cache hit (an index into the cache), a file hashed now (a miss), a
+symlink leaving the locator, a file over the size limit, or an unreadable
+one. The walker turns sweeps into its result and refreshes the cache.
 
-On a tree of 100k files the ``stat`` calls dominate (one system call per
-file, as for ``git status``); git spreads them over threads. Python threads
-do not help here (each call re-takes the interpreter lock), so on Linux a
-large tree (``PARALLEL_MIN_FILES`` cached entries or more) is split by
-directory and swept by forked child processes, one per core (up to
-``MAX_JOBS``): the children inherit the loaded cache, sweep their share and
-send back compact results (cache indices, a few misses) through a pipe. Any
+On a tree of 100k files the per-file system calls dominate (one ``stat`` per
+file on a rescan, as for ``git status``; open, read and close on a cold
+scan); git spreads them over threads. Python threads do not help here (each
+call re-takes the interpreter lock), so on Linux a large tree
+(``PARALLEL_MIN_FILES`` cached entries, or ``PARALLEL_MIN_DIRS`` directories
+at the split depth on a cold cache) is split by directory and swept by
+forked child processes, one per core (up to ``MAX_JOBS``). The children
+inherit the loaded cache, sweep and hash their share and send back compact
+results (cache indices for hits, revisions for misses) through a pipe. Any
 child failure falls back to sweeping its share in the parent, so the result
 never depends on the parallel path. Forking is skipped when other threads
 run (a forked child would inherit their locks), and off Linux.
@@ -36,6 +38,7 @@ from dcx.sources.statcache import StatCache, StatKey, stat_key
 DEADLINE_EVERY = 64  # files between two cooperative deadline checks
 PROGRESS_EVERY = 256  # files between two progress callbacks
 PARALLEL_MIN_FILES = 20_000
+PARALLEL_MIN_DIRS = 64  # directories at the split depth that make a cold tree worth splitting
 MAX_JOBS = 4
 SPLIT_DEPTH = 2  # directories this deep are the units shared between processes
 
@@ -46,12 +49,18 @@ class SweepTimeout(Exception):
     """The cooperative deadline passed during a sweep."""
 
 
+Hashed = tuple[str, StatKey, str, str, int]  # rel, stat key, revision, kind, bytes read
+Hasher = Callable[[str], tuple[str, int, str]]  # abspath -> (revision, bytes read, kind)
+
+
 class Sweep(NamedTuple):
     hits: array  # indices of trusted cache entries
-    misses: list[tuple[str, str, StatKey]]  # (rel, abspath, stat key) to hash
+    hashed: list[Hashed]  # misses, hashed by the process that swept them
+    unreadable: list[str]  # listed but could not be read (or vanished meanwhile)
     outside: int  # symlinks leaving the locator
     oversized: list[str]  # rel paths over max_scan_bytes
     done: int  # files listed
+    timed_out: bool = False  # stopped at the deadline; what it holds so far is still valid
 
 
 def _utf8(name: str) -> bool:
@@ -125,21 +134,25 @@ def sweep(
     match: Callable[[str], bool] | None,
     max_scan_bytes: int,
     probe: Callable[[str, os.stat_result], int],
+    hasher: Hasher,
     deadline: float | None,
     progress: Callable[[int], None] | None = None,
     done: int = 0,
 ) -> Sweep:
-    """Sort listed files into hits, misses, outside and oversized (no content read)."""
+    """Sort listed files, hashing the misses; stop (``timed_out``) at the deadline."""
     hits = array("q")
-    misses: list[tuple[str, str, StatKey]] = []
+    hashed: list[Hashed] = []
+    unreadable: list[str] = []
     oversized: list[str] = []
     outside = 0
     add_hit = hits.append
+    timed_out = False
     for rel, path, st in candidates:
         done += 1
         if not done % DEADLINE_EVERY:
             if deadline is not None and time.monotonic() > deadline:
-                raise SweepTimeout()
+                timed_out = True
+                break
             if progress is not None and not done % PROGRESS_EVERY:
                 progress(done)
         if st is None:
@@ -151,17 +164,19 @@ def sweep(
             oversized.append(rel)
             continue
         i = probe(rel, st)
-        if i < 0:
-            misses.append((rel, path, stat_key(st)))
-        else:
+        if i >= 0:
             add_hit(i)
-    return Sweep(hits, misses, outside, oversized, done)
-
-
-def _jobs(cache: StatCache) -> int:
-    if sys.platform != "linux" or len(cache) < PARALLEL_MIN_FILES or threading.active_count() > 1:
-        return 1
-    return max(1, min(MAX_JOBS, os.cpu_count() or 1))
+            continue
+        try:
+            revision, read, kind = hasher(path)
+        except OSError:
+            unreadable.append(rel)
+            continue
+        hashed.append((rel, stat_key(st), revision, kind, read))
+        if deadline is not None and time.monotonic() > deadline:
+            timed_out = True
+            break
+    return Sweep(hits, hashed, unreadable, outside, oversized, done, timed_out)
 
 
 def _share(frontier: list[tuple[str, str]], cache: StatCache, jobs: int) -> list[list[tuple[str, str]]]:
@@ -189,12 +204,9 @@ def _fork_sweep(share: list[tuple[str, str]], run: Callable[[list[tuple[str, str
         code = 1
         try:
             os.close(read_fd)
-            try:
-                found = run(share)
-                body = marshal.dumps((0, found.hits.tobytes(), found.misses, found.outside, found.oversized,
-                                      found.done))
-            except SweepTimeout:
-                body = marshal.dumps((1,))
+            found = run(share)
+            body = marshal.dumps((found.hits.tobytes(), found.hashed, found.unreadable, found.outside,
+                                  found.oversized, found.done, found.timed_out))
             view = memoryview(body)
             while view:
                 view = view[os.write(write_fd, view):]
@@ -220,11 +232,9 @@ def _collect(pid: int, read_fd: int) -> Sweep | None:
         data = marshal.loads(b"".join(chunks))
     except (ValueError, EOFError, TypeError):
         return None
-    if data[0] == 1:
-        raise SweepTimeout()
     hits = array("q")
-    hits.frombytes(data[1])
-    return Sweep(hits, data[2], data[3], data[4], data[5])
+    hits.frombytes(data[0])
+    return Sweep(hits, *data[1:])
 
 
 def sweep_tree(
@@ -234,24 +244,35 @@ def sweep_tree(
     *,
     match: Callable[[str], bool] | None,
     max_scan_bytes: int,
+    hasher: Hasher,
     deadline: float | None,
     progress: Callable[[int], None] | None,
 ) -> list[Sweep]:
-    """Sweep the whole tree under ``top``, in parallel when it is large (see the module doc)."""
+    """Sweep the whole tree under ``top``, in parallel when it is large (see the module doc).
+
+    A sweep that ``timed_out`` is returned, not raised: the hashes it made
+    are kept by the caller before it reports the timeout.
+    """
     probe = cache.prober()
 
     def run(starts: list[tuple[str, str]], done: int = 0, report: Callable[[int], None] | None = None) -> Sweep:
         return sweep(iter_tree(starts, top, excluded), match=match, max_scan_bytes=max_scan_bytes, probe=probe,
-                     deadline=deadline, progress=report, done=done)
+                     hasher=hasher, deadline=deadline, progress=report, done=done)
 
-    jobs = _jobs(cache)
-    if jobs == 1:
-        return [run([(top, "")], report=progress)]
+    known = len(cache)
+    cores = min(MAX_JOBS, os.cpu_count() or 1)
+    can_fork = sys.platform == "linux" and cores > 1 and threading.active_count() == 1
+    if not can_fork or PARALLEL_MIN_FILES // 4 <= known < PARALLEL_MIN_FILES:
+        return [run([(top, "")], report=progress)]  # serial, or a tree the cache knows to be modest
     frontier: list[tuple[str, str]] = []
     loose = sweep(iter_tree([(top, "")], top, excluded, split_at=SPLIT_DEPTH, frontier=frontier), match=match,
-                  max_scan_bytes=max_scan_bytes, probe=probe, deadline=deadline, progress=progress)
-    if len(frontier) < 2:
+                  max_scan_bytes=max_scan_bytes, probe=probe, hasher=hasher, deadline=deadline, progress=progress)
+    if loose.timed_out:
+        return [loose]
+    large = known >= PARALLEL_MIN_FILES or len(frontier) >= PARALLEL_MIN_DIRS
+    if not large or len(frontier) < 2:
         return [loose, run(frontier, loose.done, progress)]
+    jobs = cores
     shares = _share(frontier, cache, jobs)
     pending = [(share, _fork_sweep(share, run)) for share in shares[1:]]
     results = [loose]
@@ -262,7 +283,7 @@ def sweep_tree(
             found = _collect(*child) if child is not None else None
             results.append(found if found is not None else run(share))
     finally:
-        for _, child in pending:  # children never collected: the parent failed or timed out first
+        for _, child in pending:  # children never collected: the parent failed first
             if child is not None:
                 pid, read_fd = child
                 with contextlib.suppress(OSError):

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import codecs
 import os
-import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -39,7 +38,7 @@ from typing import Any, NamedTuple
 import blake3
 
 from dcx.sources.statcache import StatCache, cache_path
-from dcx.sources.sweep import SweepTimeout, sweep, sweep_tree
+from dcx.sources.sweep import sweep, sweep_tree
 from dcx.sources.trees import tree_digest
 from dcx.workspace import DC_DIR, Workspace
 
@@ -272,42 +271,33 @@ def walk(
     """
     loc = resolve_locator(ws, locator)
     cache = StatCache(cache_path(ws, source_id))
-    try:
-        if loc.is_file:
-            one = [(loc.path.name, str(loc.path), os.stat(loc.path))]
-            parts = [sweep(one, match=None, max_scan_bytes=max_scan_bytes, probe=cache.prober(), deadline=deadline)]
-        else:
-            root = str(ws.root.resolve())
-            excluded = frozenset(os.path.join(root, name) for name in ALWAYS_EXCLUDED)
-            parts = sweep_tree(str(loc.path), excluded, cache, match=_matcher(loc.include, loc.exclude),
-                               max_scan_bytes=max_scan_bytes, deadline=deadline, progress=progress)
-    except SweepTimeout:
-        raise WalkTimeout() from None  # nothing hashed yet: the cache is unchanged
+    if loc.is_file:
+        one = [(loc.path.name, str(loc.path), os.stat(loc.path))]
+        parts = [sweep(one, match=None, max_scan_bytes=max_scan_bytes, probe=cache.prober(), hasher=hash_and_kind,
+                       deadline=deadline)]
+    else:
+        root = str(ws.root.resolve())
+        excluded = frozenset(os.path.join(root, name) for name in ALWAYS_EXCLUDED)
+        parts = sweep_tree(str(loc.path), excluded, cache, match=_matcher(loc.include, loc.exclude),
+                           max_scan_bytes=max_scan_bytes, hasher=hash_and_kind, deadline=deadline,
+                           progress=progress)
     hit_count = sum(len(part.hits) for part in parts)
     loaded = cache.loaded_count
     hits = cache.hit_entries(index for part in parts for index in part.hits)  # columns captured now
     hashed_files: dict[str, FileEntry] = {}
-    unhashed = {rel for part in parts for rel in part.oversized}
-    unreadable: set[str] = set()
     exact = True  # the cache will list exactly the walked files (each a hit or a stored entry)
-    try:
-        for part in parts:
-            for rel, path, key in part.misses:
-                try:
-                    revision, read, kind = hash_and_kind(path)
-                except OSError:
-                    unreadable.add(rel)  # unreadable or vanished between listing and reading
-                    continue
-                if read == key[0]:
-                    cache.store(rel, key, revision, kind)
-                else:
-                    exact = False  # changing under us: report what was read, cache nothing
-                hashed_files[rel] = FileEntry(rel, revision, key[0], kind)
-                if deadline is not None and time.monotonic() > deadline:
-                    raise WalkTimeout()
-    except WalkTimeout:
+    for part in parts:
+        for rel, key, revision, kind, read in part.hashed:
+            if read == key[0]:
+                cache.store(rel, key, revision, kind)
+            else:
+                exact = False  # changing under us: report what was read, cache nothing
+            hashed_files[rel] = FileEntry(rel, revision, key[0], kind)
+    if any(part.timed_out for part in parts):
         cache.save()  # keep the hashes made so far; prune nothing
-        raise
+        raise WalkTimeout()
+    unhashed = {rel for part in parts for rel in part.oversized}
+    unreadable = {rel for part in parts for rel in part.unreadable}
     files = FileMap(hits, hit_count + len(hashed_files), hashed_files)
     if progress is not None:
         progress(sum(part.done for part in parts))
@@ -322,9 +312,8 @@ def walk(
             if exact:
                 memo = {"digest": tree}
     # every loaded entry was seen (hit, re-hashed or unreadable): nothing to drop, no path list needed
-    seen_loaded = hit_count + sum(
-        1 for part in parts for rel, _, _ in part.misses if cache.is_loaded(rel)
-    )
+    seen_loaded = hit_count + sum(1 for rel in hashed_files if cache.is_loaded(rel)) + sum(
+        1 for rel in unreadable if cache.is_loaded(rel))
     seen = None if seen_loaded == loaded else set(files) | unreadable
     cache.save(seen=seen, memo=memo)
     outside = sum(part.outside for part in parts)

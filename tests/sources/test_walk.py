@@ -120,11 +120,11 @@ class _Ticks:
 
 
 def test_timeout_while_hashing_keeps_the_hashes_made(fresh_ws: Path, tree, monkeypatch) -> None:
-    import dcx.sources.walk as walk_module
+    import dcx.sources.sweep as sweep_module
     from dcx.sources.statcache import StatCache, cache_path
 
     tree(fresh_ws, {"docs": {f"f{i}.md": f"text {i}" for i in range(10)}})
-    monkeypatch.setattr(walk_module, "time", _Ticks())  # the hashing loop reads it once per file
+    monkeypatch.setattr(sweep_module, "time", _Ticks())  # the sweep reads it once per hashed file
     with pytest.raises(WalkTimeout):
         walk(_ws(fresh_ws), "s", {"path": "docs"}, max_scan_bytes=BIG, deadline=3.5)
     kept = StatCache(cache_path(_ws(fresh_ws), "s")).entries()
@@ -156,3 +156,26 @@ def test_parallel_sweep_gives_the_serial_result(fresh_ws: Path, tree, monkeypatc
     assert warm.files["d1/s2/f3.md"].revision == revision_of(b"changed")
     assert warm.digest == warm_serial.digest and warm.hashed == 1
     assert len(forks) == 2 and all(forks)  # two children swept a share each; the parent the third
+
+
+def test_cold_tree_with_many_directories_is_hashed_in_parallel(fresh_ws: Path, tree, monkeypatch) -> None:
+    import dcx.sources.sweep as sweep_module
+
+    tree(fresh_ws, {"docs": {f"d{a}": {f"s{b}": {f"f{c}.md": f"{a}{b}{c}" for c in range(3)} for b in range(5)}
+                             for a in range(4)} | {"bin.dat": b"\xff\x00"}})
+    old = time.time() - 10  # older than any cache write: no racily clean entry
+    for path in (fresh_ws / "docs").rglob("*"):
+        os.utime(path, (old, old))
+    ws = _ws(fresh_ws)
+    serial = walk(ws, "serial", {"path": "docs"}, max_scan_bytes=BIG, digest=True)
+    monkeypatch.setattr(sweep_module, "PARALLEL_MIN_DIRS", 4)
+    monkeypatch.setattr(sweep_module.os, "cpu_count", lambda: 2)
+    forks = []
+    real_fork = sweep_module._fork_sweep
+    monkeypatch.setattr(sweep_module, "_fork_sweep", lambda share, run: forks.append(share) or real_fork(share, run))
+    cold = walk(ws, "parallel", {"path": "docs"}, max_scan_bytes=BIG, digest=True)
+    assert len(forks) == 1 and cold.hashed == serial.hashed == 61
+    assert cold.files == serial.files and cold.digest == serial.digest
+    assert cold.files["bin.dat"].kind == "binary"
+    again = walk(ws, "parallel", {"path": "docs"}, max_scan_bytes=BIG, digest=True)  # the children's hashes were cached
+    assert again.hashed == 0 and again.digest == serial.digest
