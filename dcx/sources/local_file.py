@@ -113,7 +113,7 @@ class LocalFileProvider:
             base = trees.load_tree(self.ws, after_cursor)
         except trees.TreeError as exc:
             raise SourceUnavailable(exc.reason_code) from None
-        items = _diff(base, walked.files, walked.unhashed, source.source_id, observed_at)
+        items = _diff(base, walked.files, walked.unhashed, source.source_id, observed_at, limit + 1)
         capped = len(items) > limit
         reported = items[:limit]
         if capped or walked.unhashed:
@@ -187,10 +187,13 @@ def _diff(
     unhashed: frozenset[str],
     source_id: str,
     observed_at: str,
+    stop: int,
 ) -> list[ScanItem]:
-    """Changes from ``base`` to the walked files, in path order."""
-    items = []
+    """Changes from ``base`` to the walked files, in path order; at most ``stop`` of them."""
+    items: list[ScanItem] = []
     for rel in sorted(base.keys() | files.keys()):
+        if len(items) >= stop:
+            break
         entry = files.get(rel)
         old = base.get(rel)
         if entry is None:

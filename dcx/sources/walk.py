@@ -22,9 +22,10 @@ stat cache.
   UTF-8 cannot be named in JSON and are skipped.
 - Deadlines are cooperative; hashes made before a timeout stay in the cache.
 
-The walk uses plain strings and directory file descriptors (``fstatat`` of one
-name, not a full path lookup per file): on 100k files ``pathlib`` alone cost
-more than the system calls.
+Listing, stat-checking and hashing happen in ``dcx.sources.sweep`` (plain
+strings and directory file descriptors; forked workers on large trees); this
+module resolves the locator, merges the sweeps, refreshes the stat cache and
+answers with a lazily built file map.
 """
 
 from __future__ import annotations
@@ -217,22 +218,6 @@ def _kind(data: bytes) -> str:
 
 def revision_of(data: bytes) -> str:
     return blake3.blake3(data).hexdigest()
-
-
-def _matcher(include: tuple[str, ...], exclude: tuple[str, ...]) -> Callable[[str], bool] | None:
-    if not include and not exclude:
-        return None
-    import pathspec
-
-    inc = pathspec.GitIgnoreSpec.from_lines(include) if include else None
-    exc = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
-
-    def match(rel: str) -> bool:
-        if inc is not None and not inc.match_file(rel):
-            return False
-        return not (exc is not None and exc.match_file(rel))
-
-    return match
 
 
 def _matcher(include: tuple[str, ...], exclude: tuple[str, ...]) -> Callable[[str], bool] | None:
