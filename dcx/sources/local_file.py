@@ -104,8 +104,9 @@ class LocalFileProvider:
             hashed=walked.hashed,
             file_count=len(walked.files),
         )
-        if after_cursor is not None and walked.digest == committed_digest and not walked.unhashed:
-            # the tree on disk is the committed one: no need to load its map at all
+        if after_cursor is not None and walked.digest == committed_digest:
+            # the hashed files are exactly the committed tree (and skipped files cannot be in it):
+            # no need to load its map at all
             if not trees.tree_path(self.ws, committed_digest).exists():
                 raise SourceUnavailable("cursor_tree_missing")
             return ScanResult(NO_CHANGE, (), after_cursor, None, telemetry)
@@ -124,6 +125,8 @@ class LocalFileProvider:
                 else:
                     proposed[item.resource_ref] = item.revision
             cursor = trees.store_tree(self.ws, proposed)
+        elif trees.tree_path(self.ws, walked.digest).exists():
+            cursor = trees.cursor_of(walked.digest)
         else:
             cursor = trees.store_tree(self.ws, walked.revisions(), walked.digest)
         if time.monotonic() > deadline:
