@@ -494,6 +494,9 @@ class PacketSpec:
             if ctx.decision_id is None:
                 raise InvalidInput(f"{self.kind} packets need a decision id", field="decision_id")
             draft["decision_id"] = ctx.decision_id
+        for name, rule in self.shape.fields.items():
+            if isinstance(rule, Const) and name not in draft:
+                draft[name] = rule.value  # constant flags are the spec's, not the caller's
         draft[self.ref_field] = f"{self.prefix}-{'0' * 32}"  # placeholder, replaced below
         packet = self.shape.check(draft, self.schema_version)
         public.check_record(packet, where=self.schema_version)
