@@ -26,7 +26,8 @@ def verified_outcome(evidence_ref: str) -> dict[str, Any]:
     return body
 
 
-def seed_evidence(root: Path, decision_id: str, observed_at: str = "2026-11-29T18:00:00Z") -> str:
+def seed_evidence(root: Path, decision_id: str, observed_at: str = "2026-11-29T18:00:00Z",
+                  **records: Any) -> str:
     """Store a minimal evidence packet and index it, as prepare would (for units that follow it)."""
     from dcx import decisions
     from dcx.ops._common import packet_context
@@ -47,11 +48,7 @@ def seed_evidence(root: Path, decision_id: str, observed_at: str = "2026-11-29T1
             "conflicts": [],
             "source_revisions": [],
             "provider_health": [],
-            "provider_fail_open": True,
-            "recommendation_included": False,
-            "raw_content_captured": False,
-            "raw_provider_payload_captured": False,
-            "credentials_captured": False,
+            **records,
         },
     )
     decisions.append(ws, decision_id, "evidence", packet["packet_ref"], observed_at)

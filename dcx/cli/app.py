@@ -25,6 +25,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("propose", "propose"),
     ("outcome", "outcome"),
     ("writeback", "writeback"),
+    ("commit", "commit"),
+    ("feedback", "feedback"),
 )
 
 _click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]

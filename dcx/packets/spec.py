@@ -436,6 +436,29 @@ class Nested(Field):
         return {"$ref": f"{self.spec.schema_version}.schema.json"}
 
 
+class NestedList(Field):
+    """A list of nested stored packets of one kind, sorted by ref, refs unique."""
+
+    spec: PacketSpec | None = None
+    max_items: int = 64
+
+    def check(self, value: Any, path: str) -> Any:
+        assert self.spec is not None
+        if not isinstance(value, list):
+            raise bad(path, f"expected a list, got {_type_name(value)}", "invalid_type")
+        if len(value) > self.max_items:
+            raise bad(path, f"holds {len(value)} items, over the limit of {self.max_items}", "too_many_items")
+        items = [self.spec.check_stored(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        refs = [item[self.spec.ref_field] for item in items]
+        if len(set(refs)) != len(refs):
+            raise bad(path, "holds the same packet twice", "duplicate_id")
+        return sorted(items, key=lambda item: item[self.spec.ref_field])
+
+    def schema(self) -> dict[str, Any]:
+        assert self.spec is not None
+        return {"type": "array", "maxItems": self.max_items, "items": {"$ref": f"{self.spec.schema_version}.schema.json"}}
+
+
 class PacketContext(NamedTuple):
     """Identity every stored packet carries (SPEC §3.1)."""
 
