@@ -27,6 +27,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("writeback", "writeback"),
     ("commit", "commit"),
     ("feedback", "feedback"),
+    ("audit", "audit"),
 )
 
 _click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]
