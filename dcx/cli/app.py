@@ -28,6 +28,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("commit", "commit"),
     ("feedback", "feedback"),
     ("audit", "audit"),
+    ("log", "log"),
+    ("diff", "diff"),
 )
 
 _click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]

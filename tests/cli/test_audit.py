@@ -5,7 +5,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from cycle_helpers import PROPOSAL, seed_evidence, write_json
 
 D = "ttl-2026-12"
