@@ -11,6 +11,7 @@ the file and the field — never the value.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -78,10 +79,8 @@ class Secrets:
         from dcx.profile import load_profile, load_registry
 
         self.add(str(ws.root.resolve()), "goal root path")
-        try:
+        with contextlib.suppress(OSError):
             self.add(ws.key_path.read_bytes().hex(), "workspace key")
-        except OSError:
-            pass
         try:
             registry = load_registry(ws)
             profile = load_profile(ws)

@@ -114,7 +114,7 @@ def DecisionId(**kw: Any) -> Pattern:
 
 def Ref(prefix: str | Sequence[str], **kw: Any) -> Pattern:
     prefixes = [prefix] if isinstance(prefix, str) else list(prefix)
-    alternatives = "|".join(re.escape(p) for p in prefixes)
+    alternatives = "|".join(prefixes)  # prefixes are [a-z0-9-]: nothing to escape
     return Pattern(
         regex=f"(?:{alternatives})-[0-9a-f]{{32}}",
         limit=160,
