@@ -83,10 +83,13 @@ def id_recomputes(event: dict[str, Any]) -> bool:
     ident = event.get("event_id")
     if not isinstance(ident, str):
         return False
-    if DCX_ID_RE.match(ident):
-        return ident == dcx_event_id(event)
-    if LOOPX_ID_RE.match(ident):
-        return ident == loopx_event_id(event)
+    try:
+        if DCX_ID_RE.fullmatch(ident):
+            return ident == dcx_event_id(event)
+        if LOOPX_ID_RE.fullmatch(ident):
+            return ident == loopx_event_id(event)
+    except (InvalidInput, TypeError, ValueError):
+        return False  # a body that cannot be hashed cannot match its id
     return False
 
 
@@ -158,7 +161,7 @@ def find_event(events: list[dict[str, Any]], event_id: str, display: str) -> dic
     matches = [e for e in events if e.get("event_id") == event_id]
     if not matches:
         raise Refused(f"{display}: no event with id {event_id}", code="event_missing")
-    bodies = {canonical_bytes(e) for e in matches}
+    bodies = {json.dumps(e, sort_keys=True, allow_nan=True) for e in matches}
     if len(bodies) > 1:
         raise Refused(f"{display}: event {event_id} appears with different bodies", code="event_id_conflict")
     return matches[0]

@@ -14,7 +14,7 @@ def packet_context(ws: Workspace, decision_id: str | None = None) -> PacketConte
 
 
 def check_decision_id(value: str) -> str:
-    if not DECISION_ID_RE.match(value or ""):
+    if not DECISION_ID_RE.fullmatch(value or ""):
         raise InvalidInput(
             "--decision-id: expected [a-z0-9][a-z0-9._-]{0,127} (lower case, safe as a file name)",
             field="--decision-id",

@@ -21,7 +21,7 @@ def keyed_refs(value: Any) -> Iterator[str]:
     elif isinstance(value, list):
         for item in value:
             yield from keyed_refs(item)
-    elif isinstance(value, str) and KEYED_RE.match(value):
+    elif isinstance(value, str) and KEYED_RE.fullmatch(value):
         yield value
 
 

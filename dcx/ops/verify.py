@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dcx import events
-from dcx.canonical import REF_RE, canonical_bytes, digest_hex
+from dcx.canonical import REF_RE, digest_hex
 from dcx.errors import ExitCode
 from dcx.fsutil import atomic_write, file_lock, read_lines
 from dcx.packets import BY_PREFIX, KINDS
@@ -41,7 +41,7 @@ def packet_refs(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
         for index, item in enumerate(value):
             yield from packet_refs(item, f"{path}[{index}]")
     elif isinstance(value, str):
-        match = REF_RE.match(value)
+        match = REF_RE.fullmatch(value)
         if match and match.group("prefix") in BY_PREFIX:
             yield path, value
 
@@ -82,7 +82,7 @@ class Checker:
         """The verified packet behind ``ref``, or why it cannot be used."""
         if ref in self.packets:
             return self.packets[ref], None
-        kind = BY_PREFIX[REF_RE.match(ref).group("prefix")].folder  # type: ignore[union-attr]
+        kind = BY_PREFIX[REF_RE.fullmatch(ref).group("prefix")].folder  # type: ignore[union-attr]
         if self.store.path_for(kind, ref).exists():
             return None, f"names {ref}, which does not verify"
         for other in KINDS:
@@ -92,7 +92,7 @@ class Checker:
 
     def links(self) -> None:
         for ref, packet in self.packets.items():
-            kind = BY_PREFIX[REF_RE.match(ref).group("prefix")].folder  # type: ignore[union-attr]
+            kind = BY_PREFIX[REF_RE.fullmatch(ref).group("prefix")].folder  # type: ignore[union-attr]
             path = self.store.path_for(kind, ref)
             for field, target_ref in packet_refs(packet):
                 if target_ref == ref:
@@ -118,7 +118,7 @@ class Checker:
                 except (ValueError, KeyError, TypeError):
                     self.problem(path, f"{where}: not a {{kind, ref, observed_at}} record")
                     continue
-                match = REF_RE.match(ref) if isinstance(ref, str) else None
+                match = REF_RE.fullmatch(ref) if isinstance(ref, str) else None
                 if not match or match.group("prefix") not in BY_PREFIX:
                     self.problem(path, f"{where}: not a packet ref", field=where)
                     continue
@@ -151,7 +151,7 @@ class Checker:
             if event.get("goal_id") != self.ws.goal_id:
                 self.problem(self.ws.events, f"{where}: belongs to another goal", field=f"{where}.goal_id")
             if isinstance(ident, str):
-                body = canonical_bytes(event)
+                body = json.dumps(event, sort_keys=True, allow_nan=True).encode()
                 if bodies.setdefault(ident, body) != body:
                     self.problem(self.ws.events, f"{where}: event id {ident} already has another body",
                                  field=f"{where}.event_id")
