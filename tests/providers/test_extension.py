@@ -275,7 +275,7 @@ def test_repair_recovers_without_touching_the_profile(installed, fresh_ws) -> No
 
 
 def test_explicit_id_not_installed(fresh_ws) -> None:
-    provider, result = retrieve(fresh_ws, {"extension_id": "nope"})
+    _, result = retrieve(fresh_ws, {"extension_id": "nope"})
     assert result.reason_code == "extension_not_installed"
     assert result.provider_readiness["extension_id"] == "nope"
 
