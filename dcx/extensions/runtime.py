@@ -88,6 +88,21 @@ def _file_digest(path: str) -> str | None:
         return None
 
 
+def _module_digest(origin: str) -> str | None:
+    """A module file's digest; for a package (``__init__.py``), every ``.py`` file under it,
+    since ``-m package`` runs ``__main__.py`` and whatever it imports from there."""
+    if os.path.basename(origin) != "__init__.py":
+        return _file_digest(origin)
+    root = Path(origin).parent
+    parts = []
+    for path in sorted(root.rglob("*.py")):
+        digest = _file_digest(str(path))
+        if digest is None:
+            return None
+        parts.append([path.relative_to(root).as_posix(), digest])
+    return blake3.blake3(canonical_bytes(parts)).hexdigest() if parts else None
+
+
 def shebang_interpreter(path: str) -> str | None:
     """The interpreter a script's ``#!`` line selects (``env NAME`` looked up on PATH)."""
     try:
@@ -113,7 +128,7 @@ def identity(rev: dict[str, Any]) -> str | None:
     """The live content identity of a pinned revision, or None when a file is missing."""
     runtime = rev["manifest"]["runtime"]
     if "python_module" in runtime:
-        module_file = _file_digest(rev.get("module_path", ""))
+        module_file = _module_digest(rev.get("module_path", ""))
         interpreter = _file_digest(rev["entrypoint_path"])
         if module_file is None or interpreter is None:
             return None

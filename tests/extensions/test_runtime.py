@@ -102,3 +102,14 @@ def test_argv_uses_only_pinned_values() -> None:
     assert runtime.argv(rev) == [str(FIXTURES / "good.py"), "--a"]
     assert runtime.doctor_argv(rev) == [str(FIXTURES / "good.py"), "--a", "--doctor"]
     assert runtime.env_names(rev) == ["E"]
+
+
+def test_identity_of_a_python_package_covers_its_main(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text("print(1)\n")
+    rev = _rev(sys.executable, {"python_module": "pkg"}, module_path=str(package / "__init__.py"))
+    first = runtime.identity(rev)
+    (package / "__main__.py").write_text("print(2)\n")
+    assert runtime.identity(rev) not in (None, first)
