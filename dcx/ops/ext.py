@@ -134,7 +134,7 @@ def install(*, ws: Workspace, path: str, enable: bool = True, doctor: bool = Tru
             return "install"
         active = active_record(existing)
         if active["revision"] != rev["revision"] or not _same_pin(active, rev):
-            raise Refused(f"extension {ext_id!r} is already installed at another revision",
+            raise Refused(f"extension {ext_id!r} is already installed from another revision or location",
                           code="extension_already_installed", hint="use `dcx ext upgrade PATH` to replace it")
         return "none"
 

@@ -297,3 +297,24 @@ def test_validate_config_is_strict(config, field) -> None:
 def test_validate_config_accepts_only_extension_id() -> None:
     assert validate_config({}) == {}
     assert validate_config({"extension_id": "dcx-obelisk"}) == {"extension_id": "dcx-obelisk"}
+
+
+def test_a_python_module_extension_end_to_end(fresh_ws, tmp_path, monkeypatch) -> None:
+    import shutil
+
+    from ext_helpers import FIXTURES, manifest_text
+
+    modules = tmp_path / "modules"
+    modules.mkdir()
+    shutil.copy2(FIXTURES / "good.py", modules / "dcx_fixture_good.py")
+    monkeypatch.setenv("PYTHONPATH", str(modules))
+    folder = tmp_path / "module-ext"
+    folder.mkdir()
+    text = manifest_text("module-ext", "unused", env=("PYTHONPATH",)).replace(
+        'entrypoint = "unused"', 'python_module = "dcx_fixture_good"')
+    (folder / "extension.toml").write_text(text)
+    install(fresh_ws, folder / "extension.toml")
+    _, result = retrieve(fresh_ws)
+    assert result.status == "completed" and result.items[0].resource_ref == "good:first"
+    (modules / "dcx_fixture_good.py").write_text((modules / "dcx_fixture_good.py").read_text() + "\n# edited\n")
+    assert retrieve(fresh_ws)[1].reason_code == "extension_doctor_not_ready"
