@@ -230,14 +230,15 @@ def doctor(*, ws: Workspace, ext_id: str | None, all_: bool = False, dry_run: bo
     if (ext_id is None) == (not all_):
         raise InvalidInput("ext doctor: give one extension ID or --all", code="usage_error", field="ID")
     state = load_state(ws)
-    ids = sorted(state["extensions"]) if all_ else [ext_id]
+    ids: list[str] = sorted(state["extensions"]) if ext_id is None else [ext_id]
     for one in ids:
-        _require(state, one)  # type: ignore[arg-type]
-    results = []
-    for one in ids:
-        outcome = None if dry_run else _doctor_and_record(ws, one, wait)  # type: ignore[arg-type]
-        results.append(_result("ext doctor", ws, one, "doctor", changed=not dry_run, dry_run=dry_run,  # type: ignore[arg-type]
-                               revision=state["extensions"][one]["active_revision"], doctor=outcome))
+        _require(state, one)
+    results = [
+        _result("ext doctor", ws, one, "doctor", changed=not dry_run, dry_run=dry_run,
+                revision=state["extensions"][one]["active_revision"],
+                doctor=None if dry_run else _doctor_and_record(ws, one, wait))
+        for one in ids
+    ]
     if not all_:
         return results[0]
     failed = any(r.exit_code for r in results)
