@@ -268,3 +268,18 @@ def test_json_outputs_hold_no_path_or_content(ext, exts, fresh_ws: Path) -> None
     outputs = [ext("install", str(manifest)), ext("doctor", "stderr-canary"), ext("list")]
     text = json.dumps(outputs)
     assert "STDERR-CANARY" not in text and "/" not in text.replace("\\/", "")
+
+
+def test_no_canary_reaches_a_public_file(ext, exts, fresh_ws: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PARENT_SECRET_CANARY", "parent-secret-value")
+    for script in ("stderr_canary.py", "not_json.py", "extra_field.py", "summary_path.py", "env_probe.py"):
+        ext("install", str(make_extension(exts, script)))
+        retrieve(fresh_ws, {"extension_id": script.removesuffix(".py").replace("_", "-")})
+    ext("doctor", "--all")
+    dc = fresh_ws / ".decision-context"
+    private = {dc / "private", dc / "profile.toml", dc / "sources.toml"}
+    public = [p for p in dc.rglob("*") if p.is_file() and not any(p == q or q in p.parents for q in private)]
+    assert public  # README, workspace.toml, ... exist
+    for path in public:
+        data = path.read_bytes()
+        assert b"CANARY" not in data and str(exts).encode() not in data and b"parent-secret" not in data
