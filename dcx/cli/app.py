@@ -30,6 +30,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("audit", "audit"),
     ("log", "log"),
     ("diff", "diff"),
+    ("ext", "ext"),
 )
 
 _click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]
