@@ -3,15 +3,21 @@ to decide and by commit to re-derive (``checkpoint_not_derivable``).
 
 Per source, the first rule that applies:
 
+0. a ``snapshot`` source is never committed → preserve / ``snapshot_not_committed``
 1. no ``cursor_after_ref`` → preserve / ``cursor_after_missing``
 2. scan ``no_change`` → ready / ``no_change``
 3. scan not ``completed`` → preserve / ``scan_incomplete``
 4. policy ``never`` → preserve / ``exact_read_disabled``
+4b. a ``--baseline`` adoption → ready / ``baseline_adopted`` (a baseline reads
+   nothing: it adopts the current state of a large source as a whole)
 5. a transient exact-read failure → preserve / ``exact_read_incomplete``
-6. semantic no change (or a baseline adoption) → ready / ``semantic_no_change``
-   (``baseline_adopted``)
+6. semantic no change → ready / ``semantic_no_change``
 7. an item no fact, claim or conflict cites → preserve / ``rebase_incomplete``
 8. else ready_after_writeback / ``validated_rebase``
+
+Rules 0 and 4b are dcx's reading of SPEC §5.1/§8.2 ("snapshot ... is never
+committed"; "--baseline ... absorbing every item"), written down in
+docs/decision-cycle.md.
 """
 
 from __future__ import annotations
@@ -47,7 +53,10 @@ def disposition(
     semantic_no_change: bool,
     baseline: bool,
     cited: set[str],
+    snapshot: bool = False,
 ) -> tuple[str, str]:
+    if snapshot:
+        return PRESERVE, "snapshot_not_committed"
     if not receipt.get("cursor_after_ref"):
         return PRESERVE, "cursor_after_missing"
     status = receipt.get("status")
@@ -57,11 +66,11 @@ def disposition(
         return PRESERVE, "scan_incomplete"
     if policy == "never":
         return PRESERVE, "exact_read_disabled"
+    if baseline:
+        return READY, "baseline_adopted"
     changes = receipt.get("changes", [])
     if any(read_incomplete(policy, change) for change in changes):
         return PRESERVE, "exact_read_incomplete"
-    if baseline:
-        return READY, "baseline_adopted"
     if semantic_no_change:
         return READY, "semantic_no_change"
     if any(change["change_ref"] not in cited for change in changes):
@@ -83,21 +92,24 @@ def cited_change_refs(evidence: Mapping[str, Any]) -> set[str]:
 
 def derive_rows(
     receipts: Iterable[Mapping[str, Any]],
-    policies: Mapping[str, str],
+    manifest_rows: Mapping[str, Mapping[str, Any]],
     evidence: Mapping[str, Any],
     rebase: Mapping[str, Any],
 ) -> list[dict[str, Any]]:
-    """The checkpoint rows of an assembly, recomputed from what it embeds."""
+    """The checkpoint rows of an assembly, recomputed from what it embeds
+    (``manifest_rows``: the manifest's source rows by source id)."""
     cited = cited_change_refs(evidence)
     rows = []
     for receipt in receipts:
         source_id = receipt["source_id"]
+        source = manifest_rows[source_id]
         kind, reason = disposition(
             receipt,
-            policies[source_id],
+            source["exact_read_policy"],
             semantic_no_change=bool(rebase.get("semantic_no_change")),
             baseline=rebase.get("mode") == "baseline",
             cited=cited,
+            snapshot=source["scan_mode"] == "snapshot",
         )
         row = {
             "source_id": source_id,

@@ -22,6 +22,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("show", "show"),
     ("verify", "verify"),
     ("key", "key"),
+    ("prepare", "prepare"),
     ("propose", "propose"),
     ("outcome", "outcome"),
     ("writeback", "writeback"),

@@ -114,9 +114,9 @@ def _check_pending(ws: Workspace, minter: RefMinter, asm: dict[str, Any], pend: 
         asm["assembly_ref"], asm["evidence"]["packet_ref"], checkpoint["checkpoint_ref"], asm["decision_id"]
     ):
         raise _refuse("pending_mismatch", "the pending companion belongs to another assembly")
-    policies = {row["source_id"]: row["exact_read_policy"] for row in asm["manifest"]["sources"]}
+    sources = {row["source_id"]: row for row in asm["manifest"]["sources"]}
     try:
-        derived = derive_rows(asm["scan_receipts"], policies, asm["evidence"], asm["rebase"])
+        derived = derive_rows(asm["scan_receipts"], sources, asm["evidence"], asm["rebase"])
     except KeyError:
         raise _refuse("checkpoint_not_derivable", "a scanned source is missing from the embedded manifest") from None
     if sorted(derived, key=lambda r: r["source_id"]) != checkpoint["rows"]:
