@@ -22,7 +22,15 @@ def canonical_bytes(value: Any) -> bytes:
     """RFC 8785 bytes of ``value`` (sorted keys, minimal numbers, UTF-8)."""
     import rfc8785  # small, but only needed on paths that hash
 
-    return rfc8785.dumps(value)
+    try:
+        return rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError:
+        from dcx.errors import InvalidInput
+
+        raise InvalidInput(
+            "value is not representable in canonical JSON (non-finite number or integer beyond 2^53)",
+            code="not_canonical",
+        ) from None
 
 
 def pretty_bytes(value: Any) -> bytes:
@@ -54,7 +62,7 @@ def content_digest(value: Any) -> str:
 
 
 def ref_prefix(ref: str) -> str | None:
-    match = REF_RE.match(ref)
+    match = REF_RE.fullmatch(ref)
     return match.group("prefix") if match else None
 
 

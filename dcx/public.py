@@ -124,7 +124,7 @@ def check_text(value: Any, *, field: str, limit: int = TEXT_MAX, allow_empty: bo
 
 
 def check_token(value: Any, *, field: str, limit: int = TOKEN_MAX) -> str:
-    if isinstance(value, str) and len(value) <= limit and TOKEN_RE.match(value):
+    if isinstance(value, str) and len(value) <= limit and TOKEN_RE.fullmatch(value):
         return value
     raise UnsafeText(
         f"{field}: expected a token ([A-Za-z0-9][A-Za-z0-9_.:-]*, at most {limit} characters)",

@@ -77,7 +77,7 @@ class Store:
 
     @staticmethod
     def kind_of(ref: str) -> str:
-        match = REF_RE.match(ref)
+        match = REF_RE.fullmatch(ref)
         kind = BY_PREFIX.get(match.group("prefix")) if match else None
         if kind is None:
             raise InvalidInput(f"not a packet ref: {ref[:80]!r}", code="invalid_ref", field="ref")
@@ -114,7 +114,7 @@ class Store:
     def resolve(self, text: str) -> str:
         """A full ref from a unique prefix of a ref or of its hex part (like git)."""
         text = text.strip()
-        if REF_RE.match(text):
+        if REF_RE.fullmatch(text):
             return text
         if len(text) < 4:
             raise InvalidInput("ref: give at least 4 characters", field="ref")

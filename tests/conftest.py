@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from syrupy.extensions.json import JSONSnapshotExtension
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,6 +25,13 @@ FIXED_NOW = "2026-11-29T18:00:00Z"
 FIXED_KEY = bytes(range(32))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# Hypothesis profiles: "ci" (default) keeps `make test` CI-sized; "deep" is the
+# knob for long fuzz runs: `pytest --hypothesis-profile=deep tests/fuzz`.
+_quiet = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+settings.register_profile("ci", deadline=None, suppress_health_check=_quiet, print_blob=True)
+settings.register_profile("deep", deadline=None, suppress_health_check=_quiet, max_examples=20_000)
+settings.load_profile(os.environ.get("DCX_HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True)

@@ -107,3 +107,9 @@ def test_tokens() -> None:
 def test_forbidden_keys_anywhere(key: str) -> None:
     with pytest.raises(UnsafeText, match=key):
         check_record({"rows": [{"ok": 1, "nested": {key: "x"}}]})
+
+
+def test_a_trailing_newline_is_not_a_token() -> None:
+    # `$` in Python matches before a final newline: tokens must use fullmatch
+    with pytest.raises(UnsafeText):
+        check_token("agent-a\n", field="agent_id")

@@ -23,6 +23,16 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("show", "show"),
     ("verify", "verify"),
     ("key", "key"),
+    ("prepare", "prepare"),
+    ("propose", "propose"),
+    ("outcome", "outcome"),
+    ("writeback", "writeback"),
+    ("commit", "commit"),
+    ("feedback", "feedback"),
+    ("audit", "audit"),
+    ("log", "log"),
+    ("diff", "diff"),
+    ("ext", "ext"),
 )
 
 _click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]

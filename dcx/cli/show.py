@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -12,17 +13,29 @@ from dcx.result import Result
 def command(
     ctx: typer.Context,
     ref: Annotated[str, typer.Argument(help="A packet ref, or a unique prefix of one (like git).")],
+    reveal: Annotated[
+        bool, typer.Option("--reveal", help="Resolve opaque refs to local paths and values (terminal only).")
+    ] = False,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
     """Show one packet, verified; --format json prints its stored bytes exactly.
+
+    With --reveal, opaque refs (source-change, source-revision, source-cursor,
+    provider) are resolved from this machine's private ref map for the person
+    at the terminal. It refuses to print into a pipe or file, so private
+    values cannot end up in one by accident.
 
     Example: dcx show decision-source-manifest-3fa2
     """
 
     def call(g) -> Result:
+        from dcx.errors import InvalidInput
         from dcx.ops.show import show
 
-        return show(ws=g.ws(), ref=ref)
+        if reveal and (getattr(fmt, "value", fmt) == "json" or not sys.stdout.isatty()):
+            raise InvalidInput("--reveal prints only to a terminal, in text format", field="--reveal",
+                               hint="run it in a terminal without --format json or a pipe")
+        return show(ws=g.ws(), ref=ref, reveal_refs=reveal)
 
     run(ctx, fmt, call, render)
 
@@ -31,3 +44,9 @@ def render(console, result: Result) -> None:
     from dcx.cli._views import render_packet
 
     render_packet(console, result.data["kind"], result.data["packet"])
+    revealed = result.data.get("revealed")
+    if revealed is not None:
+        console.print("[bold]revealed (private; this terminal only)[/]")
+        for ref, fields in revealed.items():
+            shown = " · ".join(str(f) for f in fields) if fields else "(not known on this machine)"
+            console.print(f"  {ref}  {shown}", markup=False, highlight=False)

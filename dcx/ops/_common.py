@@ -14,9 +14,55 @@ def packet_context(ws: Workspace, decision_id: str | None = None) -> PacketConte
 
 
 def check_decision_id(value: str) -> str:
-    if not DECISION_ID_RE.match(value or ""):
+    if not DECISION_ID_RE.fullmatch(value or ""):
         raise InvalidInput(
             "--decision-id: expected [a-z0-9][a-z0-9._-]{0,127} (lower case, safe as a file name)",
             field="--decision-id",
         )
     return value
+
+
+def read_json_input(source: str, *, flag: str = "--from") -> tuple[object, str]:
+    """Parse a JSON input file (or ``-`` for stdin); errors name the file and position only."""
+    import json
+    import sys
+    from pathlib import Path
+
+    display = "stdin" if source == "-" else Path(source).name
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInput(f"{flag}: {display} does not exist", field=flag) from None
+    except (OSError, UnicodeDecodeError):
+        raise InvalidInput(f"{flag}: cannot read {display} as UTF-8 text", field=flag) from None
+    try:
+        return json.loads(text), display
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"{display}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})",
+            field=flag,
+            code="invalid_json",
+        ) from None
+
+
+def validated(shape, data: object, display: str) -> dict:
+    """``shape.check`` with the file named in the message."""
+    try:
+        return shape.check(data, "")
+    except InvalidInput as exc:
+        raise InvalidInput(f"{display}: {exc.message}", code=exc.code, field=exc.field, hint=exc.hint) from None
+
+
+def require_agent(ws: Workspace, explicit: str | None) -> str:
+    """The acting agent: --agent-id / DCX_AGENT_ID, else the profile's only enabled agent."""
+    from dcx.profile import load_profile, resolve_agent
+    from dcx.public import check_token
+
+    try:
+        profile = load_profile(ws)
+    except InvalidInput:
+        profile = None
+    agent = resolve_agent(profile, explicit)
+    if agent is None:
+        raise InvalidInput("--agent-id: needed (the profile does not enable exactly one agent)", field="--agent-id")
+    return check_token(agent, field="--agent-id")

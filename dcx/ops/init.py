@@ -101,9 +101,9 @@ schema_version = "decision_source_registry_v0"
 def init(*, root: Path, goal_id: str | None, agent_id: str | None) -> Result:
     root = root.resolve()
     goal = goal_id or goal_id_from_name(root.name)
-    if not GOAL_ID_RE.match(goal):
+    if not GOAL_ID_RE.fullmatch(goal):
         raise InvalidInput("--goal-id: expected a token ([A-Za-z0-9][A-Za-z0-9_.:-]*)", field="--goal-id")
-    if agent_id is not None and not GOAL_ID_RE.match(agent_id):
+    if agent_id is not None and not GOAL_ID_RE.fullmatch(agent_id):
         raise InvalidInput("--agent-id: expected a token ([A-Za-z0-9][A-Za-z0-9_.:-]*)", field="--agent-id")
     ws = Workspace(root)
     if ws.workspace_toml.exists():

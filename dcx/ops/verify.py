@@ -1,50 +1,205 @@
-"""``dcx verify``: re-hash every packet; ``--repair`` moves torn log fragments aside."""
+"""``dcx verify``: re-hash every packet and event, check every link (SPEC §9).
+
+Problems are collected, never raised, so one run lists them all:
+
+- each packet file verifies (bytes, schema, ref, folder);
+- every packet ref a packet names exists, has the kind its prefix says, and
+  belongs to the same goal (and the same decision, for decision packets);
+- every decision-index line parses and points at an existing packet of that
+  kind, goal and decision;
+- every event recomputes its id, belongs to this goal, and names existing
+  packets; one id never has two bodies;
+- no append-only log ends in a torn line (``--repair`` moves it aside).
+
+Packets minted with another key (merged from another host of the goal)
+verify too: their opaque refs are simply not comparable here.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+from dcx import events
+from dcx.canonical import REF_RE, digest_hex
 from dcx.errors import ExitCode
 from dcx.fsutil import atomic_write, file_lock, read_lines
+from dcx.packets import BY_PREFIX, KINDS
 from dcx.result import Result
 from dcx.store import Store, verify_file
 from dcx.workspace import Workspace
 
 
-def _logs(ws: Workspace) -> list:
-    logs = [ws.events]
-    if ws.decisions.is_dir():
-        logs.extend(sorted(ws.decisions.glob("*.jsonl")))
-    return logs
+def packet_refs(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(key path, ref) of every packet ref inside a JSON value."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from packet_refs(item, f"{path}.{key}" if path else key)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from packet_refs(item, f"{path}[{index}]")
+    elif isinstance(value, str):
+        match = REF_RE.fullmatch(value)
+        if match and match.group("prefix") in BY_PREFIX:
+            yield path, value
+
+
+class Checker:
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.store = Store(ws)
+        self.problems: list[dict[str, Any]] = []
+        self.packets: dict[str, dict[str, Any]] = {}  # ref -> packet, for files that verify
+        self.key_ids: set[str] = set()
+
+    def problem(self, path: Path, message: str, *, ref: str | None = None, field: str | None = None) -> None:
+        row: dict[str, Any] = {"file": self.ws.rel(path), "problem": message}
+        if ref:
+            row["ref"] = ref
+        if field:
+            row["field"] = field
+        self.problems.append(row)
+
+    def files(self) -> int:
+        checked = 0
+        for kind, path in self.store.iter_files():
+            checked += 1
+            why = verify_file(self.ws, kind, path)
+            if why:
+                self.problem(path, why, ref=path.stem)
+                continue
+            packet = json.loads(path.read_bytes())
+            if packet.get("goal_id") != self.ws.goal_id:
+                self.problem(path, "belongs to another goal", ref=path.stem, field="goal_id")
+                continue
+            self.packets[path.stem] = packet
+            self.key_ids.add(packet["key_id"])
+        return checked
+
+    def target(self, ref: str) -> tuple[dict[str, Any] | None, str | None]:
+        """The verified packet behind ``ref``, or why it cannot be used."""
+        if ref in self.packets:
+            return self.packets[ref], None
+        kind = BY_PREFIX[REF_RE.fullmatch(ref).group("prefix")].folder  # type: ignore[union-attr]
+        if self.store.path_for(kind, ref).exists():
+            return None, f"names {ref}, which does not verify"
+        for other in KINDS:
+            if self.store.path_for(other, ref).exists():
+                return None, f"names {ref}, which sits in packets/{other}/ instead of packets/{kind}/"
+        return None, f"names {ref}, which does not exist"
+
+    def links(self) -> None:
+        for ref, packet in self.packets.items():
+            kind = BY_PREFIX[REF_RE.fullmatch(ref).group("prefix")].folder  # type: ignore[union-attr]
+            path = self.store.path_for(kind, ref)
+            for field, target_ref in packet_refs(packet):
+                if target_ref == ref:
+                    continue
+                target, why = self.target(target_ref)
+                if why:
+                    self.problem(path, why, ref=ref, field=field)
+                elif target is not None and packet.get("decision_id") and target.get("decision_id") not in (
+                    None, packet["decision_id"]
+                ):
+                    self.problem(path, f"names {target_ref} of another decision", ref=ref, field=field)
+
+    def decision_index(self) -> None:
+        if not self.ws.decisions.is_dir():
+            return
+        for path in sorted(self.ws.decisions.glob("*.jsonl")):
+            lines, _ = read_lines(path)
+            for number, line in enumerate(lines, start=1):
+                where = f"line {number}"
+                try:
+                    entry = json.loads(line)
+                    ref, kind = entry["ref"], entry["kind"]
+                except (ValueError, KeyError, TypeError):
+                    self.problem(path, f"{where}: not a {{kind, ref, observed_at}} record")
+                    continue
+                match = REF_RE.fullmatch(ref) if isinstance(ref, str) else None
+                if not match or match.group("prefix") not in BY_PREFIX:
+                    self.problem(path, f"{where}: not a packet ref", field=where)
+                    continue
+                if BY_PREFIX[match.group("prefix")].folder != kind:
+                    self.problem(path, f"{where}: {ref} is not a {kind} packet", ref=ref, field=where)
+                    continue
+                target, why = self.target(ref)
+                if why:
+                    self.problem(path, f"{where}: {why}", ref=ref, field=where)
+                elif target is not None and target.get("decision_id") != path.stem:
+                    self.problem(path, f"{where}: {ref} belongs to another decision", ref=ref, field=where)
+
+    def event_log(self) -> int:
+        lines, _ = read_lines(self.ws.events)
+        bodies: dict[str, bytes] = {}
+        for number, line in enumerate(lines, start=1):
+            where = f"line {number}"
+            try:
+                event = json.loads(line)
+            except ValueError:
+                self.problem(self.ws.events, f"{where}: not JSON")
+                continue
+            if not isinstance(event, dict):
+                self.problem(self.ws.events, f"{where}: not an event object")
+                continue
+            ident = event.get("event_id")
+            if not events.id_recomputes(event):
+                self.problem(self.ws.events, f"{where}: event id does not recompute (forged or edited)",
+                             field=f"{where}.event_id")
+            if event.get("goal_id") != self.ws.goal_id:
+                self.problem(self.ws.events, f"{where}: belongs to another goal", field=f"{where}.goal_id")
+            if isinstance(ident, str):
+                body = json.dumps(event, sort_keys=True, allow_nan=True).encode()
+                if bodies.setdefault(ident, body) != body:
+                    self.problem(self.ws.events, f"{where}: event id {ident} already has another body",
+                                 field=f"{where}.event_id")
+            for field, ref in packet_refs(event.get("artifact_refs", [])):
+                _, why = self.target(ref)
+                if why:
+                    self.problem(self.ws.events, f"{where}: {why}", ref=ref, field=f"{where}.artifact_refs{field}")
+        return len(lines)
 
 
 def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
-    store = Store(ws)
-    problems: list[dict[str, Any]] = []
-    checked = 0
-    for kind, path in store.iter_files():
-        checked += 1
-        problem = verify_file(ws, kind, path)
-        if problem:
-            problems.append({"file": ws.rel(path), "ref": path.stem, "problem": problem})
+    checker = Checker(ws)
+    checked = checker.files()
+    checker.links()
+    checker.decision_index()
+    event_count = checker.event_log()
     repaired: list[str] = []
-    for log in _logs(ws):
+    for log in [ws.events, *sorted(ws.decisions.glob("*.jsonl"))] if ws.decisions.is_dir() else [ws.events]:
         _, torn = read_lines(log)
         if not torn:
             continue
         if repair:
             repaired.append(_repair(ws, log, wait))
         else:
-            problems.append(
-                {"file": ws.rel(log), "problem": "last line is incomplete; run `dcx verify --repair`"}
-            )
-    data = {"packets_checked": checked, "problems": problems, "repaired": repaired}
-    if problems:
+            checker.problem(log, "last line is incomplete; run `dcx verify --repair`")
+    foreign = sorted(k for k in checker.key_ids if k != _own_key_id(ws))
+    data = {
+        "packets_checked": checked,
+        "events_checked": event_count,
+        "problems": checker.problems,
+        "repaired": repaired,
+        "foreign_key_ids": foreign,
+    }
+    if checker.problems:
         return Result("verify", data, status="error", exit_code=ExitCode.REFUSED)
     return Result("verify", data)
 
 
-def _repair(ws: Workspace, log, wait: float) -> str:
+def _own_key_id(ws: Workspace) -> str | None:
+    from dcx.keys import Key
+
+    try:
+        return Key(ws.key_path.read_bytes()).key_id
+    except OSError:
+        return None
+
+
+def _repair(ws: Workspace, log: Path, wait: float) -> str:
     """Move a torn last line to private/log/ — the one rewrite dcx ever does."""
     with file_lock(log, wait=wait, display=ws.rel(log)):
         data = log.read_bytes()
@@ -52,8 +207,7 @@ def _repair(ws: Workspace, log, wait: float) -> str:
         fragment = data[cut:]
         if fragment:
             ws.log_dir.mkdir(parents=True, exist_ok=True)
-            from dcx.canonical import digest_hex
-
-            atomic_write(ws.log_dir / f"torn-{log.stem}-{digest_hex(fragment, length=12)}.fragment", fragment, mode=0o600)
+            name = f"torn-{log.stem}-{digest_hex(fragment, length=12)}.fragment"
+            atomic_write(ws.log_dir / name, fragment, mode=0o600)
             atomic_write(log, data[:cut])
     return ws.rel(log)

@@ -50,6 +50,6 @@ def available_specs() -> dict[str, PacketSpec]:
     for kind in KINDS:
         try:
             out[kind] = spec_for(kind)
-        except ModuleNotFoundError:
+        except ImportError:
             continue
     return out

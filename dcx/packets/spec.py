@@ -42,6 +42,14 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def shown_key(key: object) -> str:
+    """A key as it may appear in a one-line message: tokens as they are, anything else escaped."""
+    text = str(key)
+    if public.TOKEN_RE.fullmatch(text) and len(text) <= 64:
+        return text
+    return repr(text[:40])
+
+
 def bad(path: str, message: str, code: str = "invalid_field") -> InvalidInput:
     return InvalidInput(f"{path}: {message}", field=path, code=code)
 
@@ -114,7 +122,7 @@ def DecisionId(**kw: Any) -> Pattern:
 
 def Ref(prefix: str | Sequence[str], **kw: Any) -> Pattern:
     prefixes = [prefix] if isinstance(prefix, str) else list(prefix)
-    alternatives = "|".join(re.escape(p) for p in prefixes)
+    alternatives = "|".join(prefixes)  # prefixes are [a-z0-9-]: nothing to escape
     return Pattern(
         regex=f"(?:{alternatives})-[0-9a-f]{{32}}",
         limit=160,
@@ -172,6 +180,9 @@ class Bool(Field):
         return {"type": "boolean"}
 
 
+SAFE_INT = 2**53 - 1  # beyond this, JSON numbers lose precision (RFC 8785 refuses them)
+
+
 class Int(Field):
     lo: int | None = None
     hi: int | None = None
@@ -179,6 +190,8 @@ class Int(Field):
     def check(self, value: Any, path: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise bad(path, f"expected an integer, got {_type_name(value)}", "invalid_type")
+        if abs(value) > SAFE_INT:
+            raise bad(path, "integer is beyond the safe JSON range (2^53)", "out_of_range")
         if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
             raise bad(path, f"{value} is outside {self._range()}", "out_of_range")
         return value
@@ -202,8 +215,8 @@ class Number(Field):
     def check(self, value: Any, path: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise bad(path, f"expected a number, got {_type_name(value)}", "invalid_type")
-        if not math.isfinite(value):
-            raise bad(path, "expected a finite number", "out_of_range")
+        if not math.isfinite(value) or abs(value) > SAFE_INT:
+            raise bad(path, "expected a finite number within the safe JSON range", "out_of_range")
         if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
             raise bad(path, f"{value} is outside {self.lo}..{self.hi}", "out_of_range")
         if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
@@ -296,7 +309,7 @@ class Map(Field):
             raise bad(path, f"holds {len(value)} entries, over the limit of {self.max_items}", "too_many_items")
         out = {}
         for key in sorted(value):
-            public.check_token(key, field=f"{path}.{key}")
+            public.check_token(key, field=f"{path}.{shown_key(key)}")
             out[key] = self.value.check(value[key], f"{path}.{key}")
         return out
 
@@ -320,7 +333,7 @@ class Shape:
         where = path or self.title
         if not isinstance(value, Mapping):
             raise bad(where, f"expected an object, got {_type_name(value)}", "invalid_type")
-        unknown = sorted(str(k) for k in value if k not in self.fields)
+        unknown = sorted(shown_key(k) for k in value if k not in self.fields)
         if unknown:
             first = f"{path}.{unknown[0]}" if path else unknown[0]
             raise bad(first, f"unknown field(s): {', '.join(unknown)}", "unknown_field")
@@ -436,6 +449,29 @@ class Nested(Field):
         return {"$ref": f"{self.spec.schema_version}.schema.json"}
 
 
+class NestedList(Field):
+    """A list of nested stored packets of one kind, sorted by ref, refs unique."""
+
+    spec: PacketSpec | None = None
+    max_items: int = 64
+
+    def check(self, value: Any, path: str) -> Any:
+        assert self.spec is not None
+        if not isinstance(value, list):
+            raise bad(path, f"expected a list, got {_type_name(value)}", "invalid_type")
+        if len(value) > self.max_items:
+            raise bad(path, f"holds {len(value)} items, over the limit of {self.max_items}", "too_many_items")
+        items = [self.spec.check_stored(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        refs = [item[self.spec.ref_field] for item in items]
+        if len(set(refs)) != len(refs):
+            raise bad(path, "holds the same packet twice", "duplicate_id")
+        return sorted(items, key=lambda item: item[self.spec.ref_field])
+
+    def schema(self) -> dict[str, Any]:
+        assert self.spec is not None
+        return {"type": "array", "maxItems": self.max_items, "items": {"$ref": f"{self.spec.schema_version}.schema.json"}}
+
+
 class PacketContext(NamedTuple):
     """Identity every stored packet carries (SPEC §3.1)."""
 
@@ -500,6 +536,9 @@ class PacketSpec:
                 raise InvalidInput(f"{self.kind} packets need a decision id", field="decision_id")
             if ctx.decision_id is not None:
                 draft["decision_id"] = ctx.decision_id
+        for name, rule in self.shape.fields.items():
+            if isinstance(rule, Const) and name not in draft:
+                draft[name] = rule.value  # constant flags are the spec's, not the caller's
         draft[self.ref_field] = f"{self.prefix}-{'0' * 32}"  # placeholder, replaced below
         packet = self.shape.check(draft, self.schema_version)
         public.check_record(packet, where=self.schema_version)

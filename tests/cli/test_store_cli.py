@@ -77,12 +77,12 @@ def test_verify_clean_example(dcx, example: Path) -> None:
 
 def test_verify_repair_moves_torn_fragment(dcx, example: Path) -> None:
     events = example / ".decision-context" / "events.jsonl"
-    events.write_bytes(b'{"a":1}\n{"b":')
+    events.write_bytes(b'{"b":')
     assert dcx("-C", str(example), "verify").exit_code == 1
     repaired = dcx("-C", str(example), "verify", "--repair", "--format", "json")
     assert repaired.exit_code == 0
     assert repaired.json()["data"]["repaired"] == [".decision-context/events.jsonl"]
-    assert events.read_bytes() == b'{"a":1}\n'
+    assert events.read_bytes() == b""
     fragments = list((example / ".decision-context" / "private" / "log").glob("torn-*"))
     assert [f.read_bytes() for f in fragments] == [b'{"b":']
 

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from dcx.cli._boundary import run
+from dcx.cli._options import AgentOpt, DecisionOpt, FormatOpt, OutputFormat, WaitOpt
+from dcx.result import Result
+
+
+def command(
+    ctx: typer.Context,
+    decision_id: DecisionOpt,
+    event_id: Annotated[str, typer.Option("--event-id", help="The writeback event that binds the chain.")],
+    event_log: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--event-log", help="Read the event from a host log listed in [commit] external_event_logs."),
+    ] = None,
+    agent_id: AgentOpt = None,
+    wait: WaitOpt = 5.0,
+    fmt: FormatOpt = OutputFormat.text,
+) -> None:
+    """Advance the private source cursors of a decision, after its writeback event.
+
+    Verifies the event, the packet chain it names, the pending companion and
+    that nothing private changed, then compare-and-swaps the cursors under a
+    lock (all or nothing), fsyncs and reads back. Any refusal is exit 1 with
+    nothing written; running it again prints the receipt as replayed.
+
+    Example: dcx commit --decision-id ttl-2026-12 --event-id dcx-event-5f0c...
+    """
+
+    def call(g) -> Result:
+        from dcx.ops.commit import commit_decision
+
+        return commit_decision(ws=g.ws(), decision_id=decision_id, event_id=event_id,
+                               event_log=event_log, agent_id=agent_id, wait=wait)
+
+    run(ctx, fmt, call, render)
+
+
+def render(console, result: Result) -> None:
+    receipt = result.data["receipt"]
+    state = "replayed (already committed)" if result.data["replayed"] else receipt["status"]
+    console.print(f"commit {receipt['receipt_ref']} · {state}", markup=False)
+    for row in receipt["sources"]:
+        console.print(f"  {row['source_id']}: {row['result']}", markup=False)

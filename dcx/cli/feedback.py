@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from dcx.cli._boundary import run
+from dcx.cli._options import DecisionOpt, FormatOpt, ObservedAtOpt, OutputFormat, WaitOpt
+from dcx.result import Result
+
+
+def command(
+    ctx: typer.Context,
+    decision_id: DecisionOpt,
+    outcome: Annotated[Optional[str], typer.Option("--outcome", help="An outcome ref (default: the latest).")] = None,  # noqa: UP045
+    observed_at: ObservedAtOpt = None,
+    wait: WaitOpt = 5.0,
+    fmt: FormatOpt = OutputFormat.text,
+) -> None:
+    """Record outcome feedback: retrieval telemetry and at most one memory candidate.
+
+    Verifies the outcome and its evidence are canonical and untampered. A
+    procedural_experience candidate appears only for a verified outcome linked
+    to this evidence, with an exact-read promoted claim, a current source
+    revision and no open conflict; otherwise the reasons are listed. Nothing
+    is ingested or activated.
+
+    Example: dcx feedback --decision-id ttl-2026-12
+    """
+
+    def call(g) -> Result:
+        from dcx.ops.feedback import record_feedback
+
+        return record_feedback(ws=g.ws(), decision_id=decision_id, outcome_ref=outcome,
+                               observed_at=observed_at, wait=wait)
+
+    run(ctx, fmt, call, render)
+
+
+def render(console, result: Result) -> None:
+    packet = result.data["feedback"]
+    t = packet["telemetry"]
+    console.print(f"feedback {packet['feedback_ref']}", markup=False)
+    console.print(
+        f"  recall: {t['provider_result_count']} result(s), {t['accepted_claim_count']} accepted by exact read, "
+        f"{t['stale_or_rejected_claim_count']} stale or rejected",
+        markup=False,
+    )
+    if packet["candidate_emitted"]:
+        console.print("  candidate: procedural_experience (review required; not ingested)", markup=False)
+    else:
+        console.print(f"  no candidate: {', '.join(packet['ineligible_reasons'])}", markup=False)

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from dcx.cli._boundary import run
+from dcx.cli._options import AgentOpt, DecisionOpt, FormatOpt, ObservedAtOpt, OutputFormat, WaitOpt
+from dcx.result import Result
+
+Opt = Optional  # noqa: UP045 — typer reads the annotations at run time
+
+
+def command(
+    ctx: typer.Context,
+    decision_id: DecisionOpt,
+    source: Annotated[Opt[list[str]], typer.Option("--source", help="Only this source id (repeatable; may name on-demand sources).")] = None,
+    query: Annotated[Opt[str], typer.Option("--query", help="Recall query (private; visible to ps — prefer --query-file).")] = None,
+    query_file: Annotated[Opt[str], typer.Option("--query-file", help="Read the recall query from a file, or - for stdin.")] = None,
+    query_summary: Annotated[Opt[str], typer.Option("--query-summary", help="Public-safe description of the query (required with a query).")] = None,
+    scope: Annotated[Opt[str], typer.Option("--scope", help="Recall scope (default: the profile's); codex://threads/<id> is normalised.")] = None,
+    rebase: Annotated[Opt[str], typer.Option("--rebase", help="The agent's decision_rebase_input_v0 JSON file, or -.")] = None,
+    auto_rebase: Annotated[bool, typer.Option("--auto-rebase", help="Generic facts for changed items; recall judged by authority.")] = False,
+    baseline: Annotated[bool, typer.Option("--baseline", help="Adopt the current state of each source (first adoption).")] = False,
+    show_content: Annotated[bool, typer.Option("--show-content", help="Print exact-read and recalled content; write nothing.")] = False,
+    agent_id: AgentOpt = None,
+    observed_at: ObservedAtOpt = None,
+    wait: WaitOpt = 5.0,
+    fmt: FormatOpt = OutputFormat.text,
+) -> None:
+    """Rebuild what is currently true for a decision: scan, exact read, recall, evidence.
+
+    Scans the enabled sources against their committed cursors, exact-reads
+    what changed, recalls advisory context for --query, and stores the
+    evidence, rebase receipt, cursor checkpoint and the assembly embedding
+    them. Authority wins: a recalled claim is accepted only when the current
+    authority text confirms it. Without --rebase, --auto-rebase or --baseline
+    it is a preview: changed sources keep their cursors. It never moves a
+    cursor: `dcx commit` does, after writeback.
+
+    Example: dcx prepare --decision-id ttl-2026-12 --auto-rebase --query "roll back the TTL" --query-summary "TTL rollback criteria"
+    """
+
+    def call(g) -> Result:
+        from dcx.ops.prepare import prepare
+
+        return prepare(ws=g.ws(), decision_id=decision_id, agent_id=agent_id, source_ids=list(source or []),
+                       query=query, query_file=query_file, query_summary=query_summary, scope=scope,
+                       observed_at=observed_at, rebase_file=rebase, auto_rebase=auto_rebase, baseline=baseline,
+                       show_content=show_content, wait=wait, progress=_progress(fmt))
+
+    run(ctx, fmt, call, render)
+
+
+def _progress(fmt):
+    if getattr(fmt, "value", fmt) == "json":
+        return None
+    try:
+        from dcx.cli.scan import progress_factory
+    except ImportError:  # pragma: no cover
+        return None
+    return progress_factory()
+
+
+def render(console, result: Result) -> None:
+    from rich.table import Table
+
+    if "content" in result.data:
+        content = result.data["content"]
+        console.print("[bold]local private transient content[/] — untrusted advisory input, not instructions")
+        for item in content["exact_reads"]:
+            console.rule(f"{item['source_id']} · {item['path']} · {item['change']}", style="dim")
+            console.print(item["content"] if item["content"] is not None else f"({item['content_kind']})",
+                          markup=False, highlight=False)
+        for item in content["recall_results"]:
+            console.rule(f"recall {item['provider_ref']} · score {item['score']}", style="dim")
+            console.print(item["content"], markup=False, highlight=False)
+        return
+    asm = result.data["assembly"]
+    s = result.data["summary"]
+    label = "PREVIEW (no rebase: nothing will advance)" if s["preview"] else f"{s['mode']} rebase"
+    cov = "[yellow]partial[/]" if s["coverage_status"] == "partial" else "[green]complete[/]"
+    console.print(f"[bold]{asm['decision_id']}[/] · {label} · coverage {cov}")
+    ev = asm["evidence"]
+    console.print(f"evidence {ev['packet_ref']}", markup=False)
+    console.print(f"  {s['changed_items']} changed item(s) · {s['facts']} fact(s) · "
+                  f"[green]{s['accepted_claims']} accepted[/] · [red]{s['stale_or_rejected_claims']} stale/rejected[/]")
+    for claim in ev["recalled_claims"]:
+        console.print(f"  [green]accepted[/] {claim['claim_id']}: {claim['summary']}", highlight=False)
+    for claim in ev["stale_or_rejected_claims"]:
+        console.print(f"  [red]{claim['reason_code']}[/] {claim['claim_id']}: {claim['summary']}", highlight=False)
+    table = Table(title="cursor checkpoint", title_justify="left", show_edge=False, pad_edge=False)
+    for column in ("source", "disposition", "reason"):
+        table.add_column(column)
+    for row in asm["checkpoint"]["rows"]:
+        style = "green" if row["disposition"] == "ready_after_writeback" else "yellow"
+        table.add_row(row["source_id"], f"[{style}]{row['disposition']}[/]", row["reason_code"])
+    console.print(table)
+    console.print(f"assembly {asm['assembly_ref']}", markup=False)
+    if not s["preview"] and s["ready_sources"]:
+        console.print(f"next: dcx propose --decision-id {asm['decision_id']} --from proposal.json", markup=False)

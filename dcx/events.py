@@ -1,0 +1,173 @@
+"""Lifecycle writeback events in the ``loopx_rollout_event_v0`` shape (SPEC §8.5).
+
+The Core lifecycle writeback is an event, not a boolean. dcx appends events
+to ``events.jsonl``; ``commit`` exact-reads the one event it is given.
+
+Ids: dcx events are ``dcx-event-<32 hex of blake3(JCS of the event minus
+event_id)>``; events whose id is 16 bare hex characters are checked by the
+LoopX rule (SHA-256 of the JSON with sorted keys and default separators,
+minus ``event_id``, first 16 hex) so a LoopX host's log works too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from dcx.canonical import canonical_bytes, digest_hex
+from dcx.errors import InvalidInput, Refused
+from dcx.fsutil import DEFAULT_WAIT, locked_append, read_lines
+from dcx.packets.spec import (
+    Const,
+    DecisionId,
+    Enum,
+    Obj,
+    Shape,
+    Text,
+    Timestamp,
+    Token,
+    Tokens,
+)
+from dcx.workspace import Workspace
+
+SCHEMA = "loopx_rollout_event_v0"
+KINDS = ("validation", "todo_add", "todo_update", "todo_complete", "refresh_state")
+DCX_ID_RE = re.compile(r"^dcx-event-[0-9a-f]{32}$")
+LOOPX_ID_RE = re.compile(r"^[0-9a-f]{16}$")
+
+BOUNDARY = Shape(
+    "event_boundary",
+    {
+        "authority_granted": Const(value=False),
+        "cursor_advanced": Const(value=False),
+        "external_writes_performed": Const(value=False),
+        "memory_ingested": Const(value=False),
+    },
+)
+BOUNDARY_VALUES = {"authority_granted": False, "cursor_advanced": False,
+                   "external_writes_performed": False, "memory_ingested": False}
+
+EVENT = Shape(
+    SCHEMA,
+    {
+        "schema_version": Const(value=SCHEMA),
+        "event_id": Token(),
+        "goal_id": Token(),
+        "agent_id": Token(optional=True),
+        "event_kind": Enum(values=KINDS),
+        "status": Const(value="committed"),
+        "recorded_at": Timestamp(),
+        "summary": Text(),
+        "causality": Obj(shape=Shape("causality", {"decision_id": DecisionId()})),
+        "artifact_refs": Tokens(min_items=1, max_items=32, item=Token(limit=160)),
+        "boundary": Obj(shape=BOUNDARY),
+    },
+    doc="A lifecycle writeback event as dcx writes it (the LoopX rollout event shape).",
+)
+
+
+def dcx_event_id(event: dict[str, Any]) -> str:
+    body = {k: v for k, v in event.items() if k != "event_id"}
+    return f"dcx-event-{digest_hex(canonical_bytes(body))}"
+
+
+def loopx_event_id(event: dict[str, Any]) -> str:
+    body = {k: v for k, v in event.items() if k != "event_id"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def id_recomputes(event: dict[str, Any]) -> bool:
+    ident = event.get("event_id")
+    if not isinstance(ident, str):
+        return False
+    try:
+        if DCX_ID_RE.fullmatch(ident):
+            return ident == dcx_event_id(event)
+        if LOOPX_ID_RE.fullmatch(ident):
+            return ident == loopx_event_id(event)
+    except (InvalidInput, TypeError, ValueError):
+        return False  # a body that cannot be hashed cannot match its id
+    return False
+
+
+def build_event(*, goal_id: str, agent_id: str | None, decision_id: str, kind: str, summary: str,
+                artifact_refs: list[str], recorded_at: str) -> dict[str, Any]:
+    draft = {
+        "schema_version": SCHEMA,
+        "event_id": "dcx-event-" + "0" * 32,
+        "goal_id": goal_id,
+        "agent_id": agent_id,
+        "event_kind": kind,
+        "status": "committed",
+        "recorded_at": recorded_at,
+        "summary": summary,
+        "causality": {"decision_id": decision_id},
+        "artifact_refs": artifact_refs,
+        "boundary": dict(BOUNDARY_VALUES),
+    }
+    event = EVENT.check(draft)
+    event["event_id"] = dcx_event_id(event)
+    return event
+
+
+def _same_intent(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    keys = ("event_kind", "summary", "artifact_refs", "goal_id")
+    return all(a.get(k) == b.get(k) for k in keys) and a.get("causality") == b.get("causality")
+
+
+def append_event(ws: Workspace, event: dict[str, Any], *, wait: float = DEFAULT_WAIT) -> tuple[dict[str, Any], bool]:
+    """Append unless an event of the same decision, kind, summary and artifacts exists."""
+    found: list[dict[str, Any]] = []
+
+    def decide(lines: list[str]) -> bytes | None:
+        for line in lines:
+            try:
+                existing = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(existing, dict) and _same_intent(existing, event):
+                found.append(existing)
+                return None
+            if isinstance(existing, dict) and existing.get("event_id") == event["event_id"] and existing != event:
+                raise Refused(
+                    f"events.jsonl already holds event {event['event_id']} with a different body",
+                    code="event_id_conflict",
+                )
+        return json.dumps(event, sort_keys=True, ensure_ascii=False).encode()
+
+    appended = locked_append(ws.events, decide, wait=wait, display=ws.rel(ws.events))
+    return (found[0], False) if appended is None else (event, True)
+
+
+def read_log(path: Path, display: str) -> list[dict[str, Any]]:
+    """Every parsable event object of a log (torn last line ignored; verify reports it)."""
+    lines, _ = read_lines(path)
+    out = []
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            out.append(event)
+    return out
+
+
+def find_event(events: list[dict[str, Any]], event_id: str, display: str) -> dict[str, Any]:
+    """Exactly one event with that id (identical duplicates from a union merge count as one)."""
+    matches = [e for e in events if e.get("event_id") == event_id]
+    if not matches:
+        raise Refused(f"{display}: no event with id {event_id}", code="event_missing")
+    bodies = {json.dumps(e, sort_keys=True, allow_nan=True) for e in matches}
+    if len(bodies) > 1:
+        raise Refused(f"{display}: event {event_id} appears with different bodies", code="event_id_conflict")
+    return matches[0]
+
+
+def check_kind(kind: str) -> str:
+    if kind not in KINDS:
+        raise InvalidInput(f"--kind: expected one of {', '.join(KINDS)}", field="--kind")
+    return kind

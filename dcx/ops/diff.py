@@ -1,0 +1,69 @@
+"""``dcx diff REF1 REF2``: the semantic difference of two packets of one kind.
+
+Record lists are matched by their id field (``fact_id``, ``claim_id``,
+``source_id`` …), so a reordered or inserted record reads as one change, not
+as a cascade of shifted indexes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dcx.errors import InvalidInput
+from dcx.result import Result
+from dcx.store import Store
+from dcx.workspace import Workspace
+
+ID_FIELDS = ("source_id", "fact_id", "claim_id", "conflict_id", "objective_id", "alternative_id", "action_id",
+             "stop_id", "outcome_id", "transition_id", "assumption_id", "source_ref", "provider", "change_ref",
+             "provider_ref", "priority", "receipt_ref", "packet_ref")
+
+
+def _key(item: Any) -> str | None:
+    if isinstance(item, dict):
+        for name in ID_FIELDS:
+            if isinstance(item.get(name), str | int):
+                return f"{name}={item[name]}"
+    return None
+
+
+def flatten(value: Any, path: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if isinstance(value, dict):
+        if not value and path:
+            out[path] = {}
+        for key, item in value.items():
+            out.update(flatten(item, f"{path}.{key}" if path else key))
+    elif isinstance(value, list):
+        keys = [_key(item) for item in value]
+        if value and all(keys) and len(set(keys)) == len(keys):
+            for key, item in zip(keys, value, strict=True):
+                out.update(flatten(item, f"{path}[{key}]"))
+        elif value and all(not isinstance(v, dict | list) for v in value):
+            out[path] = value
+        else:
+            if not value:
+                out[path] = []
+            for index, item in enumerate(value):
+                out.update(flatten(item, f"{path}[{index}]"))
+    else:
+        out[path] = value
+    return out
+
+
+def diff(*, ws: Workspace, left: str, right: str) -> Result:
+    store = Store(ws)
+    a_ref, b_ref = store.resolve(left), store.resolve(right)
+    a_kind, b_kind = store.kind_of(a_ref), store.kind_of(b_ref)
+    if a_kind != b_kind:
+        raise InvalidInput(f"cannot diff a {a_kind} packet with a {b_kind} packet", code="kind_mismatch")
+    a, b = flatten(store.get(a_ref)), flatten(store.get(b_ref))
+    changes = []
+    for path in sorted(set(a) | set(b)):
+        if path not in b:
+            changes.append({"path": path, "change": "removed", "old": a[path]})
+        elif path not in a:
+            changes.append({"path": path, "change": "added", "new": b[path]})
+        elif a[path] != b[path]:
+            changes.append({"path": path, "change": "changed", "old": a[path], "new": b[path]})
+    return Result("diff", {"kind": a_kind, "left": a_ref, "right": b_ref, "changes": changes})

@@ -1,0 +1,114 @@
+"""``dcx feedback``: ``decision_outcome_feedback_v0`` for one outcome (SPEC §8.7).
+
+Only canonical, untampered evidence and outcome packets are accepted (the
+store re-hashes both). At most one ``procedural_experience`` candidate is
+emitted — when the outcome is verified, a verified observed outcome cites
+this evidence, a claim was promoted by exact read, a source revision is
+current and no conflict is open — and it is never ingested or activated.
+Rejected recall is telemetry only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dcx import decisions
+from dcx.clock import clock_from_env
+from dcx.errors import Refused
+from dcx.ops._common import check_decision_id, packet_context
+from dcx.packets import evidence, feedback, outcome
+from dcx.result import Result
+from dcx.store import Store
+from dcx.workspace import Workspace
+
+
+def _assembly_retrieval(store: Store, ws: Workspace, decision_id: str, evidence_ref: str) -> dict[str, Any] | None:
+    for ref in decisions.refs_of(ws, decision_id, "assembly"):
+        packet = store.get(ref, kind="assembly")
+        if packet["evidence"]["packet_ref"] == evidence_ref:
+            return packet.get("retrieval")
+    return None
+
+
+def evaluate(ev: dict[str, Any], out: dict[str, Any], retrieval: dict[str, Any] | None) -> dict[str, Any]:
+    """Telemetry, ineligible reasons and the candidate (pure: easy to test)."""
+    recalled = ev["recalled_claims"]
+    stale = ev["stale_or_rejected_claims"]
+    verified = [o for o in out["observed_outcomes"] if o["status"] == "verified"]
+    linked = [o for o in verified if o["evidence_ref"] == ev["packet_ref"]]
+    open_conflicts = sum(1 for c in ev["conflicts"] if c["status"] == "open")
+    current = sum(1 for r in ev["source_revisions"] if r["freshness"] == "current")
+    rejected_by_read = sum(1 for c in stale if c.get("provider_ref"))
+    telemetry = {
+        "count_mode": "retrieval_receipt" if retrieval else "evidence_records",
+        "retrieval_status": retrieval["status"] if retrieval else "not_run",
+        "provider_result_count": retrieval["result_count"] if retrieval else len(recalled) + rejected_by_read,
+        "accepted_claim_count": len(recalled),
+        "stale_or_rejected_claim_count": len(stale),
+        "rejected_by_exact_read_count": rejected_by_read,
+        "changed_fact_count": len(ev["changed_facts"]),
+        "open_conflict_count": open_conflicts,
+        "current_source_revision_count": current,
+        "verified_outcome_count": len(verified),
+        "linked_verified_outcome_count": len(linked),
+        "invalidated_assumption_count": len(out["invalidated_assumptions"]),
+    }
+    reasons = []
+    if out["verification_status"] != "verified":
+        reasons.append("outcome_not_verified")
+    if not out["reward_memory_candidate_eligible"]:
+        reasons.append("outcome_not_candidate_eligible")
+    if not linked:
+        reasons.append("verified_outcome_not_linked_to_evidence")
+    if not recalled:
+        reasons.append("no_exact_read_promoted_claim")
+    if not current:
+        reasons.append("no_current_source_revision")
+    if open_conflicts:
+        reasons.append("unresolved_authority_conflict")
+    candidate = None
+    if not reasons:
+        candidate = {
+            "candidate_kind": "procedural_experience",
+            "review_required": True,
+            "ingested": False,
+            "activated": False,
+            "summary": f"Exact-read confirmed recall preceded a verified outcome in decision {ev['decision_id']}"[:220],
+            "evidence_packet_ref": ev["packet_ref"],
+            "outcome_packet_ref": out["packet_ref"],
+            "claim_ids": [c["claim_id"] for c in recalled],
+        }
+    return {"telemetry": telemetry, "ineligible_reasons": sorted(reasons), "candidate": candidate}
+
+
+def record_feedback(*, ws: Workspace, decision_id: str, outcome_ref: str | None,
+                    observed_at: str | None, wait: float) -> Result:
+    check_decision_id(decision_id)
+    store = Store(ws)
+    known = decisions.refs_of(ws, decision_id, "outcome")
+    if outcome_ref is None:
+        if not known:
+            raise Refused(f"decision {decision_id} has no outcome", code="outcome_missing",
+                          hint=f"run `dcx outcome --decision-id {decision_id}` first")
+        outcome_ref = known[-1]
+    else:
+        outcome_ref = store.resolve(outcome_ref)
+        if outcome_ref not in known:
+            raise Refused(f"{outcome_ref} is not an outcome of decision {decision_id}", code="outcome_not_in_decision")
+    out = store.get(outcome_ref, kind=outcome.SPEC.kind)
+    ev = store.get(out["evidence_packet_ref"], kind=evidence.SPEC.kind)
+    retrieval = _assembly_retrieval(store, ws, decision_id, ev["packet_ref"])
+    verdict = evaluate(ev, out, retrieval)
+    values = {
+        "observed_at": clock_from_env(observed_at).now(),
+        "evidence_packet_ref": ev["packet_ref"],
+        "outcome_packet_ref": out["packet_ref"],
+        "retrieval_ref": retrieval["retrieval_ref"] if retrieval else None,
+        "telemetry": verdict["telemetry"],
+        "candidate_emitted": verdict["candidate"] is not None,
+        "candidate": verdict["candidate"],
+        "ineligible_reasons": verdict["ineligible_reasons"],
+    }
+    packet = store.put(feedback.SPEC, packet_context(ws, decision_id), values)
+    decisions.append(ws, decision_id, "feedback", packet["feedback_ref"], packet["observed_at"], wait=wait)
+    return Result("feedback", {"feedback": packet})

@@ -1,0 +1,88 @@
+"""``dcx log``: decisions newest first, each with its chain, like ``git log`` (SPEC §9).
+
+Chain order: assembly → evidence → proposal → outcomes → events → commit
+receipt → feedback. Goal-level scan receipts (from ``dcx scan``) are listed
+apart. Reads packets through the store, so a corrupt one stops the log with
+the usual ``dcx verify`` hint.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dcx import decisions, events
+from dcx.ops.status import CYCLE
+from dcx.result import Result
+from dcx.store import Store
+from dcx.workspace import Workspace
+
+ORDER = ("assembly", "evidence", "proposal", "outcome", "event", "commit", "feedback")
+
+
+def short(ref: str) -> str:
+    prefix, _, hexpart = ref.rpartition("-")
+    return f"{prefix}-{hexpart[:8]}"
+
+
+def describe(kind: str, packet: dict[str, Any]) -> str:
+    if kind == "assembly":
+        mode = "preview" if packet["preview"] else f"{packet['mode']} rebase"
+        return f"{mode} · coverage {packet['coverage_status']} · {packet['checkpoint']['ready_count']} ready"
+    if kind == "evidence":
+        return (f"{len(packet['changed_facts'])} fact(s) · {len(packet['recalled_claims'])} accepted"
+                f" · {len(packet['stale_or_rejected_claims'])} stale/rejected · {len(packet['conflicts'])} conflict(s)")
+    if kind == "proposal":
+        rec = packet["recommended_decision"]
+        return f"recommends {rec['option_id']} ({rec['confidence']:g})"
+    if kind == "outcome":
+        return f"{packet['verification_status']} · accepted {packet['accepted_decision']['option_id']}"
+    if kind == "commit":
+        moved = sum(1 for s in packet["sources"] if s["result"] == "advanced")
+        return f"{packet['status']} · {moved} cursor(s) advanced"
+    if kind == "feedback":
+        return "candidate emitted" if packet["candidate_emitted"] else "no candidate"
+    return ""
+
+
+def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for entry in decisions.entries(ws, decision_id):
+        packet = store.get(entry["ref"], kind=entry["kind"])
+        rows.append({"kind": entry["kind"], "ref": entry["ref"], "short_ref": short(entry["ref"]),
+                     "observed_at": entry.get("observed_at"), "status": describe(entry["kind"], packet)})
+    for event in all_events:
+        if (event.get("causality") or {}).get("decision_id") == decision_id:
+            rows.append({"kind": "event", "ref": event["event_id"], "short_ref": event["event_id"][:18],
+                         "observed_at": event.get("recorded_at"),
+                         "status": f"{event.get('event_kind')} · {event.get('summary', '')}"[:120]})
+    seen: set[str] = set()
+    unique = [r for r in rows if not (r["ref"] in seen or seen.add(r["ref"]))]
+    unique.sort(key=lambda r: (ORDER.index(r["kind"]) if r["kind"] in ORDER else 99, r["observed_at"] or ""))
+    return unique
+
+
+def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
+    store = Store(ws)
+    all_events = events.read_log(ws.events, ws.rel(ws.events))
+    ids = [decision_id] if decision_id else decisions.decision_ids(ws)
+    rows = []
+    for ident in ids:
+        chain = _chain(store, ws, ident, all_events)
+        if not chain:
+            continue
+        kinds = {row["kind"] for row in chain}
+        next_step = next((verb for kind, verb in CYCLE if kind not in kinds), None)
+        last = max((row["observed_at"] or "" for row in chain), default="")
+        rows.append({"decision_id": ident, "last_observed_at": last or None, "next_step": next_step, "chain": chain})
+    rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
+    if limit is not None:
+        rows = rows[:limit]
+    scans = []
+    if decision_id is None:
+        for stored in store.iter_packets("scan"):
+            receipt = stored.packet
+            scans.append({"ref": stored.ref, "short_ref": short(stored.ref), "source_id": receipt["source_id"],
+                          "status": receipt["status"], "observed_at": receipt["observed_at"],
+                          "changed_count": receipt["changed_count"]})
+        scans.sort(key=lambda r: (r["observed_at"], r["ref"]), reverse=True)
+    return Result("log", {"decisions": rows, "goal_scans": scans})

@@ -1,0 +1,405 @@
+"""``dcx prepare``: rebuild what is currently true for a decision (SPEC §8.2).
+
+scan (against the committed cursors) → exact read (policy permitting) →
+advisory recall (when a query is given) → evidence, by one of four modes:
+
+- ``none`` (no flag): a read-only preview; changed sources are preserved;
+- ``agent`` (``--rebase FILE``): the agent's account of what changed;
+- ``auto`` (``--auto-rebase``): generic facts, recall judged by authority;
+- ``baseline`` (``--baseline``): adopt the current state of each source.
+
+It stores the scan receipts, coverage, freshness, retrieval receipt,
+evidence, rebase receipt, cursor checkpoint and the assembly embedding them,
+appends the decision index and writes the private pending companion. It
+never touches the committed cursor file. ``--show-content`` instead returns
+a ``local_private_transient`` packet with the content and writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dcx import decisions, pending
+from dcx.activation import require_active
+from dcx.assembler import (
+    NOT_REPRODUCED,
+    AuthorityReader,
+    Change,
+    EvidenceDraft,
+    absorbable,
+    check_unique_ids,
+    claim_id_for,
+    fact_id_for,
+    generic_summary,
+    judge_recall,
+    previous_claims,
+    refuse_stale_refs,
+)
+from dcx.checkpoints import READY, derive_rows
+from dcx.clock import clock_from_env
+from dcx.cursors import read_cursors, read_freshness, record_freshness
+from dcx.errors import InvalidInput
+from dcx.keys import load_key
+from dcx.ops._common import check_decision_id, read_json_input, validated
+from dcx.packets import assembly, checkpoint, evidence, manifest, rebase
+from dcx.packets.coverage import build_coverage
+from dcx.packets.freshness import build_freshness
+from dcx.packets.scan import build_scan_receipt
+from dcx.packets.spec import PacketContext
+from dcx.refmap import RefMinter
+from dcx.result import Result
+from dcx.sources.plane import exact_read_scan, read_times, scan_sources, select_sources
+from dcx.sources.registry import Providers
+from dcx.store import Store
+from dcx.workspace import Workspace
+
+MODES = ("agent", "auto", "baseline", "none")
+
+
+def _changes(scans, reads, minter: RefMinter) -> list[Change]:
+    out = []
+    for scan in scans:
+        source_reads = reads.get(scan.source_id, {})
+        for item in scan.items:
+            read = source_reads.get(item.resource_ref)
+            kind = read.content_kind if read is not None and read.absorbed else item.content_kind
+            out.append(Change(
+                source_id=scan.source_id, path=item.resource_ref, revision=item.revision, change=item.change,
+                content_kind=kind or item.content_kind,
+                change_ref=minter.change_ref(scan.source_id, item.resource_ref),
+                revision_ref=minter.revision_ref(scan.source_id, item.resource_ref, item.revision),
+                read_status=read.status if read is not None else None,
+                content=read.content if read is not None and read.status == "verified" else None,
+                observed_at=item.observed_at,
+            ))
+    return out
+
+
+def _provider_health(scans, run, observed_at: str) -> list[dict[str, Any]]:
+    by_provider: dict[str, list] = {}
+    for scan in scans:
+        by_provider.setdefault(scan.provider_id, []).append(scan)
+    rows = []
+    for provider_id, group in by_provider.items():
+        bad = [s for s in group if not s.ok]
+        status = "healthy" if not bad else ("unavailable" if len(bad) == len(group) else "degraded")
+        rows.append({"provider": provider_id, "status": status, "observed_at": observed_at, "fail_open": True,
+                     "reason_code": bad[0].reason_code if bad else None})
+    if run is not None:
+        answer = run.retrieval
+        rows.append({"provider": answer.provider, "status": "healthy" if answer.ok else "unavailable",
+                     "reason_code": answer.reason_code, "observed_at": observed_at, "fail_open": True})
+    return [{k: v for k, v in r.items() if v is not None} for r in rows]
+
+
+def _auto(draft: EvidenceDraft, changes: list[Change], policies: dict[str, str], reader: AuthorityReader,
+          run, previous: dict[str, dict[str, Any]], minter: RefMinter) -> None:
+    for change in changes:
+        if absorbable(change, policies[change.source_id]) and policies[change.source_id] != "never":
+            draft.fact(fact_id_for(change.change_ref), generic_summary(change), change, generic=True)
+    changed_refs = {c.change_ref for c in changes}
+    for provider_ref, item in run.pairs() if run is not None else []:
+        verdict = judge_recall(reader, item.resource_ref, item.content)
+        cid = claim_id_for(provider_ref)
+        changed = verdict.authority is not None and verdict.authority.change_ref in changed_refs
+        if verdict.accepted:
+            draft.accept(cid, item.summary, provider_ref, verdict.authority, changed)
+        else:
+            draft.reject(cid, item.summary, verdict.reason_code, provider_ref=provider_ref,
+                         authority=verdict.authority, changed=changed)
+    _demote_moved(draft, previous, reader)
+
+
+def _demote_moved(draft: EvidenceDraft, previous: dict[str, dict[str, Any]], reader: AuthorityReader) -> None:
+    """Previously accepted claims of this decision whose authority revision moved become stale."""
+    from dcx.refmap import reveal
+
+    for cid, claim in previous.items():
+        if cid in draft.claims or cid in draft.stale:
+            continue
+        fields = reveal(reader.ws, claim["source_ref"])
+        if not fields or len(fields) != 2:
+            continue
+        authority = reader.read(fields[0], fields[1])
+        current = authority.revision_ref if authority is not None else None
+        if current != claim["source_revision"]:
+            draft.reject(cid, claim["summary"], "stale_authority_revision", provider_ref=claim["provider_ref"],
+                         authority=authority, source_ref=claim["source_ref"],
+                         source_revision=None if authority else claim["source_revision"])
+            draft.demoted += 1
+
+
+def _resolve(citation: Any, minter: RefMinter) -> str:
+    if isinstance(citation, dict):
+        return minter.change_ref(citation["source_id"], citation["path"])
+    return citation
+
+
+def _agent(draft: EvidenceDraft, body: dict[str, Any], changes: list[Change], reader: AuthorityReader,
+           run, minter: RefMinter) -> None:
+    by_ref = {c.change_ref: c for c in changes}
+    recalled = {ref: item for ref, item in (run.pairs() if run is not None else [])}
+    for fact in body.get("changed_facts", []):
+        change = by_ref.get(_resolve(fact["change_ref"], minter))
+        if change is None:
+            raise refuse_stale_refs(f"a change in fact {fact['fact_id']}")
+        if fact.get("revision_ref") not in (None, change.revision_ref):
+            raise refuse_stale_refs(f"a revision in fact {fact['fact_id']}")
+        draft.fact(fact["fact_id"], fact["summary"], change, generic=False)
+    for claim in body.get("recalled_claims", []):
+        item = recalled.get(claim["provider_ref"])
+        if item is None:
+            draft.reject(claim["claim_id"], claim["summary"], NOT_REPRODUCED, provider_ref=claim["provider_ref"])
+            draft.demoted += 1
+            continue
+        verdict = judge_recall(reader, item.resource_ref, item.content)
+        cited = claim.get("change_ref")
+        if cited is not None and verdict.authority is not None and _resolve(cited, minter) != verdict.authority.change_ref:
+            verdict = verdict._replace(accepted=False, reason_code="unverifiable_recall")
+        changed = verdict.authority is not None and verdict.authority.change_ref in by_ref
+        if verdict.accepted:
+            draft.accept(claim["claim_id"], claim["summary"], claim["provider_ref"], verdict.authority, changed)
+        else:
+            draft.reject(claim["claim_id"], claim["summary"], verdict.reason_code,
+                         provider_ref=claim["provider_ref"], authority=verdict.authority, changed=changed)
+    for claim in body.get("stale_or_rejected_claims", []):
+        ref = _resolve(claim["change_ref"], minter) if claim.get("change_ref") else None
+        change = by_ref.get(ref) if ref else None
+        if ref and change is None:
+            raise refuse_stale_refs(f"a change in claim {claim['claim_id']}")
+        draft.reject(claim["claim_id"], claim["summary"], claim["reason_code"],
+                     provider_ref=claim.get("provider_ref"),
+                     source_ref=ref, source_revision=change.revision_ref if change else None)
+        if change:
+            draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
+    for conflict in body.get("conflicts", []):
+        refs = sorted({_resolve(c, minter) for c in conflict["change_refs"]})
+        for ref in refs:
+            change = by_ref.get(ref)
+            if change is None:
+                raise refuse_stale_refs(f"a change in conflict {conflict['conflict_id']}")
+            draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
+        draft.conflicts[conflict["conflict_id"]] = {
+            "conflict_id": conflict["conflict_id"], "summary": conflict["summary"], "source_refs": refs,
+            "conflict_rule": conflict["conflict_rule"], "status": conflict["status"],
+        }
+    check_unique_ids(draft)
+
+
+def _baseline(draft: EvidenceDraft, scans, minter: RefMinter) -> None:
+    for scan in scans:
+        if not scan.ok or scan.cursor_after is None:
+            continue
+        change = Change(scan.source_id, "", scan.cursor_after, "modified", "text",
+                        minter.change_ref(scan.source_id, ""),
+                        minter.revision_ref(scan.source_id, "", scan.cursor_after), None, None, scan.observed_at)
+        draft.fact(fact_id_for(change.change_ref), f"Adopted the current state of {scan.source_id}",
+                   change, generic=True)
+
+
+def _rebase_values(mode: str, body: dict[str, Any] | None, changes: list[Change], draft: EvidenceDraft,
+                   observed_at: str, input_digest: str | None) -> dict[str, Any]:
+    cited = {f["source_ref"] for f in draft.facts.values()} | {c["source_ref"] for c in draft.claims.values()}
+    cited |= {c["source_ref"] for c in draft.stale.values() if "source_ref" in c}
+    for conflict in draft.conflicts.values():
+        cited |= set(conflict["source_refs"])
+    change_refs = {c.change_ref for c in changes}
+    semantic = bool(body and body.get("semantic_no_change"))
+    uncited = 0 if mode == "baseline" or semantic else len(change_refs - cited)
+    if not change_refs or semantic:
+        status = "no_material_change"
+    elif uncited or mode == "none":
+        status = "incomplete"
+    else:
+        status = "material_change"
+    return {
+        "observed_at": observed_at, "mode": mode, "status": status, "semantic_no_change": semantic,
+        "changed_item_count": len(change_refs), "cited_change_refs": sorted(change_refs & cited),
+        "uncited_change_count": uncited, "changed_fact_count": len(draft.facts),
+        "recalled_claim_count": len(draft.claims),
+        "stale_or_rejected_claim_count": len([c for c in draft.stale if c not in draft.claims]),
+        "conflict_count": len(draft.conflicts), "demoted_claim_count": draft.demoted,
+        "input_digest": input_digest,
+    }
+
+
+def _show_content(scans, changes: list[Change], run) -> Result:
+    items = [
+        {"source_id": c.source_id, "path": c.path, "change_ref": c.change_ref, "revision_ref": c.revision_ref,
+         "change": c.change, "content_kind": c.content_kind, "content": c.content}
+        for c in changes
+    ]
+    results = [
+        {"provider_ref": ref, "summary": item.summary, "score": item.score, "content": item.content}
+        for ref, item in (run.pairs() if run is not None else [])
+    ]
+    packet = {
+        "schema_version": "decision_context_prepare_content_v0",
+        "visibility": "local_private_transient",
+        "authority": "advisory_only",
+        "content_trust": "untrusted_advisory",
+        "content_may_instruct": False,
+        "exact_reads": items,
+        "recall_results": results,
+        "recall_status": run.retrieval.status if run is not None else "not_run",
+    }
+    return Result("prepare", {"content": packet}, status="ok")
+
+
+def prepare(
+    *,
+    ws: Workspace,
+    decision_id: str,
+    agent_id: str | None,
+    source_ids: list[str],
+    query: str | None,
+    query_file: str | None,
+    query_summary: str | None,
+    scope: str | None,
+    observed_at: str | None,
+    rebase_file: str | None,
+    auto_rebase: bool,
+    baseline: bool,
+    show_content: bool,
+    wait: float,
+    progress: Any = None,
+) -> Result:
+    check_decision_id(decision_id)
+    chosen = [flag for flag, on in (("--rebase", rebase_file is not None), ("--auto-rebase", auto_rebase),
+                                     ("--baseline", baseline), ("--show-content", show_content)) if on]
+    if len(chosen) > 1:
+        raise InvalidInput(f"{' and '.join(chosen)} cannot be combined", field=chosen[1], code="flags_exclusive")
+    mode = "agent" if rebase_file is not None else "auto" if auto_rebase else "baseline" if baseline else "none"
+    state = require_active(ws, agent_id)
+    profile, registry = state.profile, state.registry
+    assert profile is not None and registry is not None and state.agent_id is not None
+    body = None
+    input_digest = None
+    if rebase_file is not None:
+        raw, display = read_json_input(rebase_file, flag="--rebase")
+        body = validated(rebase.INPUT, raw, display)
+        if body.get("semantic_no_change") and any(body.get(k) for k in (
+                "changed_facts", "recalled_claims", "stale_or_rejected_claims", "conflicts")):
+            raise InvalidInput(f"{display}: semantic_no_change cannot come with records",
+                               field="semantic_no_change", code="semantic_no_change_with_records")
+        from dcx.canonical import content_digest
+
+        input_digest = content_digest(body)[:32]
+    clock = clock_from_env(observed_at)
+    now = clock.now()
+    key = load_key(ws)
+    store = Store(ws)
+    minter = RefMinter(ws, key, record=not show_content)
+    ctx = PacketContext(ws.goal_id, key.key_id, decision_id)
+    goal_ctx = PacketContext(ws.goal_id, key.key_id)
+
+    # recall first: its request bounds are input checks (exit 2) that must come before any scan
+    run = None
+    if query is not None or query_file is not None:
+        from dcx.ops.recall import read_query
+        from dcx.providers.runner import build_request, run_recall
+        import sys
+
+        if not query_summary:
+            raise InvalidInput("--query-summary: required with --query", field="--query-summary")
+        text, _ = read_query(query, query_file, sys.stdin)
+        request = build_request(profile.context_provider, scope_ref=scope, query=text,
+                                query_summary=query_summary, max_results=None, timeout_seconds=None,
+                                observed_at=now, labels={"scope_ref": "--scope", "query": "--query",
+                                                         "query_summary": "--query-summary"})
+
+    selected = select_sources(registry, source_ids)
+    providers = Providers(ws, profile, registry, progress=progress)
+    scans = scan_sources(providers, selected, committed=read_cursors(ws), clock=clock)
+    reads = {} if mode == "baseline" else {s.source_id: exact_read_scan(providers, s, clock=clock) for s in scans}
+    if query is not None or query_file is not None:
+        run = run_recall(ws, profile, request, minter=minter, clock=clock, transient=show_content)
+    changes = _changes(scans, reads, minter)
+    if show_content:
+        return _show_content(scans, changes, run)
+
+    # packets of the sources: receipts, freshness (after recording this run's reads), coverage
+    receipts = [build_scan_receipt(goal_ctx, s, reads.get(s.source_id, {}), minter) for s in scans]
+    record_freshness(ws, read_times(scans, reads), wait=wait)
+    fresh = build_freshness(goal_ctx, registry, scans, read_freshness(ws), now)
+    coverage = build_coverage(goal_ctx, registry, scans, reads)
+    man = manifest.build_manifest(goal_ctx, registry)
+    freshness_of = {row["source_id"]: ("current" if row["status"] == "fresh" else "stale") for row in fresh["rows"]}
+
+    draft = EvidenceDraft(now, freshness_of)
+    policies = {s.source_id: s.exact_read_policy for s in registry.sources}
+    reader = AuthorityReader(ws, profile, registry, minter, changes)
+    earlier = [store.get(ref, kind="evidence") for ref in decisions.refs_of(ws, decision_id, "evidence")]
+    if mode == "auto":
+        _auto(draft, changes, policies, reader, run, previous_claims(earlier), minter)
+    elif mode == "agent":
+        _agent(draft, body or {}, changes, reader, run, minter)
+    elif mode == "baseline":
+        _baseline(draft, scans, minter)
+    for change in changes:  # every changed item is a source revision, cited or not
+        draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
+
+    evidence_packet = evidence.SPEC.build(ctx, {
+        "observed_at": now, "visibility": "public_safe", **draft.records(),
+        "provider_health": _provider_health(scans, run, now),
+    })
+    rebase_packet = rebase.SPEC.build(ctx, _rebase_values(mode, body, changes, draft, now, input_digest))
+    manifest_rows = {row["source_id"]: row for row in man["sources"]}
+    rows = derive_rows(receipts, manifest_rows, evidence_packet, rebase_packet)
+    ready = [r for r in rows if r["disposition"] == READY]
+    checkpoint_packet = checkpoint.SPEC.build(ctx, {
+        "observed_at": now, "rows": rows, "ready_count": len(ready), "preserve_count": len(rows) - len(ready),
+    })
+    retrieval_packet = run.receipt(goal_ctx) if run is not None else None
+    coverage_status = coverage["status"]
+    assembly_packet = assembly.SPEC.build(ctx, {
+        "observed_at": now, "agent_id": state.agent_id, "mode": mode, "preview": mode == "none",
+        "coverage_status": coverage_status, "manifest": man, "scan_receipts": receipts, "coverage": coverage,
+        "freshness": fresh, "retrieval": retrieval_packet, "evidence": evidence_packet,
+        "rebase": rebase_packet, "checkpoint": checkpoint_packet,
+    })
+
+    # store: parts first, the assembly last, then the index and the private companion
+    from dcx.packets import coverage as coverage_mod, freshness as freshness_mod, retrieval as retrieval_mod, scan
+
+    minter.flush()
+    store.put_built(manifest.SPEC, man)
+    for receipt in receipts:
+        store.put_built(scan.SPEC, receipt)
+    store.put_built(coverage_mod.SPEC, coverage)
+    store.put_built(freshness_mod.SPEC, fresh)
+    if retrieval_packet is not None:
+        store.put_built(retrieval_mod.SPEC, retrieval_packet)
+    for spec, packet in ((evidence.SPEC, evidence_packet), (rebase.SPEC, rebase_packet),
+                         (checkpoint.SPEC, checkpoint_packet), (assembly.SPEC, assembly_packet)):
+        store.put_built(spec, packet)
+    for kind, packet, field in (("evidence", evidence_packet, "packet_ref"), ("rebase", rebase_packet, "rebase_ref"),
+                                ("checkpoint", checkpoint_packet, "checkpoint_ref"),
+                                ("assembly", assembly_packet, "assembly_ref")):
+        decisions.append(ws, decision_id, kind, packet[field], now, wait=wait)
+    by_id = {s.source_id: s for s in scans}
+    pending.write(ws, {
+        "goal_id": ws.goal_id, "decision_id": decision_id, "assembly_ref": assembly_packet["assembly_ref"],
+        "evidence_packet_ref": evidence_packet["packet_ref"], "checkpoint_ref": checkpoint_packet["checkpoint_ref"],
+        "profile_digest": profile.digest, "registry_digest": registry.digest, "key_id": key.key_id,
+        "expected_cursors": {r["source_id"]: by_id[r["source_id"]].cursor_before for r in ready},
+        "proposed_cursors": {r["source_id"]: by_id[r["source_id"]].cursor_after for r in ready},
+        "exact_reads": [{"source_id": c.source_id, "resource_ref": c.path, "revision": c.revision}
+                        for c in changes if c.read_status == "verified"],
+    })
+    partial = coverage_status == "partial" or (run is not None and not run.retrieval.ok) or any(
+        not s.ok for s in scans)
+    warnings = []
+    if coverage_status == "partial":
+        warnings.append("coverage is partial: a required (p0) source was not fully scanned and read")
+    return Result("prepare", {
+        "assembly": assembly_packet,
+        "summary": {
+            "assembly_ref": assembly_packet["assembly_ref"],
+            "evidence_packet_ref": evidence_packet["packet_ref"],
+            "mode": mode, "preview": mode == "none", "coverage_status": coverage_status,
+            "changed_items": len(changes), "facts": len(draft.facts), "accepted_claims": len(draft.claims),
+            "stale_or_rejected_claims": rebase_packet["stale_or_rejected_claim_count"],
+            "ready_sources": len(ready), "preserved_sources": len(rows) - len(ready),
+        },
+    }, status="partial" if partial else "ok", warnings=warnings)

@@ -1,0 +1,56 @@
+"""``dcx propose``: a validated ``decision_proposal_v0`` bound to the latest evidence."""
+
+from __future__ import annotations
+
+from dcx import decisions
+from dcx.clock import clock_from_env
+from dcx.errors import Refused
+from dcx.ops._common import (
+    check_decision_id,
+    packet_context,
+    read_json_input,
+    require_agent,
+    validated,
+)
+from dcx.packets import evidence, proposal
+from dcx.result import Result
+from dcx.store import Store
+from dcx.workspace import Workspace
+
+
+def latest_evidence(ws: Workspace, decision_id: str) -> str:
+    ref = decisions.latest(ws, decision_id, "evidence")
+    if ref is None:
+        raise Refused(
+            f"decision {decision_id} has no evidence packet",
+            code="evidence_missing",
+            hint=f"run `dcx prepare --decision-id {decision_id}` first",
+        )
+    return ref
+
+
+def propose(*, ws: Workspace, decision_id: str, source: str, agent_id: str | None,
+            observed_at: str | None, wait: float) -> Result:
+    check_decision_id(decision_id)
+    agent = require_agent(ws, agent_id)
+    data, display = read_json_input(source)
+    clean = validated(proposal.INPUT, data, display)
+    latest = latest_evidence(ws, decision_id)
+    given = clean.pop("evidence_packet_ref", None)
+    if given is not None and given != latest:
+        raise Refused(
+            f"{display}: evidence_packet_ref is not the decision's latest evidence ({latest})",
+            code="evidence_not_latest",
+            field="evidence_packet_ref",
+            hint="drop the field to bind the latest evidence, or prepare again",
+        )
+    store = Store(ws)
+    store.get(latest, kind=evidence.SPEC.kind)  # verifies the evidence before binding to it
+    clock = clock_from_env(observed_at)
+    packet = store.put(
+        proposal.SPEC,
+        packet_context(ws, decision_id),
+        {**clean, "evidence_packet_ref": latest, "observed_at": clock.now(), "proposed_by": agent},
+    )
+    decisions.append(ws, decision_id, "proposal", packet["packet_ref"], packet["observed_at"], wait=wait)
+    return Result("propose", {"proposal": packet})

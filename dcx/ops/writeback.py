@@ -1,0 +1,46 @@
+"""``dcx writeback``: append one lifecycle event (``loopx_rollout_event_v0``) to events.jsonl."""
+
+from __future__ import annotations
+
+from dcx import decisions, events
+from dcx.clock import clock_from_env
+from dcx.errors import Refused
+from dcx.ops._common import check_decision_id, require_agent
+from dcx.public import check_text
+from dcx.result import Result
+from dcx.store import Store
+from dcx.workspace import Workspace
+
+DEFAULT_KINDS = ("evidence", "proposal", "outcome")
+
+
+def writeback(*, ws: Workspace, decision_id: str, kind: str, summary: str, artifacts: list[str],
+              agent_id: str | None, observed_at: str | None, wait: float) -> Result:
+    check_decision_id(decision_id)
+    events.check_kind(kind)
+    check_text(summary, field="--summary")
+    agent = require_agent(ws, agent_id)
+    store = Store(ws)
+    if artifacts:
+        refs = sorted(set(artifacts))
+        for ref in refs:
+            store.kind_of(ref)  # exit 2 for something that is not a packet ref
+            if not store.exists(ref):
+                raise Refused(f"--artifact: packet {ref} does not exist", code="artifact_missing", field="--artifact")
+    else:
+        refs = []
+        for kind_name in DEFAULT_KINDS:
+            ref = decisions.latest(ws, decision_id, kind_name)
+            if ref is None:
+                raise Refused(
+                    f"decision {decision_id} has no {kind_name} packet to reference",
+                    code=f"{kind_name}_missing",
+                    hint="record the missing step first, or name artifacts with --artifact",
+                )
+            refs.append(ref)
+    event = events.build_event(
+        goal_id=ws.goal_id, agent_id=agent, decision_id=decision_id, kind=kind, summary=summary,
+        artifact_refs=refs, recorded_at=clock_from_env(observed_at).now(),
+    )
+    stored, appended = events.append_event(ws, event, wait=wait)
+    return Result("writeback", {"event": stored, "appended": appended})

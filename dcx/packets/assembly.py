@@ -1,0 +1,36 @@
+"""``decision_context_assembly_v0``: one prepare run, whole (SPEC §8.2).
+
+Embeds the manifest, every scan receipt, coverage, freshness, the retrieval
+receipt (when recall ran), the evidence packet, the semantic rebase receipt
+and the cursor checkpoint — each keeping its own ref, each also stored on its
+own — so a reviewer reads one file and commit verifies one chain.
+"""
+
+from __future__ import annotations
+
+from dcx.packets import checkpoint, coverage, evidence, freshness, manifest, rebase, retrieval, scan
+from dcx.packets.spec import Bool, Enum, Nested, NestedList, PacketSpec, Timestamp, Token
+
+SPEC = PacketSpec(
+    kind="assembly",
+    schema_version="decision_context_assembly_v0",
+    prefix="decision-context-assembly",
+    ref_field="assembly_ref",
+    decision_scoped=True,
+    doc="One prepare run: sources scanned, recall, evidence, rebase and cursor checkpoint.",
+    fields={
+        "observed_at": Timestamp(),
+        "agent_id": Token(),
+        "mode": Enum(values=rebase.MODES),
+        "preview": Bool(),
+        "coverage_status": Enum(values=("complete", "partial")),
+        "manifest": Nested(spec=manifest.SPEC),
+        "scan_receipts": NestedList(spec=scan.SPEC),
+        "coverage": Nested(spec=coverage.SPEC),
+        "freshness": Nested(spec=freshness.SPEC),
+        "retrieval": Nested(spec=retrieval.SPEC, optional=True),
+        "evidence": Nested(spec=evidence.SPEC),
+        "rebase": Nested(spec=rebase.SPEC),
+        "checkpoint": Nested(spec=checkpoint.SPEC),
+    },
+)

@@ -1,0 +1,40 @@
+"""``decision_cursor_commit_receipt_v0`` (SPEC §8.6).
+
+A pure function of the checkpoint, the event and the per-source before/after
+refs: it has no wall-clock field, so a replayed commit re-derives the same ref.
+"""
+
+from __future__ import annotations
+
+from dcx.packets.spec import Const, Enum, PacketSpec, Records, Ref, Shape, Token
+
+SOURCE_ROW = Shape(
+    "commit_source",
+    {
+        "source_id": Token(),
+        "cursor_before_ref": Ref("source-cursor"),
+        "cursor_after_ref": Ref("source-cursor"),
+        "result": Enum(values=("advanced", "replayed")),
+    },
+)
+
+SPEC = PacketSpec(
+    kind="commit",
+    schema_version="decision_cursor_commit_receipt_v0",
+    prefix="decision-cursor-commit",
+    ref_field="receipt_ref",
+    decision_scoped=True,
+    doc="Proof that private cursors advanced after a verified writeback event.",
+    fields={
+        "assembly_ref": Ref("decision-context-assembly"),
+        "checkpoint_ref": Ref("decision-cursor-checkpoint"),
+        "evidence_packet_ref": Ref("decision-evidence"),
+        "proposal_packet_ref": Ref("decision-proposal"),
+        "outcome_packet_ref": Ref("decision-outcome"),
+        "event_id": Token(),
+        "status": Enum(values=("committed", "replayed")),
+        "sources": Records(shape=SOURCE_ROW, id_field="source_id", min_items=1, max_items=64),
+        "readback_verified": Const(value=True),
+        "cursor_values_captured": Const(value=False),
+    },
+)

@@ -1,0 +1,84 @@
+"""``decision_outcome_feedback_v0`` (SPEC §8.7).
+
+Closes the loop without making anything authoritative: aggregate retrieval
+and outcome telemetry, and at most one ``procedural_experience`` Reward Memory
+candidate that is never ingested, reviewed, persisted as memory or activated.
+"""
+
+from __future__ import annotations
+
+from dcx.packets.spec import (
+    Bool,
+    Const,
+    Enum,
+    Int,
+    Obj,
+    PacketSpec,
+    Ref,
+    Shape,
+    Summary,
+    Timestamp,
+    Tokens,
+)
+
+INELIGIBLE = (
+    "no_current_source_revision",
+    "no_exact_read_promoted_claim",
+    "outcome_not_candidate_eligible",
+    "outcome_not_verified",
+    "unresolved_authority_conflict",
+    "verified_outcome_not_linked_to_evidence",
+)
+
+TELEMETRY = Shape(
+    "feedback_telemetry",
+    {
+        "count_mode": Enum(values=("retrieval_receipt", "evidence_records")),
+        "retrieval_status": Enum(values=("completed", "unavailable", "not_run")),
+        "provider_result_count": Int(lo=0),
+        "accepted_claim_count": Int(lo=0),
+        "stale_or_rejected_claim_count": Int(lo=0),
+        "rejected_by_exact_read_count": Int(lo=0),
+        "changed_fact_count": Int(lo=0),
+        "open_conflict_count": Int(lo=0),
+        "current_source_revision_count": Int(lo=0),
+        "verified_outcome_count": Int(lo=0),
+        "linked_verified_outcome_count": Int(lo=0),
+        "invalidated_assumption_count": Int(lo=0),
+    },
+)
+
+CANDIDATE = Shape(
+    "reward_memory_candidate",
+    {
+        "candidate_kind": Const(value="procedural_experience"),
+        "summary": Summary(),
+        "evidence_packet_ref": Ref("decision-evidence"),
+        "outcome_packet_ref": Ref("decision-outcome"),
+        "claim_ids": Tokens(min_items=1, max_items=256),
+        "review_required": Const(value=True),
+        "ingested": Const(value=False),
+        "activated": Const(value=False),
+    },
+)
+
+SPEC = PacketSpec(
+    kind="feedback",
+    schema_version="decision_outcome_feedback_v0",
+    prefix="decision-feedback",
+    ref_field="feedback_ref",
+    decision_scoped=True,
+    doc="Outcome feedback: telemetry and at most one never-ingested Reward Memory candidate.",
+    fields={
+        "observed_at": Timestamp(),
+        "evidence_packet_ref": Ref("decision-evidence"),
+        "outcome_packet_ref": Ref("decision-outcome"),
+        "retrieval_ref": Ref("context-retrieval", optional=True),
+        "telemetry": Obj(shape=TELEMETRY),
+        "candidate_emitted": Bool(),
+        "candidate": Obj(shape=CANDIDATE, optional=True),
+        "ineligible_reasons": Tokens(max_items=len(INELIGIBLE), item=Enum(values=INELIGIBLE)),
+        "memory_ingested": Const(value=False),
+        "authority_granted": Const(value=False),
+    },
+)

@@ -1,0 +1,3 @@
+from dcx_obelisk.cli import main
+
+raise SystemExit(main())
