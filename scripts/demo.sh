@@ -14,5 +14,7 @@ step "dcx status — is decision context active for this goal and agent?"
 dcx status
 step "dcx sources --write — the public manifest of the source registry"
 dcx sources --write
+step "dcx scan — what changed since the committed cursor (none yet: every file is new); moves no cursor"
+dcx scan
 step "dcx verify — every packet re-hashes"
 dcx verify
