@@ -22,6 +22,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("show", "show"),
     ("verify", "verify"),
     ("key", "key"),
+    ("index", "index"),
+    ("recall", "recall"),
 )
 
 _click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]
