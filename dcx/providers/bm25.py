@@ -1,7 +1,7 @@
 """The built-in ``bm25`` provider (SPEC §6.3): lexical recall over the local index.
 
 - Scorer: Okapi BM25 as FTS5's ``bm25()`` computes it (k1 = 1.2, b = 0.75;
-  IDF = ln((N − n + 0.5) / (n + 0.5)), floored at 1e-6). ``score`` is the
+  IDF = ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6). ``score`` is the
   negated value, so higher is better.
 - Query: tokenised like the index (Unicode letters and digits; FTS5 itself
   lower-cases and strips diacritics inside each quoted string), de-duplicated,
@@ -12,7 +12,8 @@
 - Scope: empty (every indexed source) or ``source:<id>[,<id>…]``.
 - Read-only: the index is opened with ``mode=ro``; recall never re-indexes
   (a stale index is how stale recall arises, and the decision cycle catches it).
-  The deadline is enforced inside SQLite by a progress handler.
+  The deadline is checked before and after the search and, between SQLite
+  VM steps, by a progress handler; an answer that arrives late is not used.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from dcx.providers.validate import admit
 from dcx.workspace import Workspace
 
 NAME = "bm25"
+# the scorer and index format (SQLite's own version is not part of it: results
+# must not change their receipts from one machine to the next)
+VERSION = "dcx-bm25-fts5-v0"
 PRUNE_MIN_CHUNKS = 2000
 REF_PREFIX = "bm25:"
 _TERM_RE = re.compile(r"[^\W_]+")
@@ -98,7 +102,7 @@ class Bm25Provider:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self.version = f"sqlite-{sqlite3.sqlite_version}-fts5"
+        self.version = VERSION
 
     def retrieve(self, request: RetrievalRequest, *, deadline: float) -> Retrieval:
         scope = parse_scope(request.scope_ref)
@@ -109,8 +113,15 @@ class Bm25Provider:
         except IndexUnavailable as exc:
             return unavailable(request, NAME, exc.reason_code, provider_version=self.version)
         try:
-            conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 2000)
-            return self._search(conn, request, scope)
+            # FTS5 ranks inside one VM step, so the handler bounds the rest; the
+            # checks before and after keep a late answer from being used
+            conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+            if time.monotonic() > deadline:
+                raise IndexUnavailable("provider_search_timeout")
+            answer = self._search(conn, request, scope)
+            if time.monotonic() > deadline:
+                raise IndexUnavailable("provider_search_timeout")
+            return answer
         except IndexUnavailable as exc:
             return unavailable(request, NAME, exc.reason_code, provider_version=self.version)
         except sqlite3.Error as exc:

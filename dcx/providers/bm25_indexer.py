@@ -25,7 +25,13 @@ from typing import Any, NamedTuple
 from dcx.errors import Refused
 from dcx.fsutil import file_lock, fsync_dir
 from dcx.profile import Registry, Source
-from dcx.providers.bm25_index import INDEX_NAME, IndexUnavailable, check_schema, create_schema, index_path
+from dcx.providers.bm25_index import (
+    INDEX_NAME,
+    IndexUnavailable,
+    check_schema,
+    create_schema,
+    index_path,
+)
 from dcx.providers.chunking import chunk_text
 from dcx.sources.walk import LocatorError, revision_of, walk
 from dcx.workspace import Workspace
@@ -38,6 +44,7 @@ class SourceReport(NamedTuple):
     status: str  # indexed | skipped | unavailable
     reason_code: str | None
     files: int = 0
+    files_hashed: int = 0  # read by the walk to learn their revision (the stat cache answered the rest)
     files_indexed: int = 0  # read and (re)chunked this run
     files_removed: int = 0
     chunks: int = 0
@@ -130,7 +137,8 @@ def _index_source(
     except LocatorError as exc:
         removed = writer.drop_source(sid)
         return SourceReport(source.source_id, "unavailable", exc.reason_code, files_removed=removed)
-    stats = {"files_indexed": 0, "files_removed": 0, "skipped_binary": 0, "skipped_oversize": walked.skipped_oversize}
+    stats = {"files_hashed": walked.hashed, "files_indexed": 0, "files_removed": 0, "skipped_binary": 0,
+             "skipped_oversize": walked.skipped_oversize}
     for rel in sorted(walked.files):
         entry = walked.files[rel]
         old = indexed.pop(rel, None)

@@ -11,7 +11,7 @@ environment). One retrieval is:
 Recorded 0.5.2 behaviour this relies on (``fixtures/openviking-0.5.2/README.md``):
 a leading ``cmd:`` line may precede the JSON; exit 2 means the CLI is not set
 up (the first-run ``ov language`` trap); ``-n`` is a candidate budget applied
-before L0/L1 records are merged, so L2-only mode over-fetches ×4 (at most 32)
+before L0/L1 records are merged, so L2-only mode over-fetches 4x (at most 32)
 and then drops level 0/1 rows and ``.abstract.md``/``.overview.md`` sidecars;
 a hit outside the requested scope is dropped too. stderr is never parsed.
 """
@@ -209,9 +209,11 @@ class OpenVikingProvider:
         candidates: list[RetrievalItem] = []
         unusable = 0
         read = False
+        examined = 0
         for hit in kept:
-            if len(candidates) > request.max_results:
-                break  # enough to fill the limit and to know the cap applied
+            if len(candidates) == request.max_results:
+                break  # full: later hits are never read
+            examined += 1
             content = hit.get("content")
             if content is None:
                 content = self._read(hit["uri"], deadline, conf)
@@ -238,7 +240,7 @@ class OpenVikingProvider:
             latency_ms=0,
             items=items,
             items_dropped=dropped + unusable + admitted_drops,
-            result_cap_applied=capped,
+            result_cap_applied=capped or examined < len(kept),
         )
 
     def _level_ok(self, hit: dict[str, Any]) -> bool:

@@ -16,6 +16,7 @@ and passes it in ``OPENVIKING_CLI_CONFIG_FILE``.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -62,7 +63,7 @@ def _levels(value: Any) -> list[int]:
         raise _bad("result_levels", "expected a non-empty list drawn from 0, 1, 2", "invalid_type")
     if any(isinstance(v, bool) or not isinstance(v, int) or v not in (0, 1, 2) for v in value):
         raise _bad("result_levels", "every level must be 0, 1 or 2", "out_of_range")
-    if any(a >= b for a, b in zip(value, value[1:], strict=False)):
+    if any(a >= b for a, b in itertools.pairwise(value)):
         raise _bad("result_levels", "levels must be sorted and distinct (e.g. [0, 2])")
     return list(value)
 
