@@ -71,8 +71,8 @@ def check_schema(conn: sqlite3.Connection) -> dict[str, str]:
     """The meta table, or ``IndexUnavailable('index_corrupt')`` for anything not ours."""
     try:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    except sqlite3.DatabaseError:
-        raise IndexUnavailable("index_corrupt") from None
+    except sqlite3.DatabaseError as exc:
+        raise IndexUnavailable(classify(exc)) from None
     if meta.get("schema_version") != SCHEMA or meta.get("tokenizer") != TOKENIZER:
         raise IndexUnavailable("index_corrupt")
     return meta

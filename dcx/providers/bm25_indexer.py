@@ -22,13 +22,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dcx.errors import Refused
+from dcx.errors import LockBusy, Refused
 from dcx.fsutil import file_lock, fsync_dir
 from dcx.profile import Registry, Source
 from dcx.providers.bm25_index import (
     INDEX_NAME,
     IndexUnavailable,
     check_schema,
+    classify,
     create_schema,
     index_path,
 )
@@ -195,8 +196,9 @@ def update_index(
     with file_lock(target, wait=wait, display=ws.rel(target)):
         fresh = rebuild or not target.exists()
         path = ws.index / f".{INDEX_NAME}.{os.urandom(6).hex()}.tmp" if fresh else target
-        conn = _connect(path)
+        conn: sqlite3.Connection | None = None
         try:
+            conn = _connect(path)
             if fresh:
                 conn.execute("PRAGMA journal_mode = OFF")  # a temp file: a crash discards it whole
                 create_schema(conn)
@@ -207,18 +209,21 @@ def update_index(
                              max_read_bytes=max_read_bytes, progress=progress)
             count = int(conn.execute("SELECT value FROM meta WHERE key = 'chunk_count'").fetchone()[0])
         except (IndexUnavailable, sqlite3.DatabaseError) as exc:
-            conn.close()
+            if conn is not None:
+                conn.close()
             if fresh:
                 _discard(path)
-            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc).lower():
-                raise
+            reason = exc.reason_code if isinstance(exc, IndexUnavailable) else classify(exc)
+            if reason == "index_busy":  # another process (not dcx: we hold our lock) writes it
+                raise LockBusy(f"{ws.rel(target)} is busy", hint="retry when the other writer is done") from None
             raise Refused(
                 f"{ws.rel(target)} is corrupt or not a dcx bm25 index",
                 code="index_corrupt",
                 hint="rebuild it with `dcx index --rebuild`",
             ) from None
         except BaseException:
-            conn.close()
+            if conn is not None:
+                conn.close()
             if fresh:
                 _discard(path)
             raise
