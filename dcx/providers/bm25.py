@@ -9,6 +9,8 @@
   In an index of at least ``PRUNE_MIN_CHUNKS`` chunks, a term found in half of
   the chunks or more (IDF floored to ~0: it adds nothing to any score) is
   pruned so that it does not make half the index a candidate.
+- Ranking: exact top-k without ranking every match (``bm25_search``: rows
+  with a rare term are ranked by the full query; bounds prove the rest lose).
 - Scope: empty (every indexed source) or ``source:<id>[,<id>…]``.
 - Read-only: the index is opened with ``mode=ro``; recall never re-indexes
   (a stale index is how stale recall arises, and the decision cycle catches it).
@@ -26,6 +28,7 @@ from typing import NamedTuple
 
 from dcx.providers.base import COMPLETED, Retrieval, RetrievalItem, RetrievalRequest, unavailable
 from dcx.providers.bm25_index import IndexUnavailable, classify, index_path, open_read_only
+from dcx.providers.bm25_search import Term, term_stats, top_k
 from dcx.providers.validate import admit
 from dcx.workspace import Workspace
 
@@ -69,16 +72,6 @@ def query_terms(query: str) -> list[str]:
     for term in _TERM_RE.findall(unicodedata.normalize("NFC", query)):
         seen.setdefault(term, None)
     return list(seen)
-
-
-def _folded(term: str) -> str:
-    """A term as ``unicode61 remove_diacritics 2`` stores it (used only to look up its frequency)."""
-    decomposed = unicodedata.normalize("NFD", term.lower())
-    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
-
-
-def _quoted(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
 
 
 def parse_scope(scope_ref: str) -> list[str] | None:
@@ -139,33 +132,23 @@ class Bm25Provider:
             sids.append(int(sid))
         return sids
 
-    def _terms(self, conn: sqlite3.Connection, query: str) -> list[str]:
-        terms = query_terms(query)
-        total = int(conn.execute("SELECT value FROM meta WHERE key = 'chunk_count'").fetchone()[0])
+    def _terms(self, conn: sqlite3.Connection, query: str, total: int) -> list[Term]:
+        terms = term_stats(conn, query_terms(query))
         if total < PRUNE_MIN_CHUNKS:
             return terms
-        kept = []
-        for term in terms:
-            row = conn.execute("SELECT doc FROM vocab WHERE term = ?", (_folded(term),)).fetchone()
-            if row is None or 2 * int(row[0]) < total:
-                kept.append(term)
-        return kept
+        # IDF floored to ~0: the term adds nothing to any score, only candidates
+        return [t for t in terms if t.df is None or 2 * t.df < total]
 
     def _search(self, conn: sqlite3.Connection, request: RetrievalRequest, scope: list[str]) -> Retrieval:
         sids = self._sids(conn, scope)
-        terms = self._terms(conn, request.query)
-        rows: list[tuple[int, float, str]] = []
-        if terms:
-            match = " OR ".join(_quoted(t) for t in terms)
-            limit = request.max_results * _OVERFETCH + 1
-            if sids:
-                marks = ",".join("?" * len(sids))
-                sql = (f"SELECT rowid, rank, body FROM chunks WHERE chunks MATCH ? AND sid IN ({marks}) "
-                       "ORDER BY rank LIMIT ?")
-                rows = conn.execute(sql, (match, *sids, limit)).fetchall()
-            else:
-                sql = "SELECT rowid, rank, body FROM chunks WHERE chunks MATCH ? ORDER BY rank LIMIT ?"
-                rows = conn.execute(sql, (match, limit)).fetchall()
+        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('chunk_count', 'total_tokens')"))
+        total, tokens = int(meta["chunk_count"]), int(meta["total_tokens"])
+        ranked = top_k(conn, self._terms(conn, request.query, total), total=total,
+                       limit=request.max_results * _OVERFETCH + 1, sids=sids, avgdl=tokens / total if total else 0.0)
+        bodies = dict(conn.execute(
+            f"SELECT rowid, body FROM chunks WHERE rowid IN ({','.join('?' * len(ranked))})", [r for r, _ in ranked]
+        ).fetchall()) if ranked else {}
+        rows = [(rowid, score, bodies[rowid]) for rowid, score in ranked]
         where = {
             rowid: (source_id, path, ordinal, revision)
             for rowid, ordinal, path, revision, source_id in conn.execute(
@@ -176,14 +159,14 @@ class Bm25Provider:
             )
         } if rows else {}
         candidates = []
-        for rowid, rank, body in rows:
+        for rowid, score, body in rows:
             source_id, path, ordinal, revision = where[rowid]
             candidates.append(
                 RetrievalItem(
                     resource_ref=format_resource_ref(ChunkRef(source_id, path, int(ordinal), revision)),
                     summary=f"Local lexical match in {source_id}",
                     content=body,
-                    score=round(-float(rank), 6),
+                    score=round(float(score), 6),
                 )
             )
         items, dropped, capped = admit(candidates, request)

@@ -4,11 +4,14 @@ Layout (schema ``dcx_bm25_index_v0``):
 
 - ``chunks``: FTS5 over ``body`` (tokenizer ``unicode61 remove_diacritics 2``)
   with an unindexed ``sid`` (the source's number) for scoped queries;
-- ``chunk_files``: chunk rowid → (file, ordinal), indexed by file, so a
-  changed file's chunks are deleted without scanning the FTS table;
+- ``chunk_files``: chunk rowid → (file, ordinal, token count), indexed by
+  file, so a changed file's chunks are deleted without scanning the FTS table;
+- ``term_bounds``: per term, its exact document frequency and the largest
+  BM25 tf factor it reached (see ``bm25_bounds``): what lets a search skip
+  rows and stay exact;
 - ``files``: (source, path) → revision, kind (``text|binary|oversize``) and
   chunk count — what the next run compares against;
-- ``sources``, ``meta`` (schema, tokenizer, chunk count, last update).
+- ``sources``, ``meta`` (schema, tokenizer, chunk and token counts, last update).
 
 Only ``dcx index`` writes it, under ``bm25.sqlite.lock``, in one transaction
 (a first build or ``--rebuild`` goes to a temp file that replaces the index
@@ -40,9 +43,14 @@ CREATE TABLE files (
     UNIQUE (sid, path)
 );
 CREATE VIRTUAL TABLE chunks USING fts5(body, sid UNINDEXED, tokenize = '{TOKENIZER}');
-CREATE TABLE chunk_files (rowid INTEGER PRIMARY KEY, fid INTEGER NOT NULL, ordinal INTEGER NOT NULL);
+CREATE TABLE chunk_files (
+    rowid INTEGER PRIMARY KEY, fid INTEGER NOT NULL, ordinal INTEGER NOT NULL, dl INTEGER NOT NULL
+);
 CREATE INDEX chunk_files_by_file ON chunk_files (fid);
 CREATE VIRTUAL TABLE vocab USING fts5vocab(chunks, 'row');
+CREATE TABLE term_bounds (
+    term TEXT PRIMARY KEY, df INTEGER NOT NULL, m REAL NOT NULL, avgdl REAL NOT NULL
+) WITHOUT ROWID;
 """
 
 
@@ -62,7 +70,7 @@ def create_schema(conn: sqlite3.Connection) -> None:
     conn.executescript(DDL)
     conn.executemany(
         "INSERT INTO meta (key, value) VALUES (?, ?)",
-        [("schema_version", SCHEMA), ("tokenizer", TOKENIZER), ("chunk_count", "0")],
+        [("schema_version", SCHEMA), ("tokenizer", TOKENIZER), ("chunk_count", "0"), ("total_tokens", "0")],
     )
     conn.commit()
 
@@ -74,6 +82,8 @@ def check_schema(conn: sqlite3.Connection) -> dict[str, str]:
     except sqlite3.DatabaseError as exc:
         raise IndexUnavailable(classify(exc)) from None
     if meta.get("schema_version") != SCHEMA or meta.get("tokenizer") != TOKENIZER:
+        raise IndexUnavailable("index_corrupt")
+    if not all(str(meta.get(key, "")).isdigit() for key in ("chunk_count", "total_tokens")):
         raise IndexUnavailable("index_corrupt")
     return meta
 

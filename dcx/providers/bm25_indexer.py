@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 from dcx.errors import LockBusy, Refused
 from dcx.fsutil import file_lock, fsync_dir
 from dcx.profile import Registry, Source
+from dcx.providers.bm25_bounds import BoundsBuilder
 from dcx.providers.bm25_index import (
     INDEX_NAME,
     IndexUnavailable,
@@ -78,6 +79,7 @@ class _Writer:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+        self.bounds = BoundsBuilder()
         row = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM chunk_files").fetchone()
         self.next_rowid = int(row[0]) + 1
 
@@ -90,6 +92,8 @@ class _Writer:
         return {path: (fid, revision, count) for path, fid, revision, count in rows}
 
     def drop_file(self, fid: int) -> None:
+        self.bounds.remove(self.conn.execute(
+            "SELECT rowid, body FROM chunks WHERE rowid IN (SELECT rowid FROM chunk_files WHERE fid = ?)", (fid,)))
         self.conn.execute("DELETE FROM chunks WHERE rowid IN (SELECT rowid FROM chunk_files WHERE fid = ?)", (fid,))
         self.conn.execute("DELETE FROM chunk_files WHERE fid = ?", (fid,))
         self.conn.execute("DELETE FROM files WHERE fid = ?", (fid,))
@@ -113,9 +117,17 @@ class _Writer:
             "INSERT INTO chunks (rowid, body, sid) VALUES (?, ?, ?)", [(r, c, sid) for r, c in zip(rowids, chunks, strict=True)]
         )
         self.conn.executemany(
-            "INSERT INTO chunk_files (rowid, fid, ordinal) VALUES (?, ?, ?)",
-            [(r, fid, ordinal) for ordinal, r in enumerate(rowids)],
+            "INSERT INTO chunk_files (rowid, fid, ordinal, dl) VALUES (?, ?, ?, ?)",
+            [(r, fid, ordinal, self.bounds.add(r, c) or 0) for ordinal, (r, c) in enumerate(zip(rowids, chunks, strict=True))],
         )
+
+    def finish_bounds(self) -> int:
+        """Count the deferred chunks' tokens, store the run's bounds; return the total token count."""
+        lengths = self.bounds.resolve_deferred(self.conn)
+        self.conn.executemany("UPDATE chunk_files SET dl = ? WHERE rowid = ?", [(n, r) for r, n in lengths.items()])
+        count, tokens = self.conn.execute("SELECT COUNT(*), COALESCE(SUM(dl), 0) FROM chunk_files").fetchone()
+        self.bounds.store(self.conn, tokens / count if count else 0.0)
+        return int(tokens)
 
 
 def _read(path: Path, limit: int) -> bytes | None:
@@ -271,10 +283,11 @@ def _apply(
         for sid, _ in stale:
             writer.drop_source(sid)
         total = int(conn.execute("SELECT COUNT(*) FROM chunk_files").fetchone()[0])
+        tokens = writer.finish_bounds()
         changed = sum(r.files_indexed + r.files_removed for r in reports)
         conn.executemany(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            [("chunk_count", str(total)), ("updated_at", now)],
+            [("chunk_count", str(total)), ("total_tokens", str(tokens)), ("updated_at", now)],
         )
         files = int(conn.execute("SELECT COUNT(*) FROM files").fetchone()[0])
         if fresh or changed * 10 > files:  # a large change: merge segments again

@@ -125,8 +125,11 @@ def check_request(
 # -- provider side -----------------------------------------------------------
 
 
-def item_problem(item: Any) -> str | None:
-    """Why ``item`` cannot cross the port (a short tag for tests), or None."""
+def item_problem(item: Any, _safe: dict[str, bool] | None = None) -> str | None:
+    """Why ``item`` cannot cross the port (a short tag for tests), or None.
+
+    ``_safe`` memoises the detector's verdict on summaries within one call
+    (adapters often give every item the same generic summary)."""
     if not isinstance(item, RetrievalItem):
         return "not_an_item"
     ref, summary, content, score = item
@@ -134,7 +137,12 @@ def item_problem(item: Any) -> str | None:
         return "resource_ref"
     if not isinstance(summary, str) or not summary.strip() or len(summary) > ITEM_SUMMARY_MAX:
         return "summary"
-    if public.unsafe_class(summary):
+    safe = _safe.get(summary) if _safe is not None else None
+    if safe is None:
+        safe = public.unsafe_class(summary) is None
+        if _safe is not None:
+            _safe[summary] = safe
+    if not safe:
         return "summary_unsafe"
     if not isinstance(content, str) or len(content) > CONTENT_MAX:
         return "content"
@@ -155,8 +163,9 @@ def admit(
     dropped = 0
     budget = request.max_content_chars
     capped = False
+    verdicts: dict[str, bool] = {}
     for item in candidates:
-        if item_problem(item) is not None or item.resource_ref in seen or len(item.content) > budget:
+        if item_problem(item, verdicts) is not None or item.resource_ref in seen or len(item.content) > budget:
             dropped += 1
             continue
         if len(kept) == request.max_results:
@@ -215,8 +224,9 @@ def check_retrieval(request: RetrievalRequest, answer: Any, provider_name: str) 
         raise ContractViolation("items")
     seen: set[str] = set()
     total = 0
+    verdicts: dict[str, bool] = {}
     for item in answer.items:
-        if item_problem(item) is not None or item.resource_ref in seen:
+        if item_problem(item, verdicts) is not None or item.resource_ref in seen:
             raise ContractViolation("item")
         seen.add(item.resource_ref)
         total += len(item.content)
