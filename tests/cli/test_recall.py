@@ -214,3 +214,24 @@ def test_installed_script_recall_and_index(example: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert result.json()["data"]["results"]
     assert tree_bytes(example / ".decision-context") == before
+
+
+def test_readiness_from_the_provider_reaches_the_packet_not_the_receipt(dcx, fresh_ws: Path, monkeypatch) -> None:
+    from recall_support import ScriptedProvider
+
+    from dcx.providers import registry
+    from dcx.providers.base import unavailable
+
+    readiness = {"schema_version": "dcx_extension_provider_readiness_v0", "status": "extension_disabled",
+                 "extension_id": "obelisk", "installed": True, "enabled": False, "doctor_verified": True,
+                 "next_action": "enable_extension"}
+    provider = ScriptedProvider(lambda r: unavailable(r, "extension", "extension_disabled", provider_readiness=readiness),
+                                name="extension")
+    monkeypatch.setattr(registry, "make_provider", lambda *a, **k: provider)
+    enable(fresh_ws, provider="extension")
+    result = _recall(dcx, fresh_ws, "--query", QUERY)
+    assert result.exit_code == 0 and provider.calls == 1
+    packet = result.json()["data"]
+    assert packet["provider_readiness"] == readiness
+    assert (packet["status"], packet["reason_code"]) == ("unavailable", "extension_disabled")
+    assert "provider_readiness" not in packet["retrieval"]

@@ -149,3 +149,11 @@ def test_live_server_down_is_service_unavailable(fresh_ws: Path, live, monkeypat
     provider.config = {**provider.config, "url": f"http://127.0.0.1:{_free_port()}"}  # nothing listens there
     result = provider.retrieve(request(scope_ref=SCOPE), deadline=time.monotonic() + 30)
     assert result.reason_code == "provider_service_unavailable"
+
+
+def test_live_leading_dash_query_is_a_query_not_an_option(fresh_ws: Path, live, monkeypatch) -> None:
+    provider = _provider(fresh_ws, live, monkeypatch, result_levels=[2])
+    result = provider.retrieve(request(scope_ref=SCOPE, query="-n 99 roll back the TTL", max_results=2),
+                               deadline=time.monotonic() + 30)
+    assert result.status == "completed", result.reason_code
+    assert 1 <= len(result.items) <= 2
