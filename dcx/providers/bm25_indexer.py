@@ -206,6 +206,8 @@ def update_index(
     ws.index.mkdir(parents=True, exist_ok=True)
     target = index_path(ws.index)
     with file_lock(target, wait=wait, display=ws.rel(target)):
+        for stale in ws.index.glob(f".{INDEX_NAME}.*.tmp*"):  # a build killed mid-way; we hold the lock
+            stale.unlink(missing_ok=True)
         fresh = rebuild or not target.exists()
         path = ws.index / f".{INDEX_NAME}.{os.urandom(6).hex()}.tmp" if fresh else target
         conn: sqlite3.Connection | None = None

@@ -39,6 +39,7 @@ def test_corrupt_index_is_refused_until_rebuilt(dcx, example: Path) -> None:
     refused = dcx("-C", str(example), "index", "--format", "json")
     assert refused.exit_code == 1 and refused.json()["error"]["code"] == "index_corrupt"
     assert "--rebuild" in refused.json()["error"]["hint"]
+    (target.parent / ".bm25.sqlite.0a1b2c.tmp").write_bytes(b"left by a killed build")
     rebuilt = dcx("-C", str(example), "index", "--rebuild", "--format", "json")
     assert rebuilt.exit_code == 0 and rebuilt.json()["data"]["created"] is True
     assert _recall_json(dcx, example)["status"] == "completed"
