@@ -33,6 +33,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("log", "log"),
     ("diff", "diff"),
     ("ext", "ext"),
+    ("index", "index"),
+    ("recall", "recall"),
 )
 
 _click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]

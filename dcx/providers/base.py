@@ -30,6 +30,9 @@ class RetrievalRequest(NamedTuple):
     max_results: int
     timeout_seconds: float  # the effective timeout (min of request, profile, extension)
     observed_at: str
+    # The profile's total content budget for this call. Adapters drop items
+    # that would overflow it (counted in ``items_dropped``) instead of failing.
+    max_content_chars: int = 128_000
 
 
 class RetrievalItem(NamedTuple):
@@ -106,3 +109,8 @@ def unavailable(
 def sync_unsupported(request: RetrievalRequest, provider: str) -> Retrieval:
     """Providers are read-only: ``sync`` is always ``unavailable/read_only_provider``."""
     return unavailable(request, provider, "read_only_provider")
+
+
+def sync(provider: ContextProvider, request: RetrievalRequest) -> Retrieval:
+    """The port's ``sync`` for any provider: no provider may write, so none is asked."""
+    return sync_unsupported(request, provider.name)

@@ -1,0 +1,54 @@
+"""``dcx index [--rebuild]``: bring the bm25 index up to date (SPEC §6.3).
+
+Needs activation. Walks every indexable source with the source plane's walker
+and stat cache, and re-reads only files whose revision changed. Writes only
+``private/index/`` (and the stat cache). ``recall`` and ``prepare`` never
+index: this command is how the index moves.
+"""
+
+from __future__ import annotations
+
+from dcx.activation import require_active
+from dcx.clock import clock_from_env
+from dcx.keys import load_key
+from dcx.providers.bm25_index import index_path
+from dcx.providers.bm25_indexer import Progress, update_index
+from dcx.result import Result
+from dcx.workspace import Workspace
+
+
+def index(
+    *,
+    ws: Workspace,
+    agent_id: str | None,
+    rebuild: bool = False,
+    wait: float = 5.0,
+    progress: Progress | None = None,
+) -> Result:
+    state = require_active(ws, agent_id)
+    profile, registry = state.profile, state.registry
+    assert profile is not None and registry is not None  # usable activation has both
+    # the key exists before anything recalls: recall itself never creates a file
+    load_key(ws)
+    report = update_index(
+        ws,
+        registry,
+        max_scan_bytes=profile.max_scan_bytes,
+        max_read_bytes=profile.max_read_bytes,
+        now=clock_from_env().now(),
+        rebuild=rebuild,
+        wait=wait,
+        progress=progress,
+    )
+    sources = [r.public() for r in report.sources]
+    data = {
+        "index": ws.rel(index_path(ws.index)),
+        "created": report.created,
+        "chunk_count": report.chunk_count,
+        "files_indexed": sum(r["files_indexed"] for r in sources),
+        "files_removed": sum(r["files_removed"] for r in sources),
+        "sources": sources,
+    }
+    unavailable = [r for r in sources if r["status"] == "unavailable"]
+    warnings = [f"{r['source_id']}: not indexed ({r['reason_code']})" for r in unavailable]
+    return Result("index", data, status="partial" if unavailable else "ok", warnings=warnings)

@@ -1,0 +1,302 @@
+"""Building and updating the bm25 index (``dcx index``), incrementally.
+
+The sources indexed are the enabled ones whose ``exact_read_policy`` is not
+``never`` and whose binding is the built-in ``local-file`` adapter. Each is
+walked with the source plane's walker, so the stat cache answers for unchanged
+files; only files whose revision differs from the indexed one are read,
+chunked and re-inserted. Files gone from a source, and sources gone from the
+indexable set, are deleted. Files over ``max_read_bytes`` and files that are
+not UTF-8 are recorded (so they are not re-read next time) but not indexed.
+
+One run is one transaction: a reader sees the index before or after, never
+half of it. A first build and ``--rebuild`` write a temp file that replaces
+the index only when complete, so a crash leaves the previous index (or none).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from dcx.errors import LockBusy, Refused
+from dcx.fsutil import file_lock, fsync_dir
+from dcx.profile import Registry, Source
+from dcx.providers.bm25_bounds import BoundsBuilder
+from dcx.providers.bm25_index import (
+    INDEX_NAME,
+    IndexUnavailable,
+    check_schema,
+    classify,
+    create_schema,
+    index_path,
+)
+from dcx.providers.chunking import chunk_text
+from dcx.sources.walk import LocatorError, revision_of, walk
+from dcx.workspace import Workspace
+
+Progress = Callable[[str, int], None]  # (source_id, files done so far)
+
+
+class SourceReport(NamedTuple):
+    source_id: str
+    status: str  # indexed | skipped | unavailable
+    reason_code: str | None
+    files: int = 0
+    files_hashed: int = 0  # read by the walk to learn their revision (the stat cache answered the rest)
+    files_indexed: int = 0  # read and (re)chunked this run
+    files_removed: int = 0
+    chunks: int = 0
+    skipped_binary: int = 0
+    skipped_oversize: int = 0
+
+    def public(self) -> dict[str, Any]:
+        return self._asdict()
+
+
+class IndexReport(NamedTuple):
+    created: bool  # a new index file was written (first build or --rebuild)
+    chunk_count: int
+    sources: tuple[SourceReport, ...]
+
+
+def indexable(registry: Registry, source: Source) -> str | None:
+    """None if ``source`` is indexed, else why not (a reason code)."""
+    if not source.enabled:
+        return "source_disabled"
+    if source.exact_read_policy == "never":
+        return "exact_read_disabled"
+    if not registry.binding(source.provider_id).builtin:
+        return "adapter_not_indexable"
+    return None
+
+
+class _Writer:
+    """One transaction over an open index."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.bounds = BoundsBuilder()
+        row = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM chunk_files").fetchone()
+        self.next_rowid = int(row[0]) + 1
+
+    def sid(self, source_id: str) -> int:
+        self.conn.execute("INSERT OR IGNORE INTO sources (source_id) VALUES (?)", (source_id,))
+        return int(self.conn.execute("SELECT sid FROM sources WHERE source_id = ?", (source_id,)).fetchone()[0])
+
+    def files(self, sid: int) -> dict[str, tuple[int, str, int]]:
+        rows = self.conn.execute("SELECT path, fid, revision, chunk_count FROM files WHERE sid = ?", (sid,))
+        return {path: (fid, revision, count) for path, fid, revision, count in rows}
+
+    def drop_file(self, fid: int) -> None:
+        self.bounds.remove(self.conn.execute(
+            "SELECT rowid, body FROM chunks WHERE rowid IN (SELECT rowid FROM chunk_files WHERE fid = ?)", (fid,)))
+        self.conn.execute("DELETE FROM chunks WHERE rowid IN (SELECT rowid FROM chunk_files WHERE fid = ?)", (fid,))
+        self.conn.execute("DELETE FROM chunk_files WHERE fid = ?", (fid,))
+        self.conn.execute("DELETE FROM files WHERE fid = ?", (fid,))
+
+    def drop_source(self, sid: int) -> int:
+        fids = [fid for fid, in self.conn.execute("SELECT fid FROM files WHERE sid = ?", (sid,))]
+        for fid in fids:
+            self.drop_file(fid)
+        self.conn.execute("DELETE FROM sources WHERE sid = ?", (sid,))
+        return len(fids)
+
+    def put_file(self, sid: int, path: str, revision: str, kind: str, chunks: list[str]) -> None:
+        cur = self.conn.execute(
+            "INSERT INTO files (sid, path, revision, kind, chunk_count) VALUES (?, ?, ?, ?, ?)",
+            (sid, path, revision, kind, len(chunks)),
+        )
+        fid = cur.lastrowid
+        rowids = range(self.next_rowid, self.next_rowid + len(chunks))
+        self.next_rowid += len(chunks)
+        self.conn.executemany(
+            "INSERT INTO chunks (rowid, body, sid) VALUES (?, ?, ?)", [(r, c, sid) for r, c in zip(rowids, chunks, strict=True)]
+        )
+        self.conn.executemany(
+            "INSERT INTO chunk_files (rowid, fid, ordinal, dl) VALUES (?, ?, ?, ?)",
+            [(r, fid, ordinal, self.bounds.add(r, c) or 0) for ordinal, (r, c) in enumerate(zip(rowids, chunks, strict=True))],
+        )
+
+    def finish_bounds(self) -> int:
+        """Count the deferred chunks' tokens, store the run's bounds; return the total token count."""
+        lengths = self.bounds.resolve_deferred(self.conn)
+        self.conn.executemany("UPDATE chunk_files SET dl = ? WHERE rowid = ?", [(n, r) for r, n in lengths.items()])
+        count, tokens = self.conn.execute("SELECT COUNT(*), COALESCE(SUM(dl), 0) FROM chunk_files").fetchone()
+        self.bounds.store(self.conn, tokens / count if count else 0.0)
+        return int(tokens)
+
+
+def _read(path: Path, limit: int) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit + 1)
+    except OSError:
+        return None
+
+
+def _index_source(
+    ws: Workspace, writer: _Writer, source: Source, *, max_scan_bytes: int, max_read_bytes: int,
+    progress: Progress | None,
+) -> SourceReport:
+    sid = writer.sid(source.source_id)
+    indexed = writer.files(sid)
+    tick = (lambda done: progress(source.source_id, done)) if progress else None
+    try:
+        walked = walk(ws, source.source_id, source.locator, max_scan_bytes=max_scan_bytes, progress=tick)
+    except LocatorError as exc:
+        removed = writer.drop_source(sid)
+        return SourceReport(source.source_id, "unavailable", exc.reason_code, files_removed=removed)
+    stats = {"files_hashed": walked.hashed, "files_indexed": 0, "files_removed": 0, "skipped_binary": 0,
+             "skipped_oversize": walked.skipped_oversize}
+    for rel in sorted(walked.files):
+        entry = walked.files[rel]
+        old = indexed.pop(rel, None)
+        if old is not None and old[1] == entry.revision:
+            continue
+        if old is not None:
+            writer.drop_file(old[0])
+        data = _read(walked.abspath(rel), max_read_bytes) if entry.size <= max_read_bytes else b""
+        if data is None:
+            continue  # vanished or unreadable since the walk: indexed next time it reads
+        if entry.size > max_read_bytes or len(data) > max_read_bytes:
+            writer.put_file(sid, rel, entry.revision, "oversize", [])
+            stats["skipped_oversize"] += 1
+            continue
+        # the revision of the bytes actually chunked, not of what the walk saw
+        revision = revision_of(data)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            writer.put_file(sid, rel, revision, "binary", [])
+            stats["skipped_binary"] += 1
+            continue
+        writer.put_file(sid, rel, revision, "text", chunk_text(text))
+        stats["files_indexed"] += 1
+    for fid, _, _ in indexed.values():
+        writer.drop_file(fid)
+    stats["files_removed"] = len(indexed)
+    chunks = writer.conn.execute(
+        "SELECT COALESCE(SUM(chunk_count), 0), COUNT(*) FROM files WHERE sid = ?", (sid,)
+    ).fetchone()
+    return SourceReport(source.source_id, "indexed", None, files=int(chunks[1]), chunks=int(chunks[0]), **stats)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+    conn.execute("PRAGMA cache_size = -65536")
+    return conn
+
+
+def update_index(
+    ws: Workspace,
+    registry: Registry,
+    *,
+    max_scan_bytes: int,
+    max_read_bytes: int,
+    now: str,
+    rebuild: bool = False,
+    wait: float = 5.0,
+    progress: Progress | None = None,
+) -> IndexReport:
+    """Bring the index up to date with the registry's indexable sources (see module doc)."""
+    ws.index.mkdir(parents=True, exist_ok=True)
+    target = index_path(ws.index)
+    with file_lock(target, wait=wait, display=ws.rel(target)):
+        for stale in ws.index.glob(f".{INDEX_NAME}.*.tmp*"):  # a build killed mid-way; we hold the lock
+            stale.unlink(missing_ok=True)
+        fresh = rebuild or not target.exists()
+        path = ws.index / f".{INDEX_NAME}.{os.urandom(6).hex()}.tmp" if fresh else target
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = _connect(path)
+            if fresh:
+                conn.execute("PRAGMA journal_mode = OFF")  # a temp file: a crash discards it whole
+                create_schema(conn)
+            else:
+                conn.execute("PRAGMA journal_mode = DELETE")  # never WAL: readers must create no files
+                check_schema(conn)
+            reports = _apply(ws, registry, conn, now=now, fresh=fresh, max_scan_bytes=max_scan_bytes,
+                             max_read_bytes=max_read_bytes, progress=progress)
+            count = int(conn.execute("SELECT value FROM meta WHERE key = 'chunk_count'").fetchone()[0])
+        except (IndexUnavailable, sqlite3.DatabaseError) as exc:
+            if conn is not None:
+                conn.close()
+            if fresh:
+                _discard(path)
+            reason = exc.reason_code if isinstance(exc, IndexUnavailable) else classify(exc)
+            if reason == "index_busy":  # another process (not dcx: we hold our lock) writes it
+                raise LockBusy(f"{ws.rel(target)} is busy", hint="retry when the other writer is done") from None
+            raise Refused(
+                f"{ws.rel(target)} is corrupt or not a dcx bm25 index",
+                code="index_corrupt",
+                hint="rebuild it with `dcx index --rebuild`",
+            ) from None
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            if fresh:
+                _discard(path)
+            raise
+        conn.close()
+        if fresh:
+            os.chmod(path, 0o600)
+            with open(path, "rb") as handle:
+                os.fsync(handle.fileno())
+            # a hot journal left by a crashed writer belongs to the old file: it must
+            # never be replayed into the new one
+            with contextlib.suppress(FileNotFoundError):
+                (ws.index / f"{INDEX_NAME}-journal").unlink()
+            os.replace(path, target)
+            fsync_dir(ws.index)
+    return IndexReport(fresh, count, reports)
+
+
+def _discard(path: Path) -> None:
+    for leftover in (path, path.with_name(path.name + "-journal")):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+
+
+def _apply(
+    ws: Workspace, registry: Registry, conn: sqlite3.Connection, *, now: str, fresh: bool,
+    max_scan_bytes: int, max_read_bytes: int, progress: Progress | None,
+) -> tuple[SourceReport, ...]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        writer = _Writer(conn)
+        reports: list[SourceReport] = []
+        wanted: set[str] = set()
+        for source in sorted(registry.sources, key=lambda s: s.source_id):
+            why_not = indexable(registry, source)
+            if why_not is not None:
+                reports.append(SourceReport(source.source_id, "skipped", why_not))
+                continue
+            report = _index_source(ws, writer, source, max_scan_bytes=max_scan_bytes,
+                                   max_read_bytes=max_read_bytes, progress=progress)
+            if report.status == "indexed":
+                wanted.add(source.source_id)
+            reports.append(report)
+        stale = [(sid, sid_name) for sid, sid_name in conn.execute("SELECT sid, source_id FROM sources")
+                 if sid_name not in wanted]
+        for sid, _ in stale:
+            writer.drop_source(sid)
+        total = int(conn.execute("SELECT COUNT(*) FROM chunk_files").fetchone()[0])
+        tokens = writer.finish_bounds()
+        changed = sum(r.files_indexed + r.files_removed for r in reports)
+        conn.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            [("chunk_count", str(total)), ("total_tokens", str(tokens)), ("updated_at", now)],
+        )
+        files = int(conn.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+        if fresh or changed * 10 > files:  # a large change: merge segments again
+            conn.execute("INSERT INTO chunks (chunks) VALUES ('optimize')")  # one segment: faster queries
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return tuple(reports)

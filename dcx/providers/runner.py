@@ -1,0 +1,118 @@
+"""Running one recall: the request bounds, the provider call, the receipt values.
+
+Shared by ``dcx recall`` (one-off, nothing persisted) and ``dcx prepare``
+(evidence assembly). The two entry points:
+
+``build_request(cp, *, scope_ref, query, query_summary, max_results, timeout_seconds,
+observed_at, labels=None) -> RetrievalRequest``
+    Checks every request-side bound (``InvalidInput``, exit 2, naming the field
+    — through ``labels``, e.g. ``{"max_results": "--max-results"}``) and applies
+    the profile: ``scope_ref`` None → the profile's ``scope_ref`` (or ""), then
+    host normalisation (``codex://threads/<id>`` → ``host-session:codex:<id>``);
+    ``max_results`` None → the profile's, else min(request, profile);
+    ``timeout_seconds`` None → the profile's, else min(request, profile);
+    ``max_content_chars`` from the profile.
+
+``run_recall(ws, profile, request, *, minter, clock, transient=False, provider=None) -> RecallRun``
+    Builds the profile's provider (``InvalidInput`` for a bad
+    ``[context_provider.config]``), calls it ONCE with deadline
+    ``clock.monotonic() + request.timeout_seconds``, fails open (exception →
+    ``provider_retrieval_failed``, broken contract → ``provider_contract_invalid``),
+    stamps ``latency_ms`` from ``clock`` (0 under ``DCX_NOW``) and mints one keyed
+    ``provider_ref`` per item with ``minter`` (record or not: the caller's
+    choice; ``prepare`` flushes it, ``recall`` uses ``record=False``).
+    ``transient`` makes the provider persist nothing in the workspace.
+    Never raises for provider failures.
+
+``RecallRun``: ``request``; ``retrieval`` (validated; ``items`` in rank order,
+with ``resource_ref`` and ``content`` — in-process only, never persist them);
+``provider_refs`` (``provider_refs[i]`` belongs to ``retrieval.items[i]``);
+``pairs()`` → ``[(provider_ref, item), …]``; ``receipt(ctx)`` → the validated
+``context_provider_retrieval_v0`` packet with its ref (``decision_id`` from ``ctx``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from dcx.clock import Clock
+from dcx.packets import retrieval as retrieval_packet
+from dcx.packets.spec import PacketContext
+from dcx.profile import ContextProviderConfig, Profile
+from dcx.providers.base import ContextProvider, Retrieval, RetrievalItem, RetrievalRequest
+from dcx.providers.scope import normalise_scope
+from dcx.providers.validate import check_request, effective_timeout, guarded_retrieve
+from dcx.refmap import RefMinter
+from dcx.workspace import Workspace
+
+
+class RecallRun(NamedTuple):
+    request: RetrievalRequest
+    retrieval: Retrieval
+    provider_refs: tuple[str, ...]
+
+    def pairs(self) -> list[tuple[str, RetrievalItem]]:
+        return list(zip(self.provider_refs, self.retrieval.items, strict=True))
+
+    def receipt(self, ctx: PacketContext) -> dict[str, Any]:
+        return retrieval_packet.build_receipt(ctx, self.retrieval, self.provider_refs)
+
+
+def build_request(
+    cp: ContextProviderConfig,
+    *,
+    scope_ref: str | None,
+    query: str,
+    query_summary: str,
+    max_results: int | None,
+    timeout_seconds: float | None,
+    observed_at: str,
+    labels: Mapping[str, str] | None = None,
+) -> RetrievalRequest:
+    """A bounded request under the profile's limits (see the module doc)."""
+    scope_field = (labels or {}).get("scope_ref", "scope_ref")
+    scope = normalise_scope(cp.scope_ref or "" if scope_ref is None else scope_ref, field=scope_field)
+    limit = cp.max_results if max_results is None else max_results
+    timeout = cp.timeout_seconds if timeout_seconds is None else timeout_seconds
+    check_request(
+        namespace=cp.namespace,
+        scope_ref=scope,
+        query=query,
+        query_summary=query_summary,
+        max_results=limit,
+        timeout_seconds=timeout,
+        labels=labels,
+    )
+    return RetrievalRequest(
+        namespace=cp.namespace,
+        scope_ref=scope,
+        query=query,
+        query_summary=query_summary,
+        max_results=min(limit, cp.max_results),
+        timeout_seconds=effective_timeout(timeout_seconds, cp.timeout_seconds),
+        observed_at=observed_at,
+        max_content_chars=cp.max_content_chars,
+    )
+
+
+def run_recall(
+    ws: Workspace,
+    profile: Profile,
+    request: RetrievalRequest,
+    *,
+    minter: RefMinter,
+    clock: Clock,
+    transient: bool = False,
+    provider: ContextProvider | None = None,
+) -> RecallRun:
+    """Call the profile's provider once, fail open, mint keyed refs (see the module doc)."""
+    if provider is None:
+        from dcx.providers.registry import make_provider
+
+        provider = make_provider(ws, profile.context_provider, transient=transient)
+    started = clock.monotonic()
+    answer = guarded_retrieve(provider, request, deadline=started + request.timeout_seconds)
+    answer = answer._replace(latency_ms=clock.elapsed_ms(started))
+    refs = tuple(minter.provider_ref(answer.provider, item.resource_ref) for item in answer.items)
+    return RecallRun(request, answer, refs)

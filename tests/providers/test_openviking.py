@@ -1,0 +1,264 @@
+"""The OpenViking adapter against a fake ``ov`` replaying real 0.5.2 recordings (SPEC §6.4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO
+from recall_support import enable, request
+
+from dcx.errors import InvalidInput
+from dcx.profile import load_profile
+from dcx.providers.registry import make_provider
+
+FAKE = REPO / "fixtures" / "openviking-0.5.2" / "fake_ov.py"
+SCOPE = "viking://resources/catalog-ttl"
+HAPPY = {"version": "version", "status": "status_json", "find": "find_L2_read_content", "read": {"*": "read_uri"}}
+
+
+class FakeOv:
+    def __init__(self, root: Path, tmp: Path, cases: dict[str, Any], *, language: bool = True,
+                 sleep: dict[str, float] | None = None, config: dict[str, Any] | None = None,
+                 namespace: str = "decision-context", timeout: float = 10) -> None:
+        self.log = tmp / "ov-calls.jsonl"
+        scenario = tmp / "scenario.json"
+        scenario.write_text(json.dumps({"log": str(self.log), "cases": cases, "sleep": sleep or {}}))
+        self.binary = tmp / "bin" / "ov"
+        self.binary.parent.mkdir(exist_ok=True)
+        self.binary.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" --scenario "{scenario}" "$@"\n')
+        self.binary.chmod(0o755)
+        if language:  # what `ov language en` leaves behind
+            settings = Path(os.environ["HOME"]) / ".openviking" / "ovcli.settings.conf"
+            settings.parent.mkdir(parents=True, exist_ok=True)
+            settings.write_text('{"language": "en"}')
+        self.ws = enable(root, provider="openviking", namespace=namespace, timeout=timeout,
+                         config={"binary": str(self.binary), "url": "http://127.0.0.1:1933", **(config or {})})
+
+    def provider(self, *, transient: bool = False):
+        return make_provider(self.ws, load_profile(self.ws).context_provider, transient=transient)
+
+    def retrieve(self, *, transient: bool = False, timeout: float = 10, **kw: Any):
+        req = request(scope_ref=kw.pop("scope_ref", SCOPE), timeout_seconds=timeout, **kw)
+        return self.provider(transient=transient).retrieve(req, deadline=time.monotonic() + timeout)
+
+    def calls(self) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    def find_argv(self) -> list[str]:
+        return next(c["argv"] for c in self.calls() if c["argv"][:1] == ["find"])
+
+
+def _opt(argv: list[str], flag: str) -> str | None:
+    return argv[argv.index(flag) + 1] if flag in argv else None
+
+
+@pytest.fixture
+def fake(fresh_ws: Path, tmp_path: Path):
+    def make(cases: dict[str, Any] = HAPPY, **kw: Any) -> FakeOv:
+        return FakeOv(fresh_ws, tmp_path, cases, **kw)
+
+    return make
+
+
+def test_l2_call_shape_results_and_config_file(fake) -> None:
+    ov = fake(config={"result_levels": [2], "api_key": "CANARY-KEY"})
+    result = ov.retrieve(max_results=3)
+    assert result.status == "completed" and len(result.items) == 3
+    assert [c["argv"][:1] for c in ov.calls()] == [["--version"], ["status"], ["find"]]
+    argv = ov.find_argv()
+    assert argv[1] == "how do I roll back the cache TTL change"
+    assert (_opt(argv, "-u"), _opt(argv, "-n"), _opt(argv, "-L"), _opt(argv, "-o")) == (SCOPE, "12", "2", "json")
+    assert "--read-content" in argv
+    top = result.items[0]
+    assert top.resource_ref == f"{SCOPE}/runbook-ttl-rollback/runbook-ttl-rollback.md"
+    assert top.content.startswith("# Runbook: roll back the catalog cache TTL change")
+    assert top.summary == "STUB-SUMMARY: Runbook: roll back the catalog cache TTL change; Steps"
+    assert top.score == pytest.approx(0.7722644805908203)
+    assert (result.provider_version, result.search_performed, result.read_performed) == ("0.5.2", True, True)
+    conf = ov.calls()[0]["conf"]
+    assert conf["echo_command"] is False and conf["_mode"] == "0o600" and conf["api_key"] == "CANARY-KEY"
+    assert 0 < conf["timeout"] <= 10
+    assert "roll back" not in json.dumps(conf)
+
+
+def test_without_result_levels_no_L_and_no_overfetch(fake) -> None:
+    ov = fake({**HAPPY, "find": "find_default_levels"})
+    result = ov.retrieve(max_results=5)
+    argv = ov.find_argv()
+    assert "-L" not in argv and _opt(argv, "-n") == "5"
+    assert result.status == "completed"
+    assert any(i.resource_ref.endswith("/.abstract.md") for i in result.items)  # all levels are kept
+
+
+def test_l2_only_drops_level_0_1_rows_and_sidecars(fake) -> None:
+    ov = fake({**HAPPY, "find": "find_L0_1_2_n12"}, config={"result_levels": [2]})
+    result = ov.retrieve(max_results=8)
+    assert _opt(ov.find_argv(), "-n") == "32"  # x4, at most 32
+    assert result.status == "completed" and len(result.items) == 5
+    assert not any(i.resource_ref.endswith((".abstract.md", ".overview.md")) for i in result.items)
+    assert result.items_dropped == 4  # 3 x L0 and 1 x L1
+
+
+def test_explicit_levels_are_sent_and_contradictions_dropped(fake) -> None:
+    ov = fake({**HAPPY, "find": "find_L0_1_2_n12"}, config={"result_levels": [0, 2]})
+    result = ov.retrieve(max_results=8)
+    assert _opt(ov.find_argv(), "-L") == "0,2" and _opt(ov.find_argv(), "-n") == "8"
+    assert result.items_dropped == 1  # the L1 row contradicts -L 0,2
+    assert len(result.items) == 8
+
+
+def test_reward_memory_requires_l2(fake) -> None:
+    ov = fake(namespace="reward_memory")
+    ov.retrieve(namespace="reward_memory")
+    assert _opt(ov.find_argv(), "-L") == "2"
+    with pytest.raises(InvalidInput) as err:
+        fake(namespace="reward_memory", config={"result_levels": [1, 2]}).provider()
+    assert err.value.field == "context_provider.config.result_levels" and err.value.exit_code == 2
+
+
+def test_scope_filtering_drops_hits_outside_the_scope(fake) -> None:
+    ov = fake(config={"result_levels": [2]})
+    narrow = f"{SCOPE}/runbook-ttl-rollback"
+    result = ov.retrieve(scope_ref=narrow)
+    assert [i.resource_ref for i in result.items] == [f"{narrow}/runbook-ttl-rollback.md"]
+    assert result.items_dropped == 2
+
+
+def test_a_non_viking_scope_is_unsupported_without_spawning(fake) -> None:
+    ov = fake()
+    result = ov.retrieve(scope_ref="host-session:codex:t-1")
+    assert result.reason_code == "provider_scope_unsupported" and ov.calls() == []
+
+
+def test_empty_scope_omits_u(fake) -> None:
+    ov = fake()
+    ov.retrieve(scope_ref="")
+    assert "-u" not in ov.find_argv()
+
+
+def test_a_hit_without_content_is_read(fake) -> None:
+    ov = fake({**HAPPY, "find": "find_L2"}, config={"result_levels": [2]})
+    result = ov.retrieve(max_results=1)
+    reads = [c["argv"] for c in ov.calls() if c["argv"][:1] == ["read"]]
+    assert reads == [["read", f"{SCOPE}/runbook-ttl-rollback/runbook-ttl-rollback.md", "-o", "json"]]
+    assert result.items[0].content.startswith("# Runbook")
+
+
+def test_unreadable_hits_are_provider_reads_unusable(fake) -> None:
+    ov = fake({**HAPPY, "find": "find_L2", "read": {"*": "read_missing"}}, config={"result_levels": [2]})
+    result = ov.retrieve()
+    assert (result.status, result.reason_code, result.search_performed) == ("unavailable", "provider_reads_unusable", True)
+
+
+def test_echo_line_is_tolerated(fake) -> None:
+    result = fake({**HAPPY, "find": "find_with_echo_command"}).retrieve()
+    assert result.status == "completed" and len(result.items) == 3
+
+
+@pytest.mark.parametrize(
+    ("cases", "reason"),
+    [
+        ({**HAPPY, "find": "find_table"}, "provider_search_parse_failed"),
+        ({**HAPPY, "find": "find_L2_read_content_c_false"}, "provider_search_parse_failed"),
+        ({**HAPPY, "find": "read_uri"}, "provider_search_parse_failed"),
+        ({**HAPPY, "find": "find_invalid_uri"}, "provider_search_failed"),
+        ({**HAPPY, "find": "server_down"}, "provider_search_failed"),
+        ({**HAPPY, "status": "status_json_server_down"}, "provider_service_unavailable"),
+        ({**HAPPY, "version": "version_subcommand"}, "provider_version_incompatible"),
+    ],
+)
+def test_failures_map_to_reason_codes(fake, cases: dict[str, Any], reason: str) -> None:
+    result = fake(cases).retrieve()
+    assert (result.status, result.reason_code, result.items) == ("unavailable", reason, ())
+
+
+def test_language_trap_is_cli_not_configured(fake) -> None:
+    ov = fake(language=False)
+    result = ov.retrieve()
+    assert result.reason_code == "provider_cli_not_configured"
+    assert [c["argv"] for c in ov.calls()] == [["--version"]]
+
+
+def test_missing_binary_is_cli_unavailable(fresh_ws: Path) -> None:
+    ws = enable(fresh_ws, provider="openviking", config={"binary": "/nonexistent/ov"})
+    result = make_provider(ws, load_profile(ws).context_provider).retrieve(request(scope_ref=SCOPE), deadline=time.monotonic() + 5)
+    assert result.reason_code == "provider_cli_unavailable"
+
+
+def test_old_version_is_incompatible(fake) -> None:
+    result = fake(config={"minimum_version": "0.6"}).retrieve()
+    assert result.reason_code == "provider_version_incompatible"
+
+
+def test_a_hanging_find_is_killed_at_the_deadline(fake) -> None:
+    ov = fake(sleep={"find": 30})
+    started = time.monotonic()
+    result = ov.retrieve(timeout=1.5)
+    assert time.monotonic() - started < 5
+    assert (result.reason_code, result.search_performed) == ("provider_search_timeout", True)
+    assert ov.calls()[0]["conf"]["timeout"] <= 1.5
+
+
+def test_cli_deadline_exceeded_is_a_search_timeout(fake) -> None:
+    # the recorded DEADLINE_EXCEEDED answer arrives after the CLI's own HTTP timeout
+    ov = fake({**HAPPY, "find": "server_timeout"}, sleep={"find": "conf_timeout"})
+    started = time.monotonic()
+    result = ov.retrieve(timeout=2)
+    assert result.reason_code == "provider_search_timeout"
+    assert time.monotonic() - started < 2.5  # the CLI gave up first: no kill was needed
+
+
+def test_unrelated_query_still_answers_and_no_hits_is_empty(fake) -> None:
+    result = fake({**HAPPY, "find": "find_unrelated_query"}).retrieve(query="zebra xylophone quokka")
+    assert result.status == "completed" and {i.score for i in result.items} == {0.5}
+    result = fake({**HAPPY, "find": "find_no_hits"}).retrieve()
+    assert (result.status, result.items) == ("completed", ())
+
+
+def test_a_leading_dash_query_is_passed_after_double_dash(fake) -> None:
+    ov = fake()
+    ov.retrieve(query="-n 99 rollback")
+    argv = ov.find_argv()
+    assert argv[-2:] == ["--", "-n 99 rollback"] and _opt(argv, "-n") == "3"
+
+
+def test_conf_location_persistent_vs_transient(fake) -> None:
+    ov = fake()
+    conf = ov.ws.openviking / "ovcli.conf"
+    ov.retrieve(transient=True)
+    assert not conf.exists() and not ov.ws.openviking.exists()
+    transient_conf = ov.calls()[0]["conf"]
+    assert transient_conf["echo_command"] is False
+    ov.retrieve()
+    assert stat.S_IMODE(conf.stat().st_mode) == 0o600
+    assert json.loads(conf.read_text())["echo_command"] is False
+
+
+@pytest.mark.parametrize(
+    ("config", "key"),
+    [
+        ({"bogus": 1}, "bogus"),
+        ({"result_levels": []}, "result_levels"),
+        ({"result_levels": [2, 0]}, "result_levels"),
+        ({"result_levels": [3]}, "result_levels"),
+        ({"result_levels": [True]}, "result_levels"),
+        ({"url": "ftp://x"}, "url"),
+        ({"minimum_version": "latest"}, "minimum_version"),
+        ({"api_key": 5}, "api_key"),
+    ],
+)
+def test_config_is_strict_and_names_the_key(fresh_ws: Path, config: dict[str, Any], key: str) -> None:
+    ws = enable(fresh_ws, provider="openviking", config=config)
+    with pytest.raises(InvalidInput) as err:
+        make_provider(ws, load_profile(ws).context_provider)
+    assert err.value.field == f"context_provider.config.{key}"
+    assert "ftp://x" not in err.value.message
