@@ -1,4 +1,4 @@
-"""The evidence assembler: scans, exact reads and recall → evidence records (SPEC §8.1–8.2).
+"""The evidence assembler: scans, exact reads and recall → evidence records (SPEC §8.1, §8.2).
 
 Authority wins. A recalled item becomes an accepted claim only when the
 *current* exact-read authority text confirms it (``dcx.authority.confirms``);
@@ -138,10 +138,10 @@ class AuthorityReader:
 
     def candidates_by_content(self, content: str) -> list[tuple[str, str]]:
         """(source_id, path) of files the bm25 index finds for ``content``, in authority order."""
+        import time
+
         from dcx.providers.base import RetrievalRequest
         from dcx.providers.bm25 import Bm25Provider, parse_resource_ref
-
-        import time
 
         request = RetrievalRequest(
             namespace="decision-context", scope_ref="", query=content[:1000], query_summary="authority match",
@@ -149,7 +149,7 @@ class AuthorityReader:
         )
         try:
             answer = Bm25Provider(self.ws).retrieve(request, deadline=time.monotonic() + 5)
-        except Exception:  # noqa: BLE001 — no candidates is the fail-open answer
+        except Exception:
             return []
         found: list[tuple[str, str]] = []
         for item in answer.items:
@@ -217,10 +217,7 @@ GENERIC_SUMMARY = {
 
 
 def generic_summary(change: Change) -> str:
-    if change.content_kind in ("binary", "oversize"):
-        key = change.content_kind
-    else:
-        key = change.change
+    key = change.content_kind if change.content_kind in ("binary", "oversize") else change.change
     return GENERIC_SUMMARY[key].format(source=change.source_id)
 
 

@@ -8,7 +8,7 @@ from dcx.cli._boundary import run
 from dcx.cli._options import AgentOpt, DecisionOpt, FormatOpt, ObservedAtOpt, OutputFormat, WaitOpt
 from dcx.result import Result
 
-Opt = Optional  # noqa: UP045 — typer reads the annotations at run time
+Opt = Optional
 
 
 def command(

@@ -296,9 +296,10 @@ def prepare(
     # recall first: its request bounds are input checks (exit 2) that must come before any scan
     run = None
     if query is not None or query_file is not None:
+        import sys
+
         from dcx.ops.recall import read_query
         from dcx.providers.runner import build_request, run_recall
-        import sys
 
         if not query_summary:
             raise InvalidInput("--query-summary: required with --query", field="--query-summary")
@@ -324,7 +325,7 @@ def prepare(
     fresh = build_freshness(goal_ctx, registry, scans, read_freshness(ws), now)
     coverage = build_coverage(goal_ctx, registry, scans, reads)
     man = manifest.build_manifest(goal_ctx, registry)
-    freshness_of = {row["source_id"]: ("current" if row["status"] == "fresh" else "stale") for row in fresh["rows"]}
+    freshness_of = {row["source_id"]: ("current" if row["status"] == "fresh" else "stale") for row in fresh["sources"]}
 
     draft = EvidenceDraft(now, freshness_of)
     policies = {s.source_id: s.exact_read_policy for s in registry.sources}
@@ -360,7 +361,10 @@ def prepare(
     })
 
     # store: parts first, the assembly last, then the index and the private companion
-    from dcx.packets import coverage as coverage_mod, freshness as freshness_mod, retrieval as retrieval_mod, scan
+    from dcx.packets import coverage as coverage_mod
+    from dcx.packets import freshness as freshness_mod
+    from dcx.packets import retrieval as retrieval_mod
+    from dcx.packets import scan
 
     minter.flush()
     store.put_built(manifest.SPEC, man)
