@@ -20,13 +20,25 @@ DEFAULT_WAIT = 5.0
 FAULT_ENV = "DCX_FAULT_POINT"
 
 
+_fault_hits: dict[str, int] = {}
+
+
 def fault_point(step: str) -> None:
     """Crash here (SIGKILL, as a power cut would) when ``DCX_FAULT_POINT`` names this step.
 
     The one sanctioned test hook (SPEC §3.5, docs/reliability.md): a no-op unless
     the variable is set, read only by the atomic writer and the commit path.
+    ``<step>@<n>`` crashes the n-th time this process reaches the step (a commit
+    writes the cursor file first and its receipt second, both atomically).
     """
-    if os.environ.get(FAULT_ENV) == step:
+    wanted = os.environ.get(FAULT_ENV)
+    if not wanted:
+        return
+    name, _, nth = wanted.partition("@")
+    if name != step:
+        return
+    _fault_hits[step] = _fault_hits.get(step, 0) + 1
+    if _fault_hits[step] == (int(nth) if nth.isdigit() else 1):
         os.kill(os.getpid(), signal.SIGKILL)
 
 

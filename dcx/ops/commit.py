@@ -229,5 +229,6 @@ def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log
         )
         fault_point("commit.after_receipt")
         decisions.append(ws, decision_id, "commit", receipt["receipt_ref"], asm["observed_at"], wait=wait)
+    fault_point("commit.after_index")
     pending.remove(ws, asm["assembly_ref"])
     return Result("commit", {"receipt": receipt, "replayed": False})
