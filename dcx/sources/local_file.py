@@ -48,7 +48,15 @@ from dcx.sources.base import (
     SourceUnavailable,
     failed_read,
 )
-from dcx.sources.walk import LocatorError, WalkTimeout, resolve_locator, revision_of, walk
+from dcx.sources.sweep import HashDeadline
+from dcx.sources.walk import (
+    LocatorError,
+    WalkTimeout,
+    hash_file,
+    resolve_locator,
+    revision_of,
+    walk,
+)
 from dcx.workspace import Workspace
 
 ADAPTER = "local-file"
@@ -158,6 +166,16 @@ class LocalFileProvider:
         if time.monotonic() > deadline:
             return failed_read(item, observed_at, READ_TIMEOUT)
         if len(data) > max_bytes:
+            # terminal only while the file still has the scanned revision: one that grew past
+            # the bound since the scan is a transient mismatch, never an absorbed "oversize"
+            try:
+                whole, _ = hash_file(path, limit=self.max_scan_bytes, deadline=deadline)
+            except HashDeadline:
+                return failed_read(item, observed_at, READ_TIMEOUT)
+            except OSError:
+                return failed_read(item, observed_at, READ_IO_ERROR)
+            if whole != item.revision:
+                return failed_read(item, observed_at, READ_MISMATCH)
             return ReadResult("oversize", item.resource_ref, item.revision, observed_at, None, READ_OVERSIZE)
         if revision_of(data) != item.revision:
             return failed_read(item, observed_at, READ_MISMATCH)

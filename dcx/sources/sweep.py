@@ -49,8 +49,13 @@ class SweepTimeout(Exception):
     """The cooperative deadline passed during a sweep."""
 
 
+class HashDeadline(Exception):
+    """The deadline passed while one (large or growing) file was being hashed."""
+
+
 Hashed = tuple[str, StatKey, str, str, int]  # rel, stat key, revision, kind, bytes read
-Hasher = Callable[[str], tuple[str, int, str]]  # abspath -> (revision, bytes read, kind)
+# abspath, limit=, deadline= -> (revision, bytes read, kind); raises HashDeadline
+Hasher = Callable[..., tuple[str, int, str]]
 
 
 class Sweep(NamedTuple):
@@ -168,9 +173,15 @@ def sweep(
             add_hit(i)
             continue
         try:
-            revision, read, kind = hasher(path)
+            revision, read, kind = hasher(path, limit=max_scan_bytes, deadline=deadline)
+        except HashDeadline:
+            timed_out = True
+            break
         except OSError:
             unreadable.append(rel)
+            continue
+        if read > max_scan_bytes:  # it grew past the limit while being hashed
+            oversized.append(rel)
             continue
         hashed.append((rel, stat_key(st), revision, kind, read))
         if deadline is not None and time.monotonic() > deadline:

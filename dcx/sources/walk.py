@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -39,7 +40,7 @@ from typing import Any, NamedTuple
 import blake3
 
 from dcx.sources.statcache import StatCache, cache_path
-from dcx.sources.sweep import sweep, sweep_tree
+from dcx.sources.sweep import HashDeadline, sweep, sweep_tree
 from dcx.sources.trees import tree_digest
 from dcx.workspace import DC_DIR, Workspace
 
@@ -161,17 +162,22 @@ def resolve_locator(ws: Workspace, locator: dict[str, Any]) -> Locator:
     )
 
 
-def hash_file(path: Path | str, *, limit: int | None = None) -> tuple[str, int]:
+def hash_file(path: Path | str, *, limit: int | None = None, deadline: float | None = None) -> tuple[str, int]:
     """blake3 hex of a file's bytes and the byte count (reads at most ``limit`` + 1 bytes)."""
-    revision, total, _ = hash_and_kind(path, limit=limit)
+    revision, total, _ = hash_and_kind(path, limit=limit, deadline=deadline)
     return revision, total
 
 
-def hash_and_kind(path: Path | str, *, limit: int | None = None) -> tuple[str, int, str]:
+def hash_and_kind(
+    path: Path | str, *, limit: int | None = None, deadline: float | None = None
+) -> tuple[str, int, str]:
     """(blake3 hex, byte count, ``text``|``binary``) in one pass over the file.
 
     Most files fit one read: they take one ``open``, one ``read`` and the
     ASCII fast path, without a buffered reader or an incremental decoder.
+    A large file checks ``deadline`` between chunks (``HashDeadline``): one
+    2 GB file, or one that grows while it is read, must not outlive a scan's
+    deadline. Past ``limit`` it stops; the count returned is then > ``limit``.
     """
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
@@ -195,6 +201,8 @@ def hash_and_kind(path: Path | str, *, limit: int | None = None) -> tuple[str, i
                     decoder.decode(chunk)
                 except UnicodeDecodeError:
                     text = False
+            if deadline is not None and time.monotonic() > deadline:
+                raise HashDeadline()
             chunk = os.read(fd, HASH_CHUNK)
     finally:
         os.close(fd)
