@@ -119,7 +119,9 @@ def _check_pending(ws: Workspace, minter: RefMinter, asm: dict[str, Any], pend: 
         derived = derive_rows(asm["scan_receipts"], sources, asm["evidence"], asm["rebase"])
     except KeyError:
         raise _refuse("checkpoint_not_derivable", "a scanned source is missing from the embedded manifest") from None
-    if sorted(derived, key=lambda r: r["source_id"]) != checkpoint["rows"]:
+    # stored record lists are in canonical-JSON order (SPEC §3.1), not source order: compare as sets of rows
+    by_source = lambda rows: sorted(rows, key=lambda r: r["source_id"])  # noqa: E731
+    if by_source(derived) != by_source(checkpoint["rows"]):
         raise _refuse("checkpoint_not_derivable", "the checkpoint does not follow from the receipts and evidence")
     ready = [row for row in checkpoint["rows"] if row["disposition"] == READY]
     ready_ids = {row["source_id"] for row in ready}
