@@ -175,7 +175,15 @@ def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log
     # 4. the private companion
     key = load_key(ws)
     minter = RefMinter(ws, key, record=False)
-    pend = pending.read(ws, asm["assembly_ref"])
+    try:
+        pend = pending.read(ws, asm["assembly_ref"])
+    except Refused:
+        # a racing commit of this chain may have finished since step 3: it writes its receipt before
+        # it removes the companion, so look again before refusing
+        existing = _existing_receipt(store, decision_id, checkpoint_ref, event_id)
+        if existing is not None:
+            return _replayed(ws, existing, asm["observed_at"], wait)
+        raise
     ready = _check_pending(ws, minter, asm, pend)
 
     # 5. nothing private changed since prepare
