@@ -23,14 +23,15 @@ import os
 import signal
 import sys
 import time
+import tomllib  # noqa: F401
 
-import dcx.ops.commit  # noqa: F401  (warm imports: the children inherit them)
-import dcx.ops.verify  # noqa: F401
-import dcx.packets  # noqa: F401
 import portalocker  # noqa: F401
 import rfc8785  # noqa: F401
 import rich.console  # noqa: F401
-import tomllib  # noqa: F401
+
+import dcx.ops.commit
+import dcx.ops.verify
+import dcx.packets  # noqa: F401
 from dcx.cli import main as dcx_main
 from dcx.cli.app import build_app
 from dcx.packets import KINDS, spec_for

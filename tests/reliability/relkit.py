@@ -94,6 +94,34 @@ def run_script(args: list[str], *, env: dict[str, str], kill_after: float | None
     return Outcome(proc.returncode, killed and proc.returncode == -9, out, err, time.monotonic() - started)
 
 
+BOUND = 60.0  # seconds: no concurrent process may take longer (a deadlock would)
+
+
+def launch(commands: list[list[str]], env: dict[str, str]) -> list[dict[str, Any]]:
+    """Start every command at once; collect exit code, parsed output and time to finish."""
+    started = time.monotonic()
+    procs = [subprocess.Popen([DCX_EXE, *args], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for args in commands]
+    results = []
+    for args, proc in zip(commands, procs, strict=True):
+        left = max(0.1, BOUND - (time.monotonic() - started))
+        try:
+            out, err = proc.communicate(timeout=left)
+            code = proc.returncode
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            code = None  # hung past the bound
+        try:
+            doc = json.loads(out)
+        except ValueError:
+            doc = None
+        results.append({"args": args, "code": code, "doc": doc, "stderr": err,
+                        "elapsed": time.monotonic() - started})
+    return results
+
+
+
 def dcx_ok(args: list[str], env: dict[str, str]) -> Any:
     """Run a step that must succeed; its JSON result."""
     out = run_script([*args, "--format", "json"], env=env)

@@ -15,20 +15,18 @@ Every process must end within ``BOUND`` seconds. ``DCX_RACE_ROUNDS``
 from __future__ import annotations
 
 import json
-import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from relkit import (
-    DCX_EXE,
     commit_receipts,
     copy_workspace,
     cursors_bytes,
     cycle_template,
     index_lines,
     knob,
+    launch,
     pending_exists,
     record,
     run_script,
@@ -36,36 +34,11 @@ from relkit import (
 
 PROCESSES = knob("DCX_RACE_PROCESSES", 16)
 ROUNDS = knob("DCX_RACE_ROUNDS", 2)
-BOUND = 60.0  # seconds: no process may take longer (a deadlock would)
 
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
     return cycle_template(tmp_path_factory)
-
-
-def launch(commands: list[list[str]], env: dict[str, str]) -> list[dict[str, Any]]:
-    """Start every command at once; collect exit code, parsed output and time to finish."""
-    started = time.monotonic()
-    procs = [subprocess.Popen([DCX_EXE, *args], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for args in commands]
-    results = []
-    for args, proc in zip(commands, procs, strict=True):
-        left = max(0.1, BOUND - (time.monotonic() - started))
-        try:
-            out, err = proc.communicate(timeout=left)
-            code = proc.returncode
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = proc.communicate()
-            code = None  # hung past the bound
-        try:
-            doc = json.loads(out)
-        except ValueError:
-            doc = None
-        results.append({"args": args, "code": code, "doc": doc, "stderr": err,
-                        "elapsed": time.monotonic() - started})
-    return results
 
 
 def _commit(root: Path, template, decision_id: str, wait: str) -> list[str]:
