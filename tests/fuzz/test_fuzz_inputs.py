@@ -6,15 +6,18 @@ reliability report); `--hypothesis-profile=deep` runs 20,000 per target.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import tomlkit
 from cycle_helpers import OUTCOME, PROPOSAL
+from fuzzkit import json_leaf, json_value, mutate
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from relfigures import record
 
 from dcx import events
 from dcx.errors import DcxError, InvalidInput
@@ -26,41 +29,19 @@ CASES = settings(max_examples=2000)
 COUNTER: dict[str, int] = {}
 
 
-def _count(name: str) -> None:
+UNEXPECTED: dict[str, int] = {}
+
+
+@contextlib.contextmanager
+def case(name: str) -> Iterator[None]:
+    """Count one generated case, and any exception other than a clean refusal (a traceback)."""
     COUNTER[name] = COUNTER.get(name, 0) + 1
-
-
-json_leaf = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**60), max_value=2**60),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=40),
-)
-json_value = st.recursive(json_leaf, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=12), inner, max_size=4)), max_leaves=12)
-
-
-def mutate(base: Any, data: st.DataObject, depth: int = 0) -> Any:
-    """Randomly keep, drop, replace or add keys and items of a valid document."""
-    if isinstance(base, dict):
-        out = {}
-        for key, value in base.items():
-            action = data.draw(st.sampled_from(["keep", "keep", "keep", "mutate", "drop", "replace"]))
-            if action == "keep":
-                out[key] = value
-            elif action == "mutate" and depth < 4:
-                out[key] = mutate(value, data, depth + 1)
-            elif action == "replace":
-                out[key] = data.draw(json_value)
-        if data.draw(st.integers(0, 9)) == 0:
-            out[data.draw(st.text(min_size=1, max_size=10))] = data.draw(json_value)
-        return out
-    if isinstance(base, list):
-        items = [mutate(v, data, depth + 1) if depth < 4 else v for v in base]
-        if data.draw(st.booleans()):
-            items.append(data.draw(json_value))
-        return items
-    if data.draw(st.integers(0, 3)) == 0:
-        return data.draw(json_value)
-    return base
+    try:
+        yield
+    except Exception as exc:
+        if not isinstance(exc, InvalidInput):
+            UNEXPECTED[name] = UNEXPECTED.get(name, 0) + 1
+        raise
 
 
 def _clean_failure(exc: DcxError) -> None:
@@ -74,14 +55,14 @@ def _clean_failure(exc: DcxError) -> None:
 @CASES
 @given(data=st.data())
 def test_fuzz_decision_inputs(shape, base, data) -> None:
-    _count(shape.title)
-    doc = json.loads(json.dumps(mutate(base, data), allow_nan=True))
-    try:
-        clean = shape.check(doc)
-    except InvalidInput as exc:
-        _clean_failure(exc)
-        return
-    assert clean == shape.check(clean)  # normalisation is idempotent
+    with case(shape.title):
+        doc = json.loads(json.dumps(mutate(base, data), allow_nan=True))
+        try:
+            clean = shape.check(doc)
+        except InvalidInput as exc:
+            _clean_failure(exc)
+            return
+        assert clean == shape.check(clean)  # normalisation is idempotent
 
 
 REBASE_BASE = {
@@ -97,27 +78,27 @@ REBASE_BASE = {
 @CASES
 @given(data=st.data())
 def test_fuzz_rebase_input(data) -> None:
-    _count("rebase")
-    doc = mutate(REBASE_BASE, data)
-    try:
-        rebase.INPUT.check(json.loads(json.dumps(doc, allow_nan=True)))
-    except InvalidInput as exc:
-        _clean_failure(exc)
+    with case("rebase"):
+        doc = mutate(REBASE_BASE, data)
+        try:
+            rebase.INPUT.check(json.loads(json.dumps(doc, allow_nan=True)))
+        except InvalidInput as exc:
+            _clean_failure(exc)
 
 
 @CASES
 @given(line=st.one_of(json_value, st.builds(lambda v: {**v, "event_id": "dcx-event-" + "0" * 32},
                                               st.dictionaries(st.text(max_size=10), json_leaf, max_size=6))))
 def test_fuzz_event_lines(line) -> None:
-    _count("event")
-    if isinstance(line, dict):
-        assert events.id_recomputes(line) in (True, False)
-        found = events.find_event([line], str(line.get("event_id")), "events.jsonl") if "event_id" in line else None
-        assert found is None or found is line
-    try:
-        events.EVENT.check(line)
-    except InvalidInput as exc:
-        _clean_failure(exc)
+    with case("event"):
+        if isinstance(line, dict):
+            assert events.id_recomputes(line) in (True, False)
+            found = events.find_event([line], str(line.get("event_id")), "events.jsonl") if "event_id" in line else None
+            assert found is None or found is line
+        try:
+            events.EVENT.check(line)
+        except InvalidInput as exc:
+            _clean_failure(exc)
 
 
 PROFILE_BASE = {
@@ -160,34 +141,35 @@ def _toml_safe(value: Any) -> Any:
 @CASES
 @given(data=st.data())
 def test_fuzz_profile_and_registry_toml(tmp_path_factory, which, data) -> None:
-    _count(which)
-    root = tmp_path_factory.mktemp("fz")
-    dc = root / ".decision-context"
-    dc.mkdir()
-    (dc / "workspace.toml").write_text('schema_version = "dcx_workspace_v0"\ngoal_id = "goal-test"\n')
-    base = PROFILE_BASE if which == "profile" else REGISTRY_BASE
-    doc = _toml_safe(mutate(base, data))
-    if data.draw(st.integers(0, 19)) == 0:
-        text = data.draw(st.text(max_size=200))  # not even TOML
-    else:
+    with case(which):
+        root = tmp_path_factory.mktemp("fz")
+        dc = root / ".decision-context"
+        dc.mkdir()
+        (dc / "workspace.toml").write_text('schema_version = "dcx_workspace_v0"\ngoal_id = "goal-test"\n')
+        base = PROFILE_BASE if which == "profile" else REGISTRY_BASE
+        doc = _toml_safe(mutate(base, data))
+        if data.draw(st.integers(0, 19)) == 0:
+            text = data.draw(st.text(max_size=200))  # not even TOML
+        else:
+            try:
+                text = tomlkit.dumps(doc)
+            except Exception:
+                return
+        (dc / ("profile.toml" if which == "profile" else "sources.toml")).write_text(text)
+        ws = Workspace(root)
+        before = sorted(p.name for p in dc.rglob("*"))
         try:
-            text = tomlkit.dumps(doc)
-        except Exception:
-            return
-    (dc / ("profile.toml" if which == "profile" else "sources.toml")).write_text(text)
-    ws = Workspace(root)
-    before = sorted(p.name for p in dc.rglob("*"))
-    try:
-        (load_profile if which == "profile" else load_registry)(ws)
-    except InvalidInput as exc:
-        assert exc.message.startswith(".decision-context/")
-        assert "\n" not in exc.message
-    assert sorted(p.name for p in dc.rglob("*")) == before  # reading never writes
+            (load_profile if which == "profile" else load_registry)(ws)
+        except InvalidInput as exc:
+            assert exc.message.startswith(".decision-context/")
+            assert "\n" not in exc.message
+        assert sorted(p.name for p in dc.rglob("*")) == before  # reading never writes
 
 
 def test_fuzz_case_count_reported() -> None:
-    """Runs last in this module: the CI-sized run covers at least 10,000 cases."""
+    """Runs last in this module: the CI-sized run covers at least 10,000 cases (bench/reliability.py prints them)."""
     total = sum(COUNTER.values())
     if total:
+        record("fuzz", "inputs", {"cases": total, "by_target": dict(COUNTER),
+                                  "tracebacks": sum(UNEXPECTED.values())})
         assert total >= 10_000, COUNTER
-    Path(__file__).parent.joinpath(".fuzz-count").write_text(json.dumps(COUNTER))

@@ -8,9 +8,7 @@
   Built with the real console script; tests copy it per run.
 - ``run_script`` / ``ForkRunner``: run dcx in a subprocess, optionally killed
   with SIGKILL after a delay.
-- ``record``: the figures a test measured, kept for ``bench/reliability.py``
-  (``.reliability/<section>.json`` at the repository root, or
-  ``$DCX_RELIABILITY_FIGURES``).
+- ``record`` (relfigures): the figures a test measured, for bench/reliability.py.
 """
 
 from __future__ import annotations
@@ -24,12 +22,12 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from conftest import EXAMPLE, FIXED_KEY, FIXED_NOW, REPO, install_key
+from conftest import EXAMPLE, FIXED_KEY, FIXED_NOW, install_key
+from relfigures import record  # noqa: F401  (re-exported for the tests here)
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 DCX_EXE = str(BIN / "dcx") if (BIN / "dcx").exists() else "dcx"
-FIGURES = Path(os.environ.get("DCX_RELIABILITY_FIGURES") or REPO / ".reliability")
 AGENT = "agent-a"
 NOTES_SOURCE = """
 [[sources]]
@@ -316,20 +314,3 @@ def canaries_in(text: str | bytes, canaries: dict[str, str]) -> list[str]:
         text = text.decode("utf-8", errors="replace")
     low = text.lower()
     return sorted(name for name, value in canaries.items() if value.lower() in low)
-
-
-# -- figures -----------------------------------------------------------------
-
-
-def record(section: str, part: str, figures: dict[str, Any]) -> None:
-    """Keep ``figures`` as ``<section>.json[part]`` for bench/reliability.py (last run wins)."""
-    FIGURES.mkdir(parents=True, exist_ok=True)
-    path = FIGURES / f"{section}.json"
-    try:
-        data = json.loads(path.read_text())
-    except (FileNotFoundError, ValueError):
-        data = {}
-    data[part] = {**figures, "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)

@@ -1,0 +1,39 @@
+"""Hypothesis building blocks shared by the fuzz tests: arbitrary JSON, and mutations of a valid document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+json_leaf = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**60), max_value=2**60),
+    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=40),
+)
+json_value = st.recursive(json_leaf, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=12), inner, max_size=4)), max_leaves=12)
+
+
+def mutate(base: Any, data: st.DataObject, depth: int = 0) -> Any:
+    """Randomly keep, drop, replace or add keys and items of a valid document."""
+    if isinstance(base, dict):
+        out = {}
+        for key, value in base.items():
+            action = data.draw(st.sampled_from(["keep", "keep", "keep", "mutate", "drop", "replace"]))
+            if action == "keep":
+                out[key] = value
+            elif action == "mutate" and depth < 4:
+                out[key] = mutate(value, data, depth + 1)
+            elif action == "replace":
+                out[key] = data.draw(json_value)
+        if data.draw(st.integers(0, 9)) == 0:
+            out[data.draw(st.text(min_size=1, max_size=10))] = data.draw(json_value)
+        return out
+    if isinstance(base, list):
+        items = [mutate(v, data, depth + 1) if depth < 4 else v for v in base]
+        if data.draw(st.booleans()):
+            items.append(data.draw(json_value))
+        return items
+    if data.draw(st.integers(0, 3)) == 0:
+        return data.draw(json_value)
+    return base
