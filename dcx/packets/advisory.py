@@ -33,6 +33,7 @@ from dcx.packets.spec import (
     Text,
     Timestamp,
     bad,
+    shown_key,
 )
 
 PROTOCOL = "decision_context_advisory_provider_v0"
@@ -153,7 +154,7 @@ def field_lists(value: Any) -> tuple[list[str], list[str]]:
     if not isinstance(value, dict):
         return [], []
     missing = [n for n in RESPONSE.fields if n not in value]
-    unknown = sorted(str(k) for k in value if k not in RESPONSE.fields)
+    unknown = sorted(shown_key(k) for k in value if k not in RESPONSE.fields)  # untrusted names: one line
     return missing, unknown
 
 
