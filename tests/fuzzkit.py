@@ -37,3 +37,19 @@ def mutate(base: Any, data: st.DataObject, depth: int = 0) -> Any:
     if data.draw(st.integers(0, 3)) == 0:
         return data.draw(json_value)
     return base
+
+
+def deep() -> bool:
+    """True under the deep profile (``DCX_HYPOTHESIS_PROFILE=deep`` or ``pytest --hypothesis-profile=deep``).
+
+    Explicit ``@settings(max_examples=...)`` overrides a profile, so CI-sized
+    counts must be chosen through ``examples`` for the deep knob to work.
+    """
+    from hypothesis import settings
+
+    return settings.default.max_examples == settings.get_profile("deep").max_examples
+
+
+def examples(ci: int, deep_count: int = 20_000) -> int:
+    """``max_examples`` for a fuzz target: ``ci`` in the default profile, ``deep_count`` under deep."""
+    return deep_count if deep() else ci

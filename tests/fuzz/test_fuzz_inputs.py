@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import tomlkit
 from cycle_helpers import OUTCOME, PROPOSAL
-from fuzzkit import json_leaf, json_value, mutate
+from fuzzkit import examples, json_leaf, json_value, mutate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from relfigures import record
@@ -25,7 +25,7 @@ from dcx.packets import outcome, proposal, rebase
 from dcx.profile import load_profile, load_registry
 from dcx.workspace import Workspace
 
-CASES = settings(max_examples=2000)
+CASES = settings(max_examples=examples(2000))
 COUNTER: dict[str, int] = {}
 
 

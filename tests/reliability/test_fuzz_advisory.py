@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ext_helpers import install, make_extension, retrieve
-from fuzzkit import mutate
+from fuzzkit import examples, mutate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from relfigures import record
@@ -43,7 +43,6 @@ BASE = {
     ],
 }
 COUNTS = {"unit": 0, "unit_refused": 0, "e2e": 0, "e2e_completed": 0, "unexpected": 0}
-deep = settings.get_profile("deep").max_examples == settings().max_examples
 
 
 def _clean_response_holds(clean: dict[str, Any], max_results: int) -> None:
@@ -60,7 +59,7 @@ def _clean_response_holds(clean: dict[str, Any], max_results: int) -> None:
                                  and math.isfinite(score))
 
 
-@settings(max_examples=2000)
+@settings(max_examples=examples(2000))
 @given(data=st.data(), max_results=st.integers(1, 8))
 def test_fuzz_check_response(data, max_results: int) -> None:
     COUNTS["unit"] += 1
@@ -122,7 +121,7 @@ def _mangled(raw: bytes, edits: list[tuple[str, int, bytes]]) -> bytes:
     return bytes(out)
 
 
-@settings(max_examples=60 if not deep else 2000)
+@settings(max_examples=examples(60, 2000))
 @given(data=st.data(), max_results=st.integers(1, 8), edits=mangle)
 def test_fuzz_extension_responses_end_to_end(fresh_ws: Path, tmp_path: Path, data, max_results: int,
                                               edits) -> None:

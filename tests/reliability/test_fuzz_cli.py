@@ -20,14 +20,13 @@ from typing import Any
 
 import pytest
 from cycle_helpers import OUTCOME, PROPOSAL
-from fuzzkit import mutate
+from fuzzkit import examples, mutate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from relfigures import record
 from relkit import PRIVATE_TOP, copy_workspace, cycle_template
 
 DECISION = "ttl-2026-12"
-deep = settings.get_profile("deep").max_examples == settings().max_examples
 COUNTS: dict[str, dict[str, int]] = {}
 # refusals (exit 1) a mutated input may legitimately meet, by command
 REFUSALS = {
@@ -112,7 +111,7 @@ def _case(dcx, root: Path, tmp_path: Path, command: str, doc: Any, data: st.Data
     assert _public_state(root) == before, "a refused input changed a public file"
 
 
-@settings(max_examples=2000 if deep else 150)
+@settings(max_examples=examples(150, 2000))
 @given(data=st.data())
 def test_fuzz_dcx_propose(dcx, template, tmp_path_factory, data) -> None:
     root = _workspace(template, tmp_path_factory, "propose")
@@ -120,7 +119,7 @@ def test_fuzz_dcx_propose(dcx, template, tmp_path_factory, data) -> None:
           ["propose", "--decision-id", DECISION, "--from"])
 
 
-@settings(max_examples=2000 if deep else 150)
+@settings(max_examples=examples(150, 2000))
 @given(data=st.data())
 def test_fuzz_dcx_outcome(dcx, template, tmp_path_factory, data) -> None:
     root = _workspace(template, tmp_path_factory, "outcome")
@@ -128,7 +127,7 @@ def test_fuzz_dcx_outcome(dcx, template, tmp_path_factory, data) -> None:
           ["outcome", "--decision-id", DECISION, "--from"])
 
 
-@settings(max_examples=2000 if deep else 80)
+@settings(max_examples=examples(80, 2000))
 @given(data=st.data())
 def test_fuzz_dcx_prepare_rebase(dcx, template, tmp_path_factory, data) -> None:
     root = _workspace(template, tmp_path_factory, "prepare")
