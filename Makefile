@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.dcx-installed
 
-.PHONY: demo test install bench bench-scan lint clean
+.PHONY: demo test install bench bench-scan reliability lint clean
 
 $(STAMP): pyproject.toml packages/dcx-obelisk/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,8 +29,12 @@ bench: $(STAMP)
 bench-scan: $(STAMP)
 	$(BIN)/python bench/scan.py
 
+# the figures the reliability tests measured in the last test run (see docs/reliability.md)
+reliability: $(STAMP)
+	$(BIN)/python bench/reliability.py
+
 lint: $(STAMP)
 	$(BIN)/python -m pip install --quiet ruff && $(BIN)/ruff check dcx tests
 
 clean:
-	rm -rf $(VENV) .demo .pytest_cache
+	rm -rf $(VENV) .demo .pytest_cache .reliability
