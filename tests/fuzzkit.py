@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from hypothesis import strategies as st
@@ -37,6 +38,44 @@ def mutate(base: Any, data: st.DataObject, depth: int = 0) -> Any:
     if data.draw(st.integers(0, 3)) == 0:
         return data.draw(json_value)
     return base
+
+
+def _leaves(value: Any, path: tuple = ()) -> list[tuple]:
+    if isinstance(value, dict):
+        return [leaf for key, item in value.items() for leaf in _leaves(item, (*path, key))]
+    if isinstance(value, list):
+        return [leaf for i, item in enumerate(value) for leaf in _leaves(item, (*path, i))]
+    return [path]
+
+
+plausible_text = st.text(alphabet="abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-", min_size=1,
+                         max_size=60).filter(lambda t: t.strip() != "")
+
+
+def nudge(base: Any, data: st.DataObject) -> Any:
+    """A valid document with one leaf changed to a plausible value of its type: mostly still valid,
+    so the success path is fuzzed too (heavy mutation alone almost never passes)."""
+    out = copy.deepcopy(base)
+    leaves = _leaves(out)
+    if not leaves:
+        return out
+    path = data.draw(st.sampled_from(leaves))
+    target = out
+    for key in path[:-1]:
+        target = target[key]
+    old = target[path[-1]]
+    if isinstance(old, bool):
+        new: Any = data.draw(st.booleans())
+    elif isinstance(old, int):
+        new = data.draw(st.integers(0, 3))
+    elif isinstance(old, float):
+        new = data.draw(st.floats(0, 1))
+    elif isinstance(old, str):
+        new = data.draw(plausible_text)
+    else:
+        new = old
+    target[path[-1]] = new
+    return out
 
 
 def deep() -> bool:

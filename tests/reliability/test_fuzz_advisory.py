@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ext_helpers import install, make_extension, retrieve
-from fuzzkit import examples, mutate
+from fuzzkit import examples, mutate, nudge
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from relfigures import record
@@ -63,7 +63,8 @@ def _clean_response_holds(clean: dict[str, Any], max_results: int) -> None:
 @given(data=st.data(), max_results=st.integers(1, 8))
 def test_fuzz_check_response(data, max_results: int) -> None:
     COUNTS["unit"] += 1
-    doc = json.loads(json.dumps(mutate(BASE, data), allow_nan=True))
+    doc = nudge(BASE, data) if data.draw(st.integers(0, 3)) == 0 else mutate(BASE, data)
+    doc = json.loads(json.dumps(doc, allow_nan=True))
     try:
         clean = check_response(doc, max_results=max_results)
     except InvalidInput as exc:
@@ -129,8 +130,11 @@ def test_fuzz_extension_responses_end_to_end(fresh_ws: Path, tmp_path: Path, dat
     if not manifest.exists():
         install(fresh_ws, make_extension(tmp_path / "exts", "replay.py"))
     COUNTS["e2e"] += 1
-    raw = json.dumps(mutate(BASE, data), allow_nan=True).encode()
-    raw = _mangled(raw, edits)
+    if data.draw(st.booleans()):  # half: one plausible change, bytes intact, room for both items
+        raw = json.dumps(nudge(BASE, data)).encode()
+        max_results = max(max_results, 2)
+    else:
+        raw = _mangled(json.dumps(mutate(BASE, data), allow_nan=True).encode(), edits)
     (Path.home() / "response.bin").write_bytes(raw)
     want = _expected(raw, max_results)
     try:

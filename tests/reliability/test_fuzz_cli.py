@@ -7,7 +7,9 @@ traceback or an internal error (exit 5), always exactly one JSON document on
 stdout, and on any non-zero exit the workspace's public files (packets,
 decision indexes, events) byte-for-byte unchanged: nothing half-written.
 
-A fifth of the cases also mangle the file's bytes (not JSON, not UTF-8).
+A third of the cases change one leaf to a plausible value (so the success path
+is fuzzed too); the rest mutate heavily, a fifth of them also mangling the
+file's bytes (not JSON, not UTF-8).
 CI runs 150 + 150 + 80 cases; ``DCX_HYPOTHESIS_PROFILE=deep`` runs 2,000 each.
 """
 
@@ -20,7 +22,7 @@ from typing import Any
 
 import pytest
 from cycle_helpers import OUTCOME, PROPOSAL
-from fuzzkit import examples, mutate
+from fuzzkit import examples, mutate, nudge
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from relfigures import record
@@ -80,10 +82,13 @@ def _mangle(raw: bytes, data: st.DataObject) -> bytes:
     return b"\xff\xfe" + raw
 
 
-def _case(dcx, root: Path, tmp_path: Path, command: str, doc: Any, data: st.DataObject, args: list[str]) -> None:
+def _case(dcx, root: Path, tmp_path: Path, command: str, base: Any, data: st.DataObject, args: list[str]) -> None:
     counts = COUNTS.setdefault(command, {"cases": 0, "exit_0": 0, "exit_1": 0, "exit_2": 0, "tracebacks": 0,
                                          "partial_writes": 0, "unnamed_fields": 0})
-    raw = _mangle(json.dumps(doc, allow_nan=True).encode(), data)
+    if data.draw(st.integers(0, 2)) == 0:  # a third: one plausible change (mostly accepted)
+        raw = json.dumps(nudge(base, data)).encode()
+    else:  # the rest: heavy mutation, a fifth of it also mangled bytes
+        raw = _mangle(json.dumps(mutate(base, data), allow_nan=True).encode(), data)
     path = tmp_path / "input.json"
     path.write_bytes(raw)
     before = _public_state(root)
@@ -115,7 +120,7 @@ def _case(dcx, root: Path, tmp_path: Path, command: str, doc: Any, data: st.Data
 @given(data=st.data())
 def test_fuzz_dcx_propose(dcx, template, tmp_path_factory, data) -> None:
     root = _workspace(template, tmp_path_factory, "propose")
-    _case(dcx, root, root.parent, "propose", mutate(PROPOSAL, data), data,
+    _case(dcx, root, root.parent, "propose", PROPOSAL, data,
           ["propose", "--decision-id", DECISION, "--from"])
 
 
@@ -123,7 +128,7 @@ def test_fuzz_dcx_propose(dcx, template, tmp_path_factory, data) -> None:
 @given(data=st.data())
 def test_fuzz_dcx_outcome(dcx, template, tmp_path_factory, data) -> None:
     root = _workspace(template, tmp_path_factory, "outcome")
-    _case(dcx, root, root.parent, "outcome", mutate(OUTCOME, data), data,
+    _case(dcx, root, root.parent, "outcome", OUTCOME, data,
           ["outcome", "--decision-id", DECISION, "--from"])
 
 
@@ -131,7 +136,7 @@ def test_fuzz_dcx_outcome(dcx, template, tmp_path_factory, data) -> None:
 @given(data=st.data())
 def test_fuzz_dcx_prepare_rebase(dcx, template, tmp_path_factory, data) -> None:
     root = _workspace(template, tmp_path_factory, "prepare")
-    _case(dcx, root, root.parent, "prepare", mutate(REBASE, data), data,
+    _case(dcx, root, root.parent, "prepare", REBASE, data,
           ["prepare", "--decision-id", "fuzz-rebase", "--rebase"])
 
 
