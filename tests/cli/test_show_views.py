@@ -1,0 +1,76 @@
+"""`dcx show` for people, every packet kind, and `dcx log`, on the example after a full cycle."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from readers_support import D, _cycle_template, cycled, packet_files  # noqa: F401 — fixtures
+
+from dcx.packets import KINDS
+
+KIND_NAMES = sorted(KINDS)
+
+
+def _ref_of(root: Path, kind: str) -> str:
+    refs = sorted(p.stem for p in (root / ".decision-context" / "packets" / kind).glob("*.json"))
+    assert len(refs) == 1, (kind, refs)
+    return refs[0]
+
+
+def test_the_cycle_stores_every_kind_once(cycled: Path) -> None:
+    kinds = {path.parent.name for path in packet_files(cycled).values()}
+    assert kinds == set(KINDS)
+
+
+@pytest.mark.parametrize("kind", KIND_NAMES)
+def test_show_text_for_every_kind(dcx, cycled: Path, kind: str, snapshot) -> None:
+    ref = _ref_of(cycled, kind)
+    result = dcx("-C", str(cycled), "show", ref)
+    assert result.exit_code == 0, result.stderr
+    assert ref in result.stdout.splitlines()[0]
+    assert "{'" not in result.stdout and '{"' not in result.stdout  # no raw dict or JSON dumped for people
+    assert result.stdout == snapshot
+
+
+@pytest.mark.parametrize("kind", KIND_NAMES)
+def test_show_json_is_the_stored_bytes_for_every_kind(dcx, cycled: Path, kind: str, snapshot_json) -> None:
+    ref = _ref_of(cycled, kind)
+    result = dcx("-C", str(cycled), "show", ref[: len(KINDS[kind].prefix) + 9], "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    path = cycled / ".decision-context" / "packets" / kind / f"{ref}.json"
+    assert result.stdout.encode() == path.read_bytes()
+    assert json.loads(result.stdout) == snapshot_json
+
+
+def test_evidence_view_separates_accepted_stale_and_rejected(dcx, cycled: Path) -> None:
+    out = dcx("-C", str(cycled), "show", "decision-evidence-").stdout
+    accepted = out.index("Accepted claims")
+    stale = out.index("Stale or rejected claims")
+    assert accepted < stale
+    stale_section = out[stale:out.index("Changed facts")]
+    assert "stale_authority_revision" in stale_section and " stale " in stale_section
+    assert "the authority changed since this was recalled" in stale_section
+    assert "3 accepted claims · 1 stale · 0 rejected" in out
+
+
+def test_assembly_view_links_its_embedded_packets_by_short_ref(dcx, cycled: Path) -> None:
+    out = dcx("-C", str(cycled), "show", "decision-context-assembly-").stdout
+    section = out[out.index("Embedded packets"):]
+    shorts = [line.split()[1] for line in section.splitlines()[3:] if line.strip()]
+    assert len(shorts) == 8
+    for short_ref in shorts:  # every link opens with `dcx show`
+        assert dcx("-C", str(cycled), "show", short_ref).exit_code == 0, short_ref
+    assert "auto rebase · coverage complete" in out
+    assert "validated_rebase" in out
+
+
+def test_log_text_and_json_after_a_full_cycle(dcx, cycled: Path, snapshot, snapshot_json) -> None:
+    text = dcx("-C", str(cycled), "log")
+    assert text.exit_code == 0
+    assert f"* {D}" in text.stdout
+    assert text.stdout == snapshot
+    as_json = dcx("-C", str(cycled), "log", "--format", "json")
+    assert as_json.json()["data"]["decisions"][0]["decision_id"] == D
+    assert as_json.json() == snapshot_json
