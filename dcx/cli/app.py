@@ -67,7 +67,7 @@ class DcxGroup(TyperGroup):
                 "json" if _wants_json(argv) else "text",
             )
             code = int(ExitCode.INVALID_INPUT)
-        except _click.exceptions.Abort:
+        except typer.Abort:  # typer 0.2x keeps Abort in typer.exceptions, not in its vendored click
             emit_error(DcxError("interrupted", code="interrupted"), "json" if _wants_json(argv) else "text")
             code = int(ExitCode.INTERRUPTED)
         except _click.exceptions.ClickException as exc:

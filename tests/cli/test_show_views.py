@@ -74,3 +74,40 @@ def test_log_text_and_json_after_a_full_cycle(dcx, cycled: Path, snapshot, snaps
     as_json = dcx("-C", str(cycled), "log", "--format", "json")
     assert as_json.json()["data"]["decisions"][0]["decision_id"] == D
     assert as_json.json() == snapshot_json
+
+
+def test_preview_and_partial_coverage_are_labelled(dcx, example: Path) -> None:
+    registry = example / ".decision-context" / "sources.toml"
+    registry.write_text(registry.read_text() + "\n".join([
+        "", "[[sources]]", 'source_id = "source:authority:gone"', 'provider_id = "files"', 'source_kind = "document"',
+        'priority = "p0"', 'evidence_level = "s1"', 'objectives = ["origin-latency"]', 'scan_mode = "incremental"',
+        'exact_read_policy = "always"', "freshness_seconds = 86400", 'locator = { path = "no-such-dir" }', ""]))
+    prepared = dcx("-C", str(example), "prepare", "--decision-id", "d-preview", "--agent-id", "agent-a")
+    assert prepared.exit_code == 0, prepared.stderr
+    assembly = dcx("-C", str(example), "show", "decision-context-assembly-").stdout
+    assert "PREVIEW (no rebase input): changed sources keep their cursors" in assembly
+    assert "coverage PARTIAL: incomplete required source(s) source:authority:gone" in assembly
+    assert "preserve" in assembly and "rebase_incomplete" in assembly and "cursor_after_missing" in assembly
+    coverage = dcx("-C", str(example), "show", "decision-source-coverage-").stdout
+    assert "PARTIAL — required (p0) source(s) not covered completely: source:authority:gone" in coverage
+    scans = sorted(p.stem for p in (example / ".decision-context" / "packets" / "scan").glob("*.json"))
+    texts = [dcx("-C", str(example), "show", ref).stdout for ref in scans]
+    assert any("unavailable (locator_missing; failed open, cursor kept)" in t for t in texts), texts
+    freshness = dcx("-C", str(example), "show", "decision-source-freshness-").stdout
+    assert "not fresh" in freshness and "never" in freshness
+
+
+def test_show_into_a_closed_pipe_exits_quietly(cycled: Path) -> None:
+    """`dcx show REF | head -1` style: a reader that stops early gets no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    exe = str(Path(sys.executable).parent / "dcx")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before dcx writes
+    proc = subprocess.run([exe, "-C", str(cycled), "show", "decision-evidence-"], stdout=write_end,
+                          stderr=subprocess.PIPE, timeout=60, check=False)
+    os.close(write_end)
+    assert b"Traceback" not in proc.stderr and b"AttributeError" not in proc.stderr, proc.stderr.decode()
+    assert proc.returncode == 1

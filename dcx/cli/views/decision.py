@@ -130,8 +130,8 @@ def assembly(console: Console, packet: dict[str, Any]) -> None:
                     + ", ".join(cov["incomplete_required_source_ids"]))
     else:
         coverage = "coverage complete"
-    banner(console, f"{mode} · {coverage} · {ready} of {plural(len(packet['checkpoint']['rows']), 'source')} "
-                    "ready to advance after writeback",
+    ready_line = f"{ready} of {plural(len(packet['checkpoint']['rows']), 'source')} ready to advance after writeback"
+    banner(console, "\n".join((mode, coverage, ready_line)),
            "yellow" if packet["preview"] or packet["coverage_status"] == "partial" else "")
     ev, rb = packet["evidence"], packet["rebase"]
     facts(console, [

@@ -44,7 +44,7 @@ def scan(console: Console, packet: dict[str, Any]) -> None:
     verdict = f"{packet['source_id']} · {status}"
     if packet.get("reason_code"):
         verdict += f" ({packet['reason_code']}; failed open, cursor kept)"
-    verdict += (f" · {plural(packet['changed_count'], 'change')}, "
+    verdict += (f"\n{plural(packet['changed_count'], 'change')}, "
                 f"{packet['exact_read_count']} confirmed by exact read")
     banner(console, verdict, "yellow" if status in ("failed", "unavailable") else "")
     telemetry = packet["telemetry"]
