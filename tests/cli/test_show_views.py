@@ -62,7 +62,7 @@ def test_assembly_view_links_its_embedded_packets_by_short_ref(dcx, cycled: Path
     assert len(shorts) == 8
     for short_ref in shorts:  # every link opens with `dcx show`
         assert dcx("-C", str(cycled), "show", short_ref).exit_code == 0, short_ref
-    assert "auto rebase · coverage complete" in out
+    assert "│ auto rebase" in out and "│ coverage complete" in out
     assert "validated_rebase" in out
 
 
