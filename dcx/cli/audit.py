@@ -32,7 +32,7 @@ def render(console, result: Result) -> None:
     for finding in data["findings"]:
         console.print(f"[red]leak[/] {finding['file']}", highlight=False)
         console.print(f"    {finding['field']}: {finding['problem']}", markup=False, highlight=False)
-    files = f"{data['files_scanned']} public file(s) under {data['workspace']}/"
+    files = f"{data['files_scanned']} public file(s)"
     if not data["findings"]:
         console.print(f"[green]clean[/]  {files} checked for {data['private_values_known']} private value(s), "
                       "source text, paths, URLs, e-mails and credentials: none found", highlight=False)
