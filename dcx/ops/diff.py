@@ -2,7 +2,8 @@
 
 Record lists are matched by their id field (``fact_id``, ``claim_id``,
 ``source_id`` …), so a reordered or inserted record reads as one change, not
-as a cascade of shifted indexes.
+as a cascade of shifted indexes. The packets' own ref fields always differ
+and are reported as ``left``/``right``, not as a change.
 """
 
 from __future__ import annotations
@@ -57,7 +58,11 @@ def diff(*, ws: Workspace, left: str, right: str) -> Result:
     a_kind, b_kind = store.kind_of(a_ref), store.kind_of(b_ref)
     if a_kind != b_kind:
         raise InvalidInput(f"cannot diff a {a_kind} packet with a {b_kind} packet", code="kind_mismatch")
+    from dcx.packets import KINDS
+
     a, b = flatten(store.get(a_ref)), flatten(store.get(b_ref))
+    for side in (a, b):
+        side.pop(KINDS[a_kind].ref_field, None)
     changes = []
     for path in sorted(set(a) | set(b)):
         if path not in b:
