@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_dcx
-from readers_support import _cycle_template, cycled, packet_files  # noqa: F401 — fixtures
+from readers_support import packet_files
 
 # A sentence of the example's own authority text (docs/runbook-ttl-rollback.md, indexed and exact-read).
 RUNBOOK_LINE = "Use this when origin p99 latency stays above 400 ms for 10 minutes after a TTL change"

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from readers_support import Runner, _cycle_template, copy_example, cycled, packet_files, run_cycle  # noqa: F401
+from readers_support import Runner, copy_example, packet_files, run_cycle
 
 DC = ".decision-context"
 

@@ -38,8 +38,8 @@ def test_two_agents_branches_merge_without_conflict(tmp_path: Path) -> None:
     git(origin, "add", "-A")
     git(origin, "commit", "-q", "-m", "catalog goal: authority docs and workspace")
     tracked = git(origin, "ls-files", DC).split()
-    assert f"{DC}/.gitattributes" in tracked and not any("private/" in t or t.endswith(".toml") and
-                                                         "workspace" not in t for t in tracked)
+    assert f"{DC}/.gitattributes" in tracked and not any("private/" in t or (t.endswith(".toml") and
+                                                         "workspace" not in t) for t in tracked)
 
     # the second host: a clone, its private config handed over out of band, the goal's key imported
     other = tmp_path / "catalog-b"

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from readers_support import D, _cycle_template, cycled, packet_files  # noqa: F401 — fixtures
+from readers_support import D, packet_files
 
 from dcx.packets import KINDS
 

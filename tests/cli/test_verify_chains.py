@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from readers_support import D, _cycle_template, copy_example, cycled, packet_files, run_cycle  # noqa: F401
+from readers_support import D, copy_example, packet_files, run_cycle
 
 from dcx.keys import Key
 

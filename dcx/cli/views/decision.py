@@ -5,7 +5,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from dcx.cli._views import view
-from dcx.cli.views.common import banner, facts, header, legend, meaning, never_captured, plural, short, table, yes
+from dcx.cli.views.common import (
+    banner,
+    facts,
+    header,
+    legend,
+    meaning,
+    never_captured,
+    plural,
+    short,
+    table,
+    yes,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -5,7 +5,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from dcx.cli._views import view
-from dcx.cli.views.common import banner, duration, facts, header, never_captured, plural, short, table, yes
+from dcx.cli.views.common import (
+    banner,
+    duration,
+    facts,
+    header,
+    never_captured,
+    plural,
+    short,
+    table,
+    yes,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
