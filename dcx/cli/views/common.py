@@ -41,6 +41,9 @@ MEANING: dict[str, str] = {
 }
 
 
+PROSE_MIN = 24  # columns of free text never get narrower than this, if they can help it
+
+
 def short(ref: str | None) -> str:
     """``prefix-<8 hex>``: a unique prefix for `dcx show`, like git's short hashes."""
     if not ref:
@@ -75,9 +78,9 @@ def duration(seconds: int | None) -> str:
 
 def header(console: Console, title: str, packet: dict[str, Any], ref_field: str,
            extra: Sequence[str] = ()) -> None:
-    """Title, schema and full ref; then who and when: goal, decision, extras, time, key."""
-    schema = packet.get("schema_version", "")
-    console.print(f"[bold]{title}[/] [dim]({schema})[/]  {packet.get(ref_field, '')}", highlight=False)
+    """Title, full ref and schema; then goal, decision, extras, time and key."""
+    console.print(f"[bold]{title}[/]  {packet.get(ref_field, '')}  [dim]({packet.get('schema_version', '')})[/]",
+                  highlight=False)
     parts = [f"goal {packet.get('goal_id', '-')}"]
     if packet.get("decision_id"):
         parts.append(f"decision {packet['decision_id']}")
@@ -109,8 +112,14 @@ def facts(console: Console, rows: Iterable[tuple[str, Any]]) -> None:
 
 
 def table(console: Console, title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
-          *, empty: str = "none", no_wrap: Sequence[str] = ()) -> None:
-    """A titled table; an empty one prints as one line (``title: none``)."""
+          *, empty: str = "none", constant: dict[str, Any] | None = None) -> None:
+    """A titled table; an empty one prints as one line (``title: none``).
+
+    Columns of single tokens (refs, ids, times) never wrap, so refs stay
+    copyable on narrow terminals; prose columns wrap instead. A column named in
+    ``constant`` whose every cell equals the value given is left out (say an
+    ``observed`` column that only repeats the packet's own time).
+    """
     from rich import box
     from rich.table import Table
 
@@ -118,12 +127,22 @@ def table(console: Console, title: str, columns: Sequence[str], rows: Sequence[S
     if not rows:
         console.print(f"[bold]{title}[/]: {empty}", highlight=False)
         return
+    cells = [["-" if cell is None else str(cell) for cell in row] for row in rows]
+    keep = [i for i, name in enumerate(columns)
+            if not (constant and name in constant and all(row[i] == str(constant[name]) for row in cells))]
     console.print(f"[bold]{title}[/]", highlight=False)
     out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
-    for column in columns:
-        out.add_column(column, no_wrap=column in no_wrap, overflow="fold")
-    for row in rows:
-        out.add_row(*("-" if cell is None else str(cell) for cell in row))
+    atomic = {i: all(" " not in row[i] and len(row[i]) <= 40 for row in cells) for i in keep}
+    natural = {i: max(len(columns[i]), *(len(row[i]) for row in cells)) for i in keep}
+    # Keep tokens whole only when they fit beside a readable share of the prose;
+    # on a narrow terminal everything folds rather than a column disappearing.
+    needed = sum(natural[i] if atomic[i] else min(natural[i], PROSE_MIN) for i in keep) + 3 * (len(keep) - 1)
+    whole = needed <= console.width
+    for i in keep:
+        out.add_column(columns[i], no_wrap=whole and atomic[i], overflow="fold",
+                       min_width=None if atomic[i] else min(natural[i], PROSE_MIN))
+    for row in cells:
+        out.add_row(*(row[i] for i in keep))
     console.print(out)
 
 

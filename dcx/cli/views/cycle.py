@@ -27,8 +27,7 @@ def proposal(console: Console, packet: dict[str, Any]) -> None:
         ("review at", packet["review_at"]),
     ])
     table(console, "Objective scores", ("objective", "score", "rationale"),
-          [(o["objective_id"], f"{o['score']:g}", o["rationale"]) for o in packet["objective_scores"]],
-          no_wrap=("objective",))
+          [(o["objective_id"], f"{o['score']:g}", o["rationale"]) for o in packet["objective_scores"]])
     table(console, "Alternatives", ("rank", "alternative", "summary", "trade-off"),
           [(a.get("rank"), a["alternative_id"], a["summary"], a["tradeoff"]) for a in by_rank(packet["alternatives"])])
     table(console, "Next actions", ("rank", "action", "owner", "summary", "acceptance", "stop when"),
@@ -81,7 +80,7 @@ def commit(console: Console, packet: dict[str, Any]) -> None:
     table(console, "Sources (cursor refs are keyed hashes: the cursor values stay private)",
           ("source", "committed before", "committed now", "result"),
           [(s["source_id"], short(s["cursor_before_ref"]), short(s["cursor_after_ref"]), s["result"])
-           for s in packet["sources"]], no_wrap=("source",))
+           for s in packet["sources"]])
 
 
 TELEMETRY_LABELS = (

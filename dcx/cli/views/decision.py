@@ -54,26 +54,27 @@ def evidence(console: Console, packet: dict[str, Any]) -> None:
                   "when the current authority text confirms them (authority wins). No recommendation here.",
                   style="dim", highlight=False)
     table(console, "Accepted claims (recalled, then confirmed by exact read)",
-          ("claim", "summary", "provider ref", "authority", "revision"),
-          [(c["claim_id"], c["summary"], short(c["provider_ref"]), short(c["source_ref"]),
-            short(c["source_revision"])) for c in packet["recalled_claims"]], no_wrap=("claim",))
+          ("claim", "summary", "provider ref", "authority"),
+          [(c["claim_id"], c["summary"], short(c["provider_ref"]), short(c["source_ref"]))
+           for c in packet["recalled_claims"]])
     stale = packet["stale_or_rejected_claims"]
     table(console, "Stale or rejected claims (not evidence)", ("claim", "verdict", "reason", "summary", "provider ref"),
           [(c["claim_id"], verdict_of(c), c["reason_code"], c["summary"], short(c.get("provider_ref")))
-           for c in stale], no_wrap=("claim", "reason", "provider ref"))
+           for c in stale])
     legend(console, (c["reason_code"] for c in stale))
-    table(console, "Changed facts", ("fact", "summary", "source", "revision", "freshness"),
+    table(console, "Changed facts", ("fact", "summary", "source", "freshness"),
           [(f["fact_id"], f["summary"] + (" (generic)" if f.get("generic") else ""), short(f["source_ref"]),
-            short(f["source_revision"]), f["freshness"]) for f in packet["changed_facts"]], no_wrap=("fact",))
+            f["freshness"]) for f in packet["changed_facts"]])
     table(console, "Conflicts", ("conflict", "status", "rule", "summary", "sources"),
           [(c["conflict_id"], c["status"], c["conflict_rule"], c["summary"],
             ", ".join(short(r) for r in c["source_refs"])) for c in packet["conflicts"]])
-    table(console, "Source revisions", ("source", "revision", "changed", "freshness", "observed"),
+    table(console, "Source revisions (every source a record cites, at the revision read)",
+          ("source", "revision", "changed", "freshness", "observed"),
           [(short(r["source_ref"]), short(r["revision"]), yes(r["changed"]), r["freshness"], r["observed_at"])
-           for r in packet["source_revisions"]])
+           for r in packet["source_revisions"]], constant={"observed": packet["observed_at"]})
     table(console, "Provider health (providers fail open)", ("provider", "status", "reason", "observed"),
           [(p["provider"], p["status"], p.get("reason_code") or "-", p["observed_at"])
-           for p in packet["provider_health"]])
+           for p in packet["provider_health"]], constant={"observed": packet["observed_at"], "reason": "-"})
     never_captured(console, packet, EVIDENCE_FLAGS)
 
 
@@ -101,7 +102,7 @@ def rebase(console: Console, packet: dict[str, Any]) -> None:
 def dispositions(console: Console, title: str, packet: dict[str, Any]) -> None:
     rows = [(row["source_id"], "ready" if row["disposition"] == READY else "preserve", row["reason_code"],
              meaning(row["reason_code"])) for row in packet["rows"]]
-    table(console, title, ("source", "disposition", "reason", "why"), rows, no_wrap=("source", "reason"))
+    table(console, title, ("source", "disposition", "reason", "why"), rows)
 
 
 @view("checkpoint")
@@ -115,7 +116,7 @@ def checkpoint(console: Console, packet: dict[str, Any]) -> None:
     table(console, "Cursors (keyed refs: the cursor values stay private)",
           ("source", "committed", "proposed", "scan receipt"),
           [(row["source_id"], short(row["cursor_before_ref"]), short(row.get("cursor_after_ref")),
-            short(row["scan_receipt_ref"])) for row in packet["rows"]], no_wrap=("source",))
+            short(row["scan_receipt_ref"])) for row in packet["rows"]])
 
 
 def _recall_line(retrieval: dict[str, Any] | None) -> str:
@@ -157,7 +158,7 @@ def assembly(console: Console, packet: dict[str, Any]) -> None:
                           "(commit advances only ready rows)", packet["checkpoint"])
     table(console, "Scans", ("source", "status", "changes", "exact-read confirmed", "reason", "receipt"),
           [(s["source_id"], s["status"], s["changed_count"], s["exact_read_count"], s.get("reason_code") or "-",
-            short(s["receipt_ref"])) for s in packet["scan_receipts"]], no_wrap=("source",))
+            short(s["receipt_ref"])) for s in packet["scan_receipts"]])
     embedded = [("manifest", packet["manifest"]["manifest_ref"]),
                 *(("scan", s["receipt_ref"]) for s in packet["scan_receipts"]),
                 ("coverage", cov["coverage_ref"]), ("freshness", packet["freshness"]["freshness_ref"])]

@@ -39,6 +39,6 @@ def retrieval(console: Console, packet: dict[str, Any]) -> None:
     rows = [(r["rank"], score(r["score"]), r["summary"], short(r["provider_ref"]))
             for r in sorted(packet["results"], key=lambda r: r["rank"])]
     table(console, "Results (scores are provider-native: never compared across providers)",
-          ("rank", "score", "summary", "provider ref"), rows, no_wrap=("provider ref",))
+          ("rank", "score", "summary", "provider ref"), rows)
     never_captured(console, {**packet, "query_captured": False, "scope_captured": False},
                    {"query_captured": "query", "scope_captured": "scope", **FLAGS})

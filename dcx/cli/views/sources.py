@@ -32,10 +32,10 @@ def manifest(console: Console, packet: dict[str, Any]) -> None:
                   "policy only: no locator, provider config or cursor", highlight=False)
     table(console, "Sources", ("source", "via", "kind", "priority", "evidence level", "objectives"),
           [(_name(s), s["provider_id"], s["source_kind"], s["priority"], s["evidence_level"],
-            ", ".join(s["objectives"])) for s in packet["sources"]], no_wrap=("source",))
+            ", ".join(s["objectives"])) for s in packet["sources"]])
     table(console, "Policy", ("source", "scan", "exact read", "fresh for", "max changes", "conflict rule"),
           [(_name(s), s["scan_mode"], s["exact_read_policy"], duration(s["freshness_seconds"]), s["max_changes"],
-            s.get("conflict_rule") or "-") for s in packet["sources"]], no_wrap=("source",))
+            s.get("conflict_rule") or "-") for s in packet["sources"]])
 
 
 def _name(source: dict[str, Any]) -> str:
@@ -71,7 +71,8 @@ def scan(console: Console, packet: dict[str, Any]) -> None:
     rows = [(short(c["change_ref"]), short(c["revision_ref"]), c["content_kind"], yes(c["exact_read_verified"]),
              c["observed_at"]) for c in packet["changes"]]
     table(console, "Changes (opaque refs: `dcx show REF --reveal` on a terminal resolves them)",
-          ("change", "revision", "content", "exact read", "observed"), rows)
+          ("change", "revision", "content", "exact read", "observed"), rows,
+          constant={"observed": packet["observed_at"]})
     never_captured(console, packet, SCAN_FLAGS)
 
 
@@ -109,5 +110,4 @@ def freshness(console: Console, packet: dict[str, Any]) -> None:
          row["status"] + (" (!)" if row["alert"] else ""))
         for row in packet["sources"]
     ]
-    table(console, "Sources", ("source", "priority", "scan", "fresh for", "last exact read", "age", "status"), rows,
-          no_wrap=("source",))
+    table(console, "Sources", ("source", "priority", "scan", "fresh for", "last exact read", "age", "status"), rows)
