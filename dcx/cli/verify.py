@@ -35,8 +35,8 @@ def render(console, result: Result) -> None:
     checked = (f"{_n(data['packets_checked'], 'packet')}, {_n(data['events_checked'], 'event')}, "
                f"{_n(data.get('decision_indexes_checked', 0), 'decision index', 'decision indexes')}")
     if not data["problems"]:
-        console.print(f"[green]ok[/]  {checked}: every packet re-hashes, every link and event id holds",
-                      highlight=False)
+        console.print(f"[green]ok[/]  {checked}", highlight=False)
+        console.print("    every packet re-hashes, every link and event id holds", markup=False, highlight=False)
         foreign = data.get("foreign_key_ids") or []
         if foreign:
             console.print(f"note: packets minted with another key of this goal ({', '.join(foreign)}) verify too; "

@@ -111,3 +111,32 @@ def test_show_into_a_closed_pipe_exits_quietly(cycled: Path) -> None:
     os.close(write_end)
     assert b"Traceback" not in proc.stderr and b"AttributeError" not in proc.stderr, proc.stderr.decode()
     assert proc.returncode == 1
+
+
+def test_feedback_view_shows_an_emitted_candidate(dcx, cycled: Path) -> None:
+    from cycle_helpers import verified_outcome, write_json
+
+    evidence = _ref_of(cycled, "evidence")
+    body = write_json(cycled / "verified.json", verified_outcome(evidence))
+    assert dcx("-C", str(cycled), "outcome", "--decision-id", D, "--from", str(body)).exit_code == 0
+    fed = dcx("-C", str(cycled), "feedback", "--decision-id", D, "--format", "json").json()["data"]["feedback"]
+    assert fed["candidate_emitted"] is True
+    out = dcx("-C", str(cycled), "show", fed["feedback_ref"]).stdout
+    assert "Reward Memory candidate (procedural_experience)" in out
+    assert "review required · never ingested · never activated" in out
+    assert "Candidate claims" in out and "Why no candidate: -" in out
+    outcome = dcx("-C", str(cycled), "show", fed["outcome_packet_ref"]).stdout
+    assert "verified · accepted keep-90s-ttl" in outcome and "p99-held" in outcome
+
+
+def test_evidence_view_lists_conflicts_from_an_agent_rebase(dcx, example: Path) -> None:
+    assert dcx("-C", str(example), "index", "--agent-id", "agent-a").exit_code == 0
+    prepared = dcx("-C", str(example), "prepare", "--decision-id", "d-agent", "--agent-id", "agent-a",
+                   "--rebase", str(example / "rebase.json"))
+    assert prepared.exit_code == 0, prepared.stderr
+    out = dcx("-C", str(example), "show", "decision-evidence-").stdout
+    conflicts = out[out.index("Conflicts"):out.index("Source revisions")]
+    assert "rollback-trigger" in conflicts and "resolved" in conflicts and "canonical_revision_wins" in conflicts
+    assert "1 conflict" in out and "adr-0007-accepted" in out
+    rebase = dcx("-C", str(example), "show", "decision-semantic-rebase-").stdout
+    assert "agent rebase · material change · 5 of 5 changed items accounted for" in rebase

@@ -31,7 +31,7 @@ def test_a_full_cycle_verifies(dcx, cycled: Path) -> None:
     assert code == 0, data["problems"]
     assert data["packets_checked"] == 13 and data["events_checked"] == 1 and data["foreign_key_ids"] == []
     text = dcx("-C", str(cycled), "verify")
-    assert text.exit_code == 0 and "13 packets, 1 event, 1 decision index: every packet re-hashes" in text.stdout
+    assert text.exit_code == 0 and text.stdout.startswith("ok  13 packets, 1 event, 1 decision index\n")
 
 
 def test_a_flipped_byte_in_a_decision_packet(dcx, cycled: Path) -> None:
