@@ -99,3 +99,15 @@ def test_git_sees_a_hand_edit_as_one_changed_line(cycled: Path) -> None:
     assert proc.returncode == 1  # differences found
     assert proc.stdout.split()[:2] == ["1", "1"]
     assert Runner(cycled)("verify", ok=False).exit_code == 1  # and dcx verify flags the edit
+
+
+def test_diff_reports_a_record_that_left_as_one_change(cycled: Path) -> None:
+    dcx = Runner(cycled)
+    before = next(ref for ref in packet_files(cycled) if ref.startswith("decision-source-scan-"))
+    after = dcx.json("scan")["data"]["receipts"][0]["receipt_ref"]  # after the commit: nothing new
+    changes = dcx.json("diff", before, after)["data"]["changes"]
+    removed = [c for c in changes if c["path"].startswith("changes[")]
+    assert len(removed) == 5 and all(c["change"] == "removed" and set(c["old"]) >= {"change_ref", "revision_ref"}
+                                     for c in removed)
+    assert {c["path"] for c in changes} - {c["path"] for c in removed} == {
+        "status", "changed_count", "exact_read_count", "cursor_before_ref"}  # completed → no_change; cursor moved

@@ -156,7 +156,7 @@ def assembly(console: Console, packet: dict[str, Any]) -> None:
     ])
     dispositions(console, f"Cursor checkpoint {short(packet['checkpoint']['checkpoint_ref'])} "
                           "(commit advances only ready rows)", packet["checkpoint"])
-    table(console, "Scans", ("source", "status", "changes", "exact-read confirmed", "reason", "receipt"),
+    table(console, "Scans", ("source", "status", "changes", "exact reads", "reason", "receipt"),
           [(s["source_id"], s["status"], s["changed_count"], s["exact_read_count"], s.get("reason_code") or "-",
             short(s["receipt_ref"])) for s in packet["scan_receipts"]])
     embedded = [("manifest", packet["manifest"]["manifest_ref"]),
