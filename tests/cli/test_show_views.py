@@ -140,3 +140,19 @@ def test_evidence_view_lists_conflicts_from_an_agent_rebase(dcx, example: Path) 
     assert "1 conflict" in out and "adr-0007-accepted" in out
     rebase = dcx("-C", str(example), "show", "decision-semantic-rebase-").stdout
     assert "agent rebase · material change · 5 of 5 changed items accounted for" in rebase
+
+
+def test_every_kind_has_a_view_and_others_fall_back_to_the_generic_one() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from dcx.cli._views import load_views, render_packet
+
+    assert set(load_views()) == set(KINDS)
+    out = StringIO()
+    render_packet(Console(file=out, width=100, no_color=True),
+                  "future", {"schema_version": "future_packet_v1", "goal_id": "g", "key_id": "k", "note": "hello",
+                             "rows": [{"id": "a", "n": 1}]})
+    text = out.getvalue()
+    assert "future_packet_v1" in text and "hello" in text and "rows" in text
