@@ -304,5 +304,6 @@ def previous_claims(previous: Iterable[dict[str, Any]]) -> dict[str, dict[str, A
 
 
 def refuse_stale_refs(what: str) -> Refused:
-    return Refused(f"rebase cites {what} that this run did not see", code="rebase_refs_stale",
+    return Refused(f"rebase refused (rebase_refs_stale): it cites {what} that this run did not see",
+                   code="rebase_refs_stale",
                    hint="prepare again and cite the refs of this run (see `dcx prepare --show-content`)")

@@ -17,7 +17,6 @@ from dcx.store import Store
 from dcx.workspace import Workspace
 
 
-
 def short(ref: str) -> str:
     prefix, _, hexpart = ref.rpartition("-")
     return f"{prefix}-{hexpart[:8]}"
