@@ -181,3 +181,26 @@ def test_full_cycle_packet_snapshots(dcx, ready, snapshot_json) -> None:
              ("evidence", "checkpoint", "rebase", "proposal", "outcome", "commit", "feedback")}
     assert all(len(v) == 1 for v in cycle.values())
     assert cycle == snapshot_json
+
+
+def test_commit_from_a_listed_loopx_host_log(dcx, example: Path) -> None:
+    from dcx.events import loopx_event_id
+
+    profile = example / ".decision-context" / "profile.toml"
+    profile.write_text(profile.read_text().replace(
+        "allow_self_confirmation = false", 'allow_self_confirmation = false\nexternal_event_logs = ["host/rollout.jsonl"]'))
+    prepared(dcx, example)
+    for verb, name in (("propose", "proposal.json"), ("outcome", "outcome.json")):
+        assert dcx("-C", str(example), verb, "--decision-id", D, "--from", str(example / name)).exit_code == 0
+    refs = [packets(example, kind)[0]["packet_ref"] for kind in ("evidence", "proposal", "outcome")]
+    event = {"schema_version": "loopx_rollout_event_v0", "goal_id": "catalog-cache-ttl", "agent_id": "host-agent",
+             "event_kind": "todo_complete", "status": "committed", "recorded_at": "2026-11-29T18:05:00Z",
+             "summary": "Rollback todo closed", "causality": {"decision_id": D}, "artifact_refs": refs,
+             "run_id": "turn-7"}
+    event["event_id"] = loopx_event_id(event)
+    log = example / "host" / "rollout.jsonl"
+    log.parent.mkdir()
+    log.write_text(json.dumps(event, sort_keys=True) + "\n" + json.dumps(event, sort_keys=True) + "\n")  # union-merge duplicate
+    result = _commit(dcx, example, event["event_id"], "--event-log", str(log))
+    assert result.exit_code == 0, result.stdout
+    assert result.json()["data"]["receipt"]["event_id"] == event["event_id"]
