@@ -158,7 +158,7 @@ def test_profile_changed_during_recall(dcx, indexed: Path, monkeypatch) -> None:
     profile = indexed / ".decision-context" / "profile.toml"
 
     def edit_then_retrieve(self, request, *, deadline):
-        profile.write_text(profile.read_text().replace("max_results = 4", "max_results = 3"))
+        profile.write_text(profile.read_text().replace("max_results = 2", "max_results = 3"))
         return original(self, request, deadline=deadline)
 
     monkeypatch.setattr(bm25.Bm25Provider, "retrieve", edit_then_retrieve)

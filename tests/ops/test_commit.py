@@ -94,7 +94,7 @@ def test_forged_event_id_is_refused(dcx, ready) -> None:
 def test_profile_edited_after_prepare_is_refused(dcx, ready) -> None:
     root, event_id = ready
     profile = root / ".decision-context" / "profile.toml"
-    profile.write_text(profile.read_text().replace("max_results = 4", "max_results = 3"))
+    profile.write_text(profile.read_text().replace("max_results = 2", "max_results = 3"))
     _refused(dcx, root, event_id, "profile_changed")
 
 

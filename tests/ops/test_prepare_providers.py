@@ -35,7 +35,8 @@ def _extension(tmp: Path, items: list[dict]) -> Path:
 
 def _profile(root: Path) -> None:
     path = root / ".decision-context" / "profile.toml"
-    path.write_text(path.read_text().replace('provider = "bm25"', 'provider = "extension"'))
+    path.write_text(path.read_text().replace('provider = "bm25"', 'provider = "extension"')
+                    .replace("max_results = 2", "max_results = 3"))
 
 
 def test_content_matched_recall_is_accepted_or_rejected_by_authority(dcx, example: Path, tmp_path: Path) -> None:
