@@ -310,7 +310,7 @@ def prepare(
                                                          "query_summary": "--query-summary"})
 
     selected = select_sources(registry, source_ids)
-    providers = Providers(ws, profile, registry, progress=progress)
+    providers = Providers(ws, profile, registry, progress=progress, persist=not show_content)
     scans = scan_sources(providers, selected, committed=read_cursors(ws), clock=clock)
     reads = {} if mode == "baseline" else {s.source_id: exact_read_scan(providers, s, clock=clock) for s in scans}
     if query is not None or query_file is not None:
