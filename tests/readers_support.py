@@ -1,7 +1,7 @@
 """The example after one full decision cycle, built once per session and copied per test.
 
-The cycle: `dcx index`; an authority edit after indexing, so one recalled claim
-goes stale; `prepare --auto-rebase` with a query; propose and outcome from the
+The cycle (the story of `make demo`, from ``cycle_fixture``): `dcx index`; an
+authority edit after indexing, so one recalled claim goes stale; `prepare --auto-rebase` with a query; propose and outcome from the
 example's own JSON files; writeback; commit; feedback. Fixed clock and key
 (conftest), so every ref, and so every snapshot, is reproducible.
 """
@@ -17,14 +17,9 @@ from typing import Any
 
 import pytest
 from conftest import EXAMPLE, FIXED_NOW, install_key
+from cycle_fixture import QUERY, D, stale_runbook
 
-D = "ttl-2026-12"
-QUERY = "when do we roll back the catalog TTL"
 QUERY_SUMMARY = "TTL rollback criteria"
-RUNBOOK = Path("docs") / "runbook-ttl-rollback.md"
-# Step 4 of the runbook, as indexed, then as edited: the chunk holding it goes stale.
-BEFORE = "under 2000 rps within 15 minutes"
-AFTER = "under 2500 rps within 20 minutes"
 
 _TEMPLATES: dict[str, Path] = {}
 
@@ -68,9 +63,8 @@ def run_cycle(root: Path, decision_id: str = D, *, edit_authority: bool = True,
     """One full cycle on ``root``; returns the refs and the event id by kind."""
     dcx = Runner(root, env)
     dcx("index")
-    runbook = root / RUNBOOK
-    if edit_authority and BEFORE in runbook.read_text():
-        runbook.write_text(runbook.read_text().replace(BEFORE, AFTER))
+    if edit_authority:
+        stale_runbook(root)
     prepared = dcx.json("prepare", "--decision-id", decision_id, "--auto-rebase", "--query", QUERY,
                         "--query-summary", QUERY_SUMMARY)["data"]["assembly"]
     proposal = dcx.json("propose", "--decision-id", decision_id, "--from", str(root / "proposal.json"))

@@ -7,7 +7,9 @@
   `packages/`, the repository's `packages/` linked in. `# exit N` after a
   command is its expected exit code (default 0); `# not run: why` skips a line
   that cannot run here, with the reason on the page. Plain `dcx …` lines run
-  in-process (fast); anything with shell syntax runs in bash.
+  in-process (fast); anything with shell syntax runs in bash. Lines under a
+  command that do not start with `$ ` are output it must print: each matches
+  one line of the real output, `…` standing for any text.
 - Variables: `$EVENT_ID` is the last event's id in the current workspace;
   `$ASSEMBLY`, `$EVIDENCE`, `$PROPOSAL`, … the packet of that kind the page's
   commands wrote last, and `$PREVIOUS_SCAN` … the one before.
@@ -52,11 +54,26 @@ def blocks(page: Path) -> list[tuple[str, str, int]]:
 
 
 def console_lines(page: Path) -> list[tuple[int, str]]:
-    out = []
+    return [(line, command) for line, command, _ in console_steps(page)]
+
+
+def console_steps(page: Path) -> list[tuple[int, str, list[str]]]:
+    """(line number, command, expected output lines) of every `$ ` line of the page's console blocks."""
+    out: list[tuple[int, str, list[str]]] = []
     for lang, body, line in blocks(page):
-        if lang == "console":
-            out += [(line + i + 1, row[2:]) for i, row in enumerate(body.splitlines()) if row.startswith("$ ")]
+        if lang != "console":
+            continue
+        for i, row in enumerate(body.splitlines()):
+            if row.startswith("$ "):
+                out.append((line + i + 1, row[2:], []))
+            elif row.strip() and out and out[-1][0] > line:
+                out[-1][2].append(row)
     return out
+
+
+def shows(output: str, expected: str) -> bool:
+    pattern = ".*".join(re.escape(part) for part in expected.strip().split("…"))
+    return any(re.fullmatch(pattern, row.strip()) for row in output.splitlines())
 
 
 PAGES_WITH_COMMANDS = [p.name for p in pages() if console_lines(p)]
@@ -172,7 +189,7 @@ def test_console_examples_run(page: str, tmp_path: Path, monkeypatch: pytest.Mon
     root, home = tmp_path / "catalog", tmp_path / "home"
     _prepare(root, home, packages=any("packages/" in line for _, line in console_lines(DOCS / page)))
     session = Session(root, home, monkeypatch)
-    for line_no, line in console_lines(DOCS / page):
+    for line_no, line, shown in console_steps(DOCS / page):
         skip = NOT_RUN.search(line)
         if skip:
             assert len(skip.group(1)) > 10, f"{page}:{line_no}: say why it cannot run"
@@ -180,6 +197,8 @@ def test_console_examples_run(page: str, tmp_path: Path, monkeypatch: pytest.Mon
         expected = int(EXIT.search(line).group(1)) if EXIT.search(line) else 0
         code, output = session.run(line)
         assert code == expected, f"{page}:{line_no}: `{line}` exited {code}, expected {expected}\n{output[-2000:]}"
+        for row in shown:
+            assert shows(output, row), f"{page}:{line_no}: `{line}` did not print {row!r}\n{output[-2000:]}"
 
 
 def test_the_runner_catches_a_wrong_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -191,7 +210,9 @@ def test_the_runner_catches_a_wrong_exit_code(tmp_path: Path, monkeypatch: pytes
     assert session.run("dcx sources --write")[0] == 0
     assert session.variables()["MANIFEST"].startswith("decision-source-manifest-")
     assert session.run("dcx show $MANIFEST | head -1")[0] == 0
-    assert session.run("dcx show $MANIFEST")[0] == 0
+    code, output = session.run("dcx show $MANIFEST")
+    assert code == 0 and shows(output, "Source manifest  decision-source-manifest-…")
+    assert not shows(output, "Source manifest  decision-evidence-…")
 
 
 def sections(page: Path) -> dict[str, str]:

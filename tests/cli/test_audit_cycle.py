@@ -10,8 +10,8 @@ import pytest
 from conftest import run_dcx
 from readers_support import packet_files
 
-# A sentence of the example's own authority text (docs/runbook-ttl-rollback.md, indexed and exact-read).
-RUNBOOK_LINE = "Use this when origin p99 latency stays above 400 ms for 10 minutes after a TTL change"
+# A sentence of the example's own authority text (docs/load-test-90s-ttl.md, indexed and exact-read).
+SOURCE_LINE = "One peak hour of production traffic was replayed against staging with the edge TTL set to 90 s"
 
 
 def test_full_cycle_is_clean(dcx, cycled: Path) -> None:
@@ -38,7 +38,7 @@ def _plant(root: Path, value: str) -> Path:
     ("planted", "problem"),
     [
         ("notes in {root}/docs/runbook-ttl-rollback.md", "goal root path"),
-        (f"as the runbook says: {RUNBOOK_LINE}", "a run of 12+ words of source text"),
+        (f"as the runbook says: {SOURCE_LINE}", "a run of 12+ words of source text"),
         ("replay with Authorization: Bearer 9f8e7d6c5b4a39281706f5e4", "unsafe text (bearer token)"),
         ("approved by ttl-owner@storefront.example", "unsafe text (email)"),
     ],

@@ -52,7 +52,7 @@ def test_evidence_view_separates_accepted_stale_and_rejected(dcx, cycled: Path) 
     stale_section = out[stale:out.index("Changed facts")]
     assert "stale_authority_revision" in stale_section and " stale " in stale_section
     assert "the authority changed since this was recalled" in stale_section
-    assert "3 accepted claims · 1 stale · 0 rejected" in out
+    assert "1 accepted claim · 1 stale · 0 rejected" in out
 
 
 def test_assembly_view_links_its_embedded_packets_by_short_ref(dcx, cycled: Path) -> None:
