@@ -156,3 +156,14 @@ def test_every_kind_has_a_view_and_others_fall_back_to_the_generic_one() -> None
                              "rows": [{"id": "a", "n": 1}]})
     text = out.getvalue()
     assert "future_packet_v1" in text and "hello" in text and "rows" in text
+
+
+def test_an_ambiguous_prefix_names_its_candidates(dcx, cycled: Path) -> None:
+    result = dcx("-C", str(cycled), "show", "decision-source-")
+    assert result.exit_code == 2
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("error: 'decision-source-' is ambiguous: 4 packets match: ")
+    candidates = first.split("match: ", 1)[1].split(", ")
+    assert len(candidates) == 4
+    for short_ref in candidates:  # each is a unique prefix again
+        assert dcx("-C", str(cycled), "show", short_ref).exit_code == 0, short_ref
