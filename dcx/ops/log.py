@@ -54,10 +54,14 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
         if entry["kind"] == "assembly":
             asm = packets[entry["ref"]]
             embedded.update({asm["evidence"]["packet_ref"], asm["rebase"]["rebase_ref"],
-                             asm["checkpoint"]["checkpoint_ref"]})
+                             asm["checkpoint"]["checkpoint_ref"], asm["coverage"]["coverage_ref"],
+                             asm["freshness"]["freshness_ref"]})
+            embedded.update(r["receipt_ref"] for r in asm["scan_receipts"])
+            if asm.get("retrieval"):
+                embedded.add(asm["retrieval"]["retrieval_ref"])
     for seq, entry in enumerate(entries):
         ref, kind = entry["ref"], entry["kind"]
-        if kind in ("rebase", "checkpoint") or ref in embedded:
+        if kind in ("rebase", "checkpoint", "scan", "coverage", "freshness", "retrieval") or ref in embedded:
             continue  # shown by (or right after) the assembly that embeds it
         packet = packets[ref]
         rows.append(_row(kind, ref, entry.get("observed_at"), packet, (seq, 0)))
@@ -106,6 +110,8 @@ def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
     if decision_id is None:
         for stored in store.iter_packets("scan"):
             receipt = stored.packet
+            if receipt.get("decision_id"):
+                continue  # a prepare run's receipt: shown in its decision's chain
             scans.append({"ref": stored.ref, "short_ref": short(stored.ref), "source_id": receipt["source_id"],
                           "status": receipt["status"], "observed_at": receipt["observed_at"],
                           "changed_count": receipt["changed_count"]})

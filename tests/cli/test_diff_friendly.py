@@ -110,4 +110,5 @@ def test_diff_reports_a_record_that_left_as_one_change(cycled: Path) -> None:
     assert len(removed) == 5 and all(c["change"] == "removed" and set(c["old"]) >= {"change_ref", "revision_ref"}
                                      for c in removed)
     assert {c["path"] for c in changes} - {c["path"] for c in removed} == {
-        "status", "changed_count", "exact_read_count", "cursor_before_ref"}  # completed → no_change; cursor moved
+        "status", "changed_count", "exact_read_count", "cursor_before_ref",
+        "decision_id"}  # completed → no_change; cursor moved; a `dcx scan` receipt belongs to no decision
