@@ -32,7 +32,7 @@ from dcx.authority import confirms, too_short
 from dcx.errors import InvalidInput, Refused
 from dcx.profile import Profile, Registry, Source
 from dcx.refmap import RefMinter
-from dcx.sources.walk import LocatorError, hash_file, resolve_locator
+from dcx.sources.walk import ALWAYS_EXCLUDED, LocatorError, resolve_locator, revision_of
 from dcx.workspace import Workspace
 
 CONVERSATION_PREFIXES = ("obelisk:", "host-session:")
@@ -118,21 +118,22 @@ class AuthorityReader:
             target = loc.path
         else:
             target = Path(os.path.realpath(loc.path / path))
-            if loc.path not in target.parents or not _matches(loc.include, loc.exclude, path):
+            inside = loc.path in target.parents and not (set(Path(path).parts) & set(ALWAYS_EXCLUDED))
+            if not inside or not _matches(loc.include, loc.exclude, path):
                 return None
+        limit = self.profile.max_read_bytes
         try:
-            revision, size = hash_file(target, limit=self.profile.max_read_bytes)
-            if size > self.profile.max_read_bytes:
-                return None
-            data = target.read_bytes()
+            with open(target, "rb") as handle:
+                data = handle.read(limit + 1)  # one read: what is hashed is what is compared
         except OSError:
             return None
-        if len(data) != size or hash_file_bytes(data) != revision:
-            return None  # changed while being read: not a stable authority
+        if len(data) > limit:
+            return None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             return None
+        revision = revision_of(data)
         return Authority(source_id, path, revision, text, self.minter.change_ref(source_id, path),
                          self.minter.revision_ref(source_id, path, revision))
 
@@ -160,12 +161,6 @@ class AuthorityReader:
             source = self.registry.source(pair[0])
             return (PRIORITY_ORDER.get(source.priority if source else "p2", 3), pair[0], pair[1])
         return sorted(found, key=order)[:MAX_CONTENT_CANDIDATES]
-
-
-def hash_file_bytes(data: bytes) -> str:
-    from dcx.sources.walk import revision_of
-
-    return revision_of(data)
 
 
 def _matches(include: tuple[str, ...], exclude: tuple[str, ...], rel: str) -> bool:
@@ -304,5 +299,6 @@ def previous_claims(previous: Iterable[dict[str, Any]]) -> dict[str, dict[str, A
 
 
 def refuse_stale_refs(what: str) -> Refused:
-    return Refused(f"rebase cites {what} that this run did not see", code="rebase_refs_stale",
+    return Refused(f"rebase refused (rebase_refs_stale): it cites {what} that this run did not see",
+                   code="rebase_refs_stale",
                    hint="prepare again and cite the refs of this run (see `dcx prepare --show-content`)")

@@ -268,6 +268,13 @@ def load_profile(ws: Workspace) -> Profile | None:
             max_content_chars=cp_raw.get("max_content_chars", 128_000),
             config=cp_raw.get("config", {}),
         )
+    if cp.config:  # checked strictly by the chosen provider (imported only when there is config)
+        from dcx.providers.registry import validate_config
+
+        try:
+            validate_config(cp)
+        except InvalidInput as exc:
+            raise locate_error(exc, display, text) from None
     bounds = clean.get("bounds", {})
     commit = clean.get("commit", {})
     return Profile(

@@ -128,13 +128,25 @@ class Store:
         if not matches:
             raise InvalidInput(f"no packet matches {text[:80]!r}", code="ref_not_found", field="ref")
         if len(matches) > 1:
+            # like git, name the candidates (shortened, still unique) so the next try is a copy
+            shown = ", ".join(_unique_short(m, matches) for m in matches[:6]) + (", …" if len(matches) > 6 else "")
             raise InvalidInput(
-                f"{text[:80]!r} is ambiguous: {len(matches)} packets match",
+                f"{text[:80]!r} is ambiguous: {len(matches)} packets match: {shown}",
                 code="ref_ambiguous",
                 field="ref",
-                hint="give more characters of the ref",
+                hint="give more characters of the ref (`dcx log` lists each decision's packets)",
             )
         return matches[0]
+
+
+def _unique_short(ref: str, others: list[str]) -> str:
+    """``ref`` cut to prefix + the fewest hex digits (at least 8) that no other ref shares."""
+    prefix, _, hexpart = ref.rpartition("-")
+    for size in range(8, len(hexpart) + 1):
+        candidate = f"{prefix}-{hexpart[:size]}"
+        if not any(o != ref and o.startswith(candidate) for o in others):
+            return candidate
+    return ref
 
 
 def verify_file(ws: Workspace, kind: str, path: Path) -> str | None:

@@ -1,20 +1,53 @@
 #!/usr/bin/env bash
-# The main job on the bundled example goal, run on a fresh copy so the
-# committed example never changes.
+# The main job on the bundled example goal: one whole decision cycle, run on a
+# fresh copy (.demo/) so the committed example never changes. Run it twice in
+# a row and the second cycle shows no_change / replayed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .demo
 cp -R .dcx-example .demo
 export DCX_WORKSPACE="$PWD/.demo"
 export DCX_AGENT_ID=agent-a
+DECISION=ttl-2026-12
+QUERY="when do we roll back the catalog cache TTL change origin p99 latency"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1], {'d': d}))" "$1"; }
 
 step "dcx status — is decision context active for this goal and agent?"
 dcx status
-step "dcx sources --write — the public manifest of the source registry"
+step "dcx sources --write — the public manifest of the source registry (no locators)"
 dcx sources --write
-step "dcx scan — what changed since the committed cursor (none yet: every file is new); moves no cursor"
-dcx scan
-step "dcx verify — every packet re-hashes"
+step "dcx index — build the bm25 recall index over the authority documents"
+dcx index
+step "Meanwhile the runbook changes: roll back above 350 ms, not 400 ms (the index is now stale)"
+sed -i.bak 's/stays above 400 ms/stays above 350 ms/' .demo/docs/runbook-ttl-rollback.md && rm .demo/docs/runbook-ttl-rollback.md.bak
+step "dcx prepare --auto-rebase — scan, exact read, recall; authority decides which recalled claims stand"
+dcx prepare --decision-id "$DECISION" --auto-rebase --query "$QUERY" --query-summary "TTL rollback criteria"
+step "dcx propose — the agent's advisory proposal, bound to that evidence"
+dcx propose --decision-id "$DECISION" --from .demo/proposal.json
+step "dcx outcome — what the owner accepted (pending verification)"
+dcx outcome --decision-id "$DECISION" --from .demo/outcome.json
+step "dcx writeback — the lifecycle event that lets the cursor advance"
+EVENT=$(dcx writeback --decision-id "$DECISION" --kind validation --summary "TTL kept at 90 s" --format json | json "d['data']['event']['event_id']")
+echo "event $EVENT"
+step "dcx commit — verify the chain, then advance the private cursor (compare-and-swap, fsync, read back)"
+dcx commit --decision-id "$DECISION" --event-id "$EVENT"
+step "dcx feedback — retrieval telemetry; a memory candidate only after a verified outcome"
+dcx feedback --decision-id "$DECISION"
+
+step "Again, nothing new: prepare finds no change, commit is replayed"
+dcx prepare --decision-id "$DECISION" --auto-rebase --format json | json "'prepare: ' + d['data']['assembly']['scan_receipts'][0]['status'] + ', checkpoint ' + d['data']['assembly']['checkpoint']['rows'][0]['reason_code']"
+dcx commit --decision-id "$DECISION" --event-id "$EVENT" --format json | json "'commit: replayed=' + str(d['data']['replayed'])"
+
+step "dcx log — the decision and its chain, newest first"
+dcx log
+step "dcx verify and dcx audit — every packet re-hashes; no private value in any public file"
 dcx verify
+dcx audit
+
+step "The story"
+EVIDENCE=$(dcx log --format json | json "[r['ref'] for r in d['data']['decisions'][0]['chain'] if r['kind'] == 'evidence'][0]")
+dcx show "$EVIDENCE" --format json | python3 scripts/demo_story.py
+echo "- the source cursor advanced once, after writeback; the second commit was replayed"
+echo "Packets are in .demo/.decision-context/packets/ — try: dcx -C .demo show <prefix>"

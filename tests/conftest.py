@@ -25,6 +25,8 @@ FIXED_NOW = "2026-11-29T18:00:00Z"
 FIXED_KEY = bytes(range(32))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# `cycled`: the example after one full decision cycle (tests of show, log, verify, audit, diffs).
+pytest_plugins = ("readers_support",)
 
 # Hypothesis profiles: "ci" (default) keeps `make test` CI-sized; "deep" is the
 # knob for long fuzz runs: `pytest --hypothesis-profile=deep tests/fuzz`.

@@ -1,6 +1,9 @@
-"""Packet views for people: a header, the scalar fields, one table per record list.
+"""Packet views for people.
 
-Kind-specific views register in ``VIEWS``; every other kind gets the generic view.
+Kind-specific views live in ``dcx/cli/views/`` (one module per family) and
+register in ``VIEWS`` with ``@view(kind)``; they are imported on first use so
+`dcx --help` stays fast. A kind without a view gets the generic one: a header,
+the scalar fields, one table per record list.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-VIEWS: dict[str, Callable[[Console, dict[str, Any]], None]] = {}
+View = Callable[["Console", dict[str, Any]], None]
+VIEWS: dict[str, View] = {}
+FAMILIES = ("sources", "recall", "decision", "cycle")
 ENVELOPE = ("schema_version", "goal_id", "key_id", "decision_id")
 
 
@@ -72,5 +77,21 @@ def render_generic(console: Console, kind: str, packet: dict[str, Any]) -> None:
         console.print(table)
 
 
+def view(kind: str) -> Callable[[View], View]:
+    def register(func: View) -> View:
+        VIEWS[kind] = func
+        return func
+
+    return register
+
+
+def load_views() -> dict[str, View]:
+    from importlib import import_module
+
+    for family in FAMILIES:
+        import_module(f"dcx.cli.views.{family}")
+    return VIEWS
+
+
 def render_packet(console: Console, kind: str, packet: dict[str, Any]) -> None:
-    VIEWS.get(kind, lambda c, p: render_generic(c, kind, p))(console, packet)
+    load_views().get(kind, lambda c, p: render_generic(c, kind, p))(console, packet)

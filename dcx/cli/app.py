@@ -8,7 +8,7 @@ from importlib import import_module
 from typing import Annotated, Any, Optional
 
 import typer
-from typer.core import TyperGroup
+from typer.core import Abort, TyperGroup
 
 from dcx import __version__
 from dcx.cli._options import Globals
@@ -67,7 +67,7 @@ class DcxGroup(TyperGroup):
                 "json" if _wants_json(argv) else "text",
             )
             code = int(ExitCode.INVALID_INPUT)
-        except _click.exceptions.Abort:
+        except Abort:
             emit_error(DcxError("interrupted", code="interrupted"), "json" if _wants_json(argv) else "text")
             code = int(ExitCode.INTERRUPTED)
         except _click.exceptions.ClickException as exc:

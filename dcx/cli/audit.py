@@ -30,9 +30,13 @@ def command(ctx: typer.Context, fmt: FormatOpt = OutputFormat.text) -> None:
 def render(console, result: Result) -> None:
     data = result.data
     for finding in data["findings"]:
-        console.print(f"[red]leak[/] {finding['file']}: {finding['field']}: {finding['problem']}")
+        console.print(f"[red]leak[/] {finding['file']}", highlight=False)
+        console.print(f"    {finding['field']}: {finding['problem']}", markup=False, highlight=False)
+    files = f"{data['files_scanned']} public file(s)"
     if not data["findings"]:
-        console.print(f"[green]clean[/] {data['files_scanned']} public file(s), "
-                      f"{data['private_values_known']} private value(s) checked")
+        console.print(f"[green]clean[/]  {files}: nothing found", highlight=False)
+        console.print(f"       checked for {data['private_values_known']} private value(s), runs of source text, "
+                      "paths, URLs, e-mails and credentials", markup=False, highlight=False)
     else:
-        console.print(f"{len(data['findings'])} finding(s) in {data['files_scanned']} public file(s)", markup=False)
+        console.print(f"{len(data['findings'])} finding(s) in {files} (values are never printed: open the file "
+                      "at the field named)", markup=False, highlight=False)

@@ -43,5 +43,6 @@ def render(console, result: Result) -> None:
     console.print(f"Initialised [bold]{data['workspace']}/[/] for goal [cyan]{data['goal_id']}[/]:")
     for path in data["created"]:
         console.print(f"  created {path}", markup=False)
-    console.print("Next: edit profile.toml (enabled = true) and sources.toml, then `dcx status`.", markup=False)
+    if ".decision-context/profile.toml" in data["created"]:
+        console.print("Next: edit profile.toml (enabled = true) and sources.toml, then `dcx status`.", markup=False)
 

@@ -42,24 +42,20 @@ def command(
     """
 
     def call(g) -> Result:
+        import contextlib
+        import sys
+
+        from dcx.cli._progress import HashProgress
         from dcx.ops.prepare import prepare
 
-        return prepare(ws=g.ws(), decision_id=decision_id, agent_id=agent_id, source_ids=list(source or []),
-                       query=query, query_file=query_file, query_summary=query_summary, scope=scope,
-                       observed_at=observed_at, rebase_file=rebase, auto_rebase=auto_rebase, baseline=baseline,
-                       show_content=show_content, wait=wait, progress=_progress(fmt))
+        show = getattr(fmt, "value", fmt) == "text" and sys.stderr.isatty()
+        with HashProgress(no_color=g.no_color) if show else contextlib.nullcontext() as progress:
+            return prepare(ws=g.ws(), decision_id=decision_id, agent_id=agent_id, source_ids=list(source or []),
+                           query=query, query_file=query_file, query_summary=query_summary, scope=scope,
+                           observed_at=observed_at, rebase_file=rebase, auto_rebase=auto_rebase,
+                           baseline=baseline, show_content=show_content, wait=wait, progress=progress)
 
     run(ctx, fmt, call, render)
-
-
-def _progress(fmt):
-    if getattr(fmt, "value", fmt) == "json":
-        return None
-    try:
-        from dcx.cli.scan import progress_factory
-    except ImportError:  # pragma: no cover
-        return None
-    return progress_factory()
 
 
 def render(console, result: Result) -> None:

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import sys
-import time
 from typing import Annotated, Optional
 
 import typer
 
 from dcx.cli._boundary import run
 from dcx.cli._options import AgentOpt, FormatOpt, ObservedAtOpt, OutputFormat
+from dcx.cli._progress import HashProgress
 from dcx.result import Result
 
 
@@ -37,59 +37,12 @@ def command(
         from dcx.ops.scan import scan
 
         if fmt_value == "text" and sys.stderr.isatty():
-            with _progress(no_color=g.no_color) as progress:
+            with HashProgress(no_color=g.no_color) as progress:
                 return scan(ws=g.ws(), agent_id=agent_id, source_ids=source or [], observed_at=observed_at,
                             progress=progress)
         return scan(ws=g.ws(), agent_id=agent_id, source_ids=source or [], observed_at=observed_at)
 
     run(ctx, fmt, call, render)
-
-
-class _progress:
-    """A rich progress bar on stderr, one task per source while it is walked and hashed.
-
-    Refreshed from the callback (at most ten times a second) rather than by
-    rich's refresh thread: the walker forks stat workers only while no other
-    thread runs.
-    """
-
-    def __init__(self, *, no_color: bool) -> None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
-        from dcx.cli._render import console
-
-        self.bar = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=console(stderr=True, no_color=no_color), transient=True, auto_refresh=False,
-        )
-        self.shown = 0.0
-
-    def __enter__(self):
-        self.bar.start()
-
-        def factory(source_id: str):
-            task = self.bar.add_task(f"hashing {source_id}", total=None)
-            self.bar.refresh()
-
-            def update(done: int) -> None:
-                self.bar.update(task, completed=done)
-                now = time.monotonic()
-                if now - self.shown >= 0.1:
-                    self.shown = now
-                    self.bar.refresh()
-
-            return update
-
-        return factory
-
-    def __exit__(self, *exc: object) -> None:
-        self.bar.stop()
 
 
 def render(console, result: Result) -> None:

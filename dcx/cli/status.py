@@ -34,7 +34,7 @@ def command(
     def call(g) -> Result:
         from dcx.ops.status import status
 
-        return status(ws=g.ws(), agent_id=agent_id)
+        return status(ws=g.ws(), agent_id=agent_id, check=check)
 
     run(ctx, fmt, call, render)
 
@@ -63,6 +63,16 @@ def render(console, result: Result) -> None:
         f"{ws['committed_cursors']} · pending {ws['pending_assemblies']}",
         markup=False,
     )
+    checks = result.data.get("checks")
+    if checks:
+        for row in checks["sources"]:
+            mark = "[green]ok[/]" if row["status"] == "ok" else f"[red]{row['status']}[/] ({row['reason_code']})"
+            console.print(f"check     source {row['source_id']}: {mark}", highlight=False)
+        recall = checks["recall"]
+        if recall:
+            mark = "[green]ready[/]" if recall["status"] == "ready" else f"[yellow]{recall['status']}[/]"
+            reason = f" ({recall['reason_code']})" if recall.get("reason_code") else ""
+            console.print(f"check     recall {recall['provider']}: {mark}{reason}", highlight=False)
     if ws["decisions"]:
         table = Table(title="decisions", title_justify="left", show_edge=False, pad_edge=False)
         table.add_column("decision")

@@ -17,6 +17,7 @@ from typing import Any
 from dcx import decisions, events, pending
 from dcx.activation import require_active
 from dcx.checkpoints import READY, derive_rows
+from dcx.clock import clock_from_env
 from dcx.cursors import read_cursors, write_cursors
 from dcx.errors import Refused
 from dcx.fsutil import fault_point, file_lock
@@ -238,7 +239,7 @@ def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log
             },
         )
         fault_point("commit.after_receipt")
-        decisions.append(ws, decision_id, "commit", receipt["receipt_ref"], asm["observed_at"], wait=wait)
+        decisions.append(ws, decision_id, "commit", receipt["receipt_ref"], clock_from_env().now(), wait=wait)
     fault_point("commit.after_index")
     pending.remove(ws, asm["assembly_ref"])
     return Result("commit", {"receipt": receipt, "replayed": False})

@@ -2,7 +2,8 @@
 
 Record lists are matched by their id field (``fact_id``, ``claim_id``,
 ``source_id`` …), so a reordered or inserted record reads as one change, not
-as a cascade of shifted indexes.
+as a cascade of shifted indexes. The packets' own ref fields always differ
+and are reported as ``left``/``right``, not as a change.
 """
 
 from __future__ import annotations
@@ -25,6 +26,21 @@ def _key(item: Any) -> str | None:
             if isinstance(item.get(name), str | int):
                 return f"{name}={item[name]}"
     return None
+
+
+def records(value: Any, path: str = "") -> dict[str, Any]:
+    """``path[id=…]`` -> record, for every record of a list matched by id (as ``flatten`` names them)."""
+    out: dict[str, Any] = {}
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out.update(records(item, f"{path}.{key}" if path else key))
+    elif isinstance(value, list):
+        keys = [_key(item) for item in value]
+        if value and all(keys) and len(set(keys)) == len(keys):
+            for key, item in zip(keys, value, strict=True):
+                out[f"{path}[{key}]"] = item
+                out.update(records(item, f"{path}[{key}]"))
+    return out
 
 
 def flatten(value: Any, path: str = "") -> dict[str, Any]:
@@ -51,16 +67,40 @@ def flatten(value: Any, path: str = "") -> dict[str, Any]:
     return out
 
 
+def _inside(path: str, record: str) -> bool:
+    return path.startswith(record + ".") or path.startswith(record + "[")
+
+
+def _empty_marker(path: str, side: dict[str, Any], other: dict[str, Any]) -> bool:
+    """``path: []`` on one side while the other holds that list's records."""
+    return side.get(path) == [] and path not in other and any(q.startswith(path + "[") for q in other)
+
+
 def diff(*, ws: Workspace, left: str, right: str) -> Result:
     store = Store(ws)
     a_ref, b_ref = store.resolve(left), store.resolve(right)
     a_kind, b_kind = store.kind_of(a_ref), store.kind_of(b_ref)
     if a_kind != b_kind:
-        raise InvalidInput(f"cannot diff a {a_kind} packet with a {b_kind} packet", code="kind_mismatch")
-    a, b = flatten(store.get(a_ref)), flatten(store.get(b_ref))
+        raise InvalidInput(f"cannot diff packets of two kinds ({a_kind}, {b_kind})", code="kind_mismatch")
+    from dcx.packets import KINDS
+
+    a_packet, b_packet = store.get(a_ref), store.get(b_ref)
+    a, b = flatten(a_packet), flatten(b_packet)
+    for side in (a, b):
+        side.pop(KINDS[a_kind].ref_field, None)
+    # A record present on one side only is one change, not one per field.
+    a_records, b_records = records(a_packet), records(b_packet)
+    whole = {p: ("removed", r) for p, r in a_records.items() if p not in b_records}
+    whole |= {p: ("added", r) for p, r in b_records.items() if p not in a_records}
+    outer = [p for p in whole if not any(_inside(p, q) for q in whole)]
     changes = []
-    for path in sorted(set(a) | set(b)):
-        if path not in b:
+    for path in sorted(set(a) | set(b) | set(outer)):
+        if path in outer:
+            change, record = whole[path]
+            changes.append({"path": path, "change": change, "old" if change == "removed" else "new": record})
+        elif any(_inside(path, q) for q in outer) or _empty_marker(path, a, b) or _empty_marker(path, b, a):
+            continue  # told by the record-level change
+        elif path not in b:
             changes.append({"path": path, "change": "removed", "old": a[path]})
         elif path not in a:
             changes.append({"path": path, "change": "added", "new": b[path]})

@@ -107,6 +107,12 @@ def init(*, root: Path, goal_id: str | None, agent_id: str | None) -> Result:
         raise InvalidInput("--agent-id: expected a token ([A-Za-z0-9][A-Za-z0-9_.:-]*)", field="--agent-id")
     ws = Workspace(root)
     if ws.workspace_toml.exists():
+        if goal_id is not None and goal_id != ws.goal_id:
+            raise InvalidInput(
+                f"--goal-id: this workspace already serves goal {ws.goal_id!r}",
+                field="--goal-id", code="goal_exists",
+                hint="a workspace serves one goal: leave out --goal-id, or init another folder",
+            )
         goal = ws.goal_id  # an existing workspace keeps its goal
     created: list[str] = []
 

@@ -16,8 +16,6 @@ from dcx.result import Result
 from dcx.store import Store
 from dcx.workspace import Workspace
 
-ORDER = ("assembly", "evidence", "proposal", "outcome", "event", "commit", "feedback")
-
 
 def short(ref: str) -> str:
     prefix, _, hexpart = ref.rpartition("-")
@@ -45,20 +43,51 @@ def describe(kind: str, packet: dict[str, Any]) -> str:
 
 
 def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    rows = []
-    for entry in decisions.entries(ws, decision_id):
-        packet = store.get(entry["ref"], kind=entry["kind"])
-        rows.append({"kind": entry["kind"], "ref": entry["ref"], "short_ref": short(entry["ref"]),
-                     "observed_at": entry.get("observed_at"), "status": describe(entry["kind"], packet)})
+    """The decision's packets in the order they happened. The rebase receipt and
+    checkpoint are shown by the assembly that embeds them; its evidence follows it;
+    each event follows the outcome it references."""
+    rows: list[dict[str, Any]] = []
+    embedded: set[str] = set()
+    entries = decisions.entries(ws, decision_id)
+    packets = {e["ref"]: store.get(e["ref"], kind=e["kind"]) for e in entries}
+    for entry in entries:
+        if entry["kind"] == "assembly":
+            asm = packets[entry["ref"]]
+            embedded.update({asm["evidence"]["packet_ref"], asm["rebase"]["rebase_ref"],
+                             asm["checkpoint"]["checkpoint_ref"], asm["coverage"]["coverage_ref"],
+                             asm["freshness"]["freshness_ref"]})
+            embedded.update(r["receipt_ref"] for r in asm["scan_receipts"])
+            if asm.get("retrieval"):
+                embedded.add(asm["retrieval"]["retrieval_ref"])
+    for seq, entry in enumerate(entries):
+        ref, kind = entry["ref"], entry["kind"]
+        if kind in ("rebase", "checkpoint", "scan", "coverage", "freshness", "retrieval") or ref in embedded:
+            continue  # shown by (or right after) the assembly that embeds it
+        packet = packets[ref]
+        rows.append(_row(kind, ref, entry.get("observed_at"), packet, (seq, 0)))
+        if kind == "assembly":
+            ev = packet["evidence"]
+            rows.append(_row("evidence", ev["packet_ref"], ev["observed_at"], ev, (seq, 1)))
+    seq_of = {row["ref"]: row["_seq"] for row in rows}
     for event in all_events:
-        if (event.get("causality") or {}).get("decision_id") == decision_id:
-            rows.append({"kind": "event", "ref": event["event_id"], "short_ref": event["event_id"][:18],
-                         "observed_at": event.get("recorded_at"),
-                         "status": f"{event.get('event_kind')} · {event.get('summary', '')}"[:120]})
+        if (event.get("causality") or {}).get("decision_id") != decision_id:
+            continue
+        anchors = [seq_of[r] for r in event.get("artifact_refs", []) if r in seq_of]
+        place = (max(anchors)[0], 2) if anchors else (len(entries), 0)
+        rows.append({"kind": "event", "ref": event["event_id"], "short_ref": event["event_id"][:18],
+                     "observed_at": event.get("recorded_at"), "_seq": place,
+                     "status": f"{event.get('event_kind')} · {event.get('summary', '')}"[:120]})
     seen: set[str] = set()
     unique = [r for r in rows if not (r["ref"] in seen or seen.add(r["ref"]))]
-    unique.sort(key=lambda r: (ORDER.index(r["kind"]) if r["kind"] in ORDER else 99, r["observed_at"] or ""))
+    unique.sort(key=lambda r: r["_seq"])
+    for row in unique:
+        del row["_seq"]
     return unique
+
+
+def _row(kind: str, ref: str, observed_at: str | None, packet: dict[str, Any], seq: tuple[int, int]) -> dict[str, Any]:
+    return {"kind": kind, "ref": ref, "short_ref": short(ref), "observed_at": observed_at,
+            "status": describe(kind, packet), "_seq": seq}
 
 
 def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
@@ -81,6 +110,8 @@ def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
     if decision_id is None:
         for stored in store.iter_packets("scan"):
             receipt = stored.packet
+            if receipt.get("decision_id"):
+                continue  # a prepare run's receipt: shown in its decision's chain
             scans.append({"ref": stored.ref, "short_ref": short(stored.ref), "source_id": receipt["source_id"],
                           "status": receipt["status"], "observed_at": receipt["observed_at"],
                           "changed_count": receipt["changed_count"]})

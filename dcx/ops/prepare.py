@@ -310,7 +310,7 @@ def prepare(
                                                          "query_summary": "--query-summary"})
 
     selected = select_sources(registry, source_ids)
-    providers = Providers(ws, profile, registry, progress=progress)
+    providers = Providers(ws, profile, registry, progress=progress, persist=not show_content)
     scans = scan_sources(providers, selected, committed=read_cursors(ws), clock=clock)
     reads = {} if mode == "baseline" else {s.source_id: exact_read_scan(providers, s, clock=clock) for s in scans}
     if query is not None or query_file is not None:
@@ -320,10 +320,11 @@ def prepare(
         return _show_content(scans, changes, run)
 
     # packets of the sources: receipts, freshness (after recording this run's reads), coverage
-    receipts = [build_scan_receipt(goal_ctx, s, reads.get(s.source_id, {}), minter) for s in scans]
+    # the run's own packets carry the decision (and get index lines); the manifest stays goal-level
+    receipts = [build_scan_receipt(ctx, s, reads.get(s.source_id, {}), minter) for s in scans]
     record_freshness(ws, read_times(scans, reads), wait=wait)
-    fresh = build_freshness(goal_ctx, registry, scans, read_freshness(ws), now)
-    coverage = build_coverage(goal_ctx, registry, scans, reads)
+    fresh = build_freshness(ctx, registry, scans, read_freshness(ws), now)
+    coverage = build_coverage(ctx, registry, scans, reads)
     man = manifest.build_manifest(goal_ctx, registry)
     freshness_of = {row["source_id"]: ("current" if row["status"] == "fresh" else "stale") for row in fresh["sources"]}
 
@@ -351,7 +352,7 @@ def prepare(
     checkpoint_packet = checkpoint.SPEC.build(ctx, {
         "observed_at": now, "rows": rows, "ready_count": len(ready), "preserve_count": len(rows) - len(ready),
     })
-    retrieval_packet = run.receipt(goal_ctx) if run is not None else None
+    retrieval_packet = run.receipt(ctx) if run is not None else None
     coverage_status = coverage["status"]
     assembly_packet = assembly.SPEC.build(ctx, {
         "observed_at": now, "agent_id": state.agent_id, "mode": mode, "preview": mode == "none",
@@ -377,10 +378,14 @@ def prepare(
     for spec, packet in ((evidence.SPEC, evidence_packet), (rebase.SPEC, rebase_packet),
                          (checkpoint.SPEC, checkpoint_packet), (assembly.SPEC, assembly_packet)):
         store.put_built(spec, packet)
-    for kind, packet, field in (("evidence", evidence_packet, "packet_ref"), ("rebase", rebase_packet, "rebase_ref"),
-                                ("checkpoint", checkpoint_packet, "checkpoint_ref"),
-                                ("assembly", assembly_packet, "assembly_ref")):
-        decisions.append(ws, decision_id, kind, packet[field], now, wait=wait)
+    indexed = [("scan", r["receipt_ref"]) for r in receipts] + [
+        ("coverage", coverage["coverage_ref"]), ("freshness", fresh["freshness_ref"])]
+    if retrieval_packet is not None:
+        indexed.append(("retrieval", retrieval_packet["retrieval_ref"]))
+    indexed += [("evidence", evidence_packet["packet_ref"]), ("rebase", rebase_packet["rebase_ref"]),
+                ("checkpoint", checkpoint_packet["checkpoint_ref"]), ("assembly", assembly_packet["assembly_ref"])]
+    for kind, ref in indexed:
+        decisions.append(ws, decision_id, kind, ref, now, wait=wait)
     by_id = {s.source_id: s for s in scans}
     pending.write(ws, {
         "goal_id": ws.goal_id, "decision_id": decision_id, "assembly_ref": assembly_packet["assembly_ref"],

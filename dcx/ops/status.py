@@ -64,7 +64,7 @@ def _decision_steps(ws: Workspace, events: list[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def status(*, ws: Workspace, agent_id: str | None) -> Result:
+def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Result:
     state = activation(ws, agent_id)
     kinds = {}
     if ws.packets.is_dir():
@@ -85,7 +85,11 @@ def status(*, ws: Workspace, agent_id: str | None) -> Result:
         "pending_assemblies": _count_json(ws.pending),
         "decisions": _decision_steps(ws, events),
     }
-    data = {"activation": state.public(), "workspace": summary}
+    data: dict[str, Any] = {"activation": state.public(), "workspace": summary}
+    if check:
+        from dcx.ops.check import live_checks
+
+        data["checks"] = live_checks(ws, state)
     if state.status == "profile_invalid":
         return Result("status", data, status="error", exit_code=ExitCode.INVALID_INPUT)
     return Result("status", data)

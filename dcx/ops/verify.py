@@ -105,10 +105,11 @@ class Checker:
                 ):
                     self.problem(path, f"names {target_ref} of another decision", ref=ref, field=field)
 
-    def decision_index(self) -> None:
+    def decision_index(self) -> int:
         if not self.ws.decisions.is_dir():
-            return
-        for path in sorted(self.ws.decisions.glob("*.jsonl")):
+            return 0
+        indexes = sorted(self.ws.decisions.glob("*.jsonl"))
+        for path in indexes:
             lines, _ = read_lines(path)
             for number, line in enumerate(lines, start=1):
                 where = f"line {number}"
@@ -130,6 +131,7 @@ class Checker:
                     self.problem(path, f"{where}: {why}", ref=ref, field=where)
                 elif target is not None and target.get("decision_id") != path.stem:
                     self.problem(path, f"{where}: {ref} belongs to another decision", ref=ref, field=where)
+        return len(indexes)
 
     def event_log(self) -> int:
         lines, _ = read_lines(self.ws.events)
@@ -166,7 +168,7 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
     checker = Checker(ws)
     checked = checker.files()
     checker.links()
-    checker.decision_index()
+    index_count = checker.decision_index()
     event_count = checker.event_log()
     repaired: list[str] = []
     for log in [ws.events, *sorted(ws.decisions.glob("*.jsonl"))] if ws.decisions.is_dir() else [ws.events]:
@@ -181,6 +183,7 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
     data = {
         "packets_checked": checked,
         "events_checked": event_count,
+        "decision_indexes_checked": index_count,
         "problems": checker.problems,
         "repaired": repaired,
         "foreign_key_ids": foreign,

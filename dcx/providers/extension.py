@@ -99,7 +99,8 @@ class ExtensionProvider:
 
         if binding is None:
             return fail(packet["status"])
-        budget = min(float(request.timeout_seconds), float(binding.timeout_seconds), deadline - time.monotonic())
+        effective = min(float(request.timeout_seconds), float(binding.timeout_seconds))  # what the request states
+        budget = min(effective, deadline - time.monotonic())  # when the process is stopped
         if budget < MIN_BUDGET:
             return fail("extension_timeout", "no time left before the deadline")
         try:
@@ -111,7 +112,7 @@ class ExtensionProvider:
                 "query": request.query,
                 "query_summary": request.query_summary,
                 "max_results": request.max_results,
-                "timeout_seconds": max(1.0, budget),  # the protocol floor; the kill still comes at `budget`
+                "timeout_seconds": effective,  # the stated limit; the kill comes at `budget`
                 "observed_at": request.observed_at,
             })
         except InvalidInput as exc:

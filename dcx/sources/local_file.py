@@ -76,6 +76,7 @@ class LocalFileProvider:
         *,
         max_scan_bytes: int,
         progress: Callable[[str], Callable[[int], None] | None] | None = None,
+        persist: bool = True,
     ) -> None:
         if config:
             raise SourceUnavailable(PROVIDER_CONFIGURATION_FAILED)  # local-file takes no config keys
@@ -83,6 +84,12 @@ class LocalFileProvider:
         self.provider_id = provider_id
         self.max_scan_bytes = max_scan_bytes
         self.progress = progress
+        self.persist = persist  # False: compute cursors, write no tree map or cache (show-content)
+
+    def _tree(self, entries: Any, digest: str | None = None) -> str:
+        if self.persist:
+            return trees.store_tree(self.ws, entries, digest)
+        return trees.cursor_of(digest or trees.tree_digest(entries))
 
     def health(self) -> Health:
         return Health("healthy")
@@ -100,7 +107,7 @@ class LocalFileProvider:
         try:
             walked = walk(
                 self.ws, source.source_id, source.locator, max_scan_bytes=self.max_scan_bytes,
-                deadline=deadline, progress=callback, digest=True,
+                deadline=deadline, progress=callback, digest=True, save_cache=self.persist,
             )
         except LocatorError as exc:
             raise SourceUnavailable(exc.reason_code) from None
@@ -132,11 +139,11 @@ class LocalFileProvider:
                     proposed.pop(item.resource_ref, None)
                 else:
                     proposed[item.resource_ref] = item.revision
-            cursor = trees.store_tree(self.ws, proposed)
+            cursor = self._tree(proposed)
         elif trees.tree_path(self.ws, walked.digest).exists():
             cursor = trees.cursor_of(walked.digest)
         else:
-            cursor = trees.store_tree(self.ws, walked.revisions(), walked.digest)
+            cursor = self._tree(walked.revisions(), walked.digest)
         if time.monotonic() > deadline:
             raise SourceUnavailable(SCAN_TIMEOUT)
         status = COMPLETED if reported else NO_CHANGE

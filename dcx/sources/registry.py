@@ -55,11 +55,12 @@ WORKER_MODULE = "dcx.sources.worker"
 ProgressFactory = Callable[[str], "Callable[[int], None] | None"]
 
 
-def _local_file(ws: Workspace, binding: Binding, profile: Profile, progress: ProgressFactory | None) -> SourceProvider:
+def _local_file(ws: Workspace, binding: Binding, profile: Profile, progress: ProgressFactory | None,
+                persist: bool = True) -> SourceProvider:
     from dcx.sources.local_file import LocalFileProvider
 
     return LocalFileProvider(ws, binding.provider_id, binding.config, max_scan_bytes=profile.max_scan_bytes,
-                             progress=progress)
+                             progress=progress, persist=persist)
 
 
 Factory = Callable[[Workspace, Binding, Profile, "ProgressFactory | None"], SourceProvider]
@@ -83,11 +84,13 @@ class Providers:
         *,
         progress: ProgressFactory | None = None,
         builtins: dict[str, Factory] | None = None,
+        persist: bool = True,
     ) -> None:
         self.ws = ws
         self.profile = profile
         self.registry = registry
         self.progress = progress
+        self.persist = persist  # False: built-in adapters write no private state (prepare --show-content)
         self.builtins = dict(BUILTINS if builtins is None else builtins)
         self._made: dict[str, SourceProvider | SourceUnavailable] = {}
 
@@ -110,7 +113,8 @@ class Providers:
                 return SourceUnavailable(ADAPTER_UNAVAILABLE)
             return PluginProvider(self.ws, binding, health_timeout=self.profile.scan_timeout_seconds)
         try:
-            provider = factory(self.ws, binding, self.profile, self.progress)
+            provider = (factory(self.ws, binding, self.profile, self.progress) if self.persist
+                        else factory(self.ws, binding, self.profile, self.progress, persist=False))
         except SourceUnavailable as exc:
             return exc
         except Exception:

@@ -253,6 +253,7 @@ def walk(
     deadline: float | None = None,
     progress: Callable[[int], None] | None = None,
     digest: bool = False,
+    save_cache: bool = True,
 ) -> WalkResult:
     """Every file of a locator with its revision, using and refreshing the stat cache.
 
@@ -287,7 +288,8 @@ def walk(
                 exact = False  # changing under us: report what was read, cache nothing
             hashed_files[rel] = FileEntry(rel, revision, key[0], kind)
     if any(part.timed_out for part in parts):
-        cache.save()  # keep the hashes made so far; prune nothing
+        if save_cache:
+            cache.save()  # keep the hashes made so far; prune nothing
         raise WalkTimeout()
     unhashed = {rel for part in parts for rel in part.oversized}
     unreadable = {rel for part in parts for rel in part.unreadable}
@@ -308,7 +310,8 @@ def walk(
     seen_loaded = hit_count + sum(1 for rel in hashed_files if cache.is_loaded(rel)) + sum(
         1 for rel in unreadable if cache.is_loaded(rel))
     seen = None if seen_loaded == loaded else set(files) | unreadable
-    cache.save(seen=seen, memo=memo)
+    if save_cache:  # False for `prepare --show-content`, which writes nothing
+        cache.save(seen=seen, memo=memo)
     outside = sum(part.outside for part in parts)
     return WalkResult(loc.path, loc.is_file, files, outside, len(unhashed), len(hashed_files),
                       frozenset(unhashed | unreadable), tree)

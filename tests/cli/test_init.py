@@ -26,7 +26,9 @@ def test_init_twice_overwrites_nothing(dcx) -> None:
     dc = Path(".decision-context")
     (dc / "profile.toml").write_text("# my edits\n")
     key = (dc / "private" / "key").read_bytes()
-    second = dcx("init", "--goal-id", "other", "--format", "json")
+    other = dcx("init", "--goal-id", "other")
+    assert other.exit_code == 2 and "already serves goal 'g1'" in other.stderr
+    second = dcx("init", "--format", "json")
     assert second.exit_code == 0
     assert second.json()["data"]["already_initialised"] is True
     assert second.json()["data"]["goal_id"] == "g1"

@@ -73,3 +73,15 @@ def test_bad_profile_is_exit_2_with_key_and_line(dcx, fresh_ws: Path, case: str)
     assert result.exit_code == 2
     assert where in result.stdout, result.stdout
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_unknown_provider_config_key_is_exit_2_with_line(dcx, fresh_ws: Path) -> None:
+    profile = fresh_ws / ".decision-context" / "profile.toml"
+    profile.write_text(
+        'schema_version = "decision_context_profile_v0"\ngoal_id = "goal-test"\nenabled = true\n'
+        'enabled_agents = ["a"]\n[context_provider]\nprovider = "extension"\n[context_provider.config]\n'
+        'extension_id = "x"\ncolour = "red"\n'
+    )
+    result = dcx("-C", str(fresh_ws), "status", "--agent-id", "a")
+    assert result.exit_code == 2
+    assert "context_provider.config.colour, line 9" in result.stdout

@@ -158,7 +158,7 @@ def test_profile_changed_during_recall(dcx, indexed: Path, monkeypatch) -> None:
     profile = indexed / ".decision-context" / "profile.toml"
 
     def edit_then_retrieve(self, request, *, deadline):
-        profile.write_text(profile.read_text().replace("max_results = 4", "max_results = 3"))
+        profile.write_text(profile.read_text().replace("max_results = 2", "max_results = 3"))
         return original(self, request, deadline=deadline)
 
     monkeypatch.setattr(bm25.Bm25Provider, "retrieve", edit_then_retrieve)
@@ -194,10 +194,14 @@ def test_provider_none_and_missing_extension_fail_open(dcx, fresh_ws: Path, monk
         "unavailable", "provider_unavailable", "extension")
 
 
-def test_bad_provider_config_is_exit_2_naming_the_key(dcx, fresh_ws: Path) -> None:
+def test_bad_provider_config_is_profile_invalid_naming_the_key(dcx, fresh_ws: Path) -> None:
+    # the profile loader checks provider config strictly, so the capability is
+    # not active (profile_invalid: exit 3 for commands that need activation)
     enable(fresh_ws, config={"colour": "blue"})
     result = dcx("-C", str(fresh_ws), "recall", "--scope", "", "--query", QUERY, "--query-summary", "s")
-    assert result.exit_code == 2 and "context_provider.config.colour" in result.stderr
+    assert result.exit_code == 3 and "context_provider.config.colour" in result.stderr
+    status = dcx("-C", str(fresh_ws), "status")
+    assert status.exit_code == 2 and "profile_invalid" in status.stdout
 
 
 def test_text_output_labels_content_untrusted(dcx, indexed: Path) -> None:

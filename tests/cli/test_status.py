@@ -109,3 +109,15 @@ def test_fast_path_matches_typer_path(dcx, example: Path) -> None:
     fast_out = run_dcx("-C", str(example), "status", "--format", "json")
     assert fast_out.exit_code == typer_out.exit_code == 0
     assert fast_out.stdout == typer_out.stdout
+
+
+def test_status_check_runs_live_checks(dcx, example: Path) -> None:
+    before = dcx("-C", str(example), "status", "--check", "--format", "json").json()["data"]["checks"]
+    assert before["sources"] == [{"source_id": "source:authority:docs", "status": "ok", "reason_code": None}]
+    assert before["recall"] == {"provider": "bm25", "status": "unavailable", "reason_code": "index_missing"}
+    assert dcx("-C", str(example), "index").exit_code == 0
+    (example / "docs").rename(example / "moved-docs")
+    after = dcx("-C", str(example), "status", "--check", "--format", "json").json()["data"]["checks"]
+    assert after["recall"]["status"] == "ready"
+    assert after["sources"][0]["reason_code"] == "locator_missing"
+    assert "checks" not in dcx("-C", str(example), "status", "--format", "json").json()["data"]

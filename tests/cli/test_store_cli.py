@@ -72,7 +72,7 @@ def test_hand_edited_packet_fails_show_and_verify(dcx, example: Path, edit: str)
 def test_verify_clean_example(dcx, example: Path) -> None:
     _manifest(dcx, example)
     result = dcx("-C", str(example), "verify")
-    assert result.exit_code == 0 and "1 packet(s) verified" in result.stdout
+    assert result.exit_code == 0 and "ok  1 packet, 0 events" in result.stdout
 
 
 def test_verify_repair_moves_torn_fragment(dcx, example: Path) -> None:

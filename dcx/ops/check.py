@@ -1,0 +1,84 @@
+"""``dcx status --check``: live checks, for when reading state is not enough.
+
+Unlike plain ``status`` this touches providers: each enabled source's adapter
+health and locator, and whether the recall provider can answer (the bm25
+index opens read-only, the extension resolves to a ready revision, the ``ov``
+binary answers ``--version``). It reads only: no scan, no hash, no write.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dcx.activation import Activation
+from dcx.workspace import Workspace
+
+CHECK_TIMEOUT = 5.0
+
+
+def _sources(ws: Workspace, state: Activation) -> list[dict[str, Any]]:
+    from dcx.sources.base import SourceUnavailable
+    from dcx.sources.registry import Providers
+    from dcx.sources.walk import LocatorError, resolve_locator
+
+    assert state.profile is not None and state.registry is not None
+    providers = Providers(ws, state.profile, state.registry, persist=False)
+    rows = []
+    for source in state.registry.sources:
+        if not source.enabled:
+            continue
+        row: dict[str, Any] = {"source_id": source.source_id, "status": "ok", "reason_code": None}
+        try:
+            provider = providers.get(source.provider_id)
+            health = provider.health()
+            if health.status != "healthy":
+                row.update(status=health.status, reason_code=health.reason_code)
+            elif next(b for b in state.registry.bindings if b.provider_id == source.provider_id).builtin:
+                resolve_locator(ws, source.locator)
+        except SourceUnavailable as exc:
+            row.update(status="unavailable", reason_code=exc.reason_code)
+        except LocatorError as exc:
+            row.update(status="unavailable", reason_code=exc.reason_code)
+        except Exception:  # a check fails open like the scan it predicts
+            row.update(status="unavailable", reason_code="provider_health_failed")
+        rows.append(row)
+    return rows
+
+
+def _recall(ws: Workspace, state: Activation) -> dict[str, Any]:
+    assert state.profile is not None
+    cp = state.profile.context_provider
+    if cp.provider == "none":
+        return {"provider": "none", "status": "disabled", "reason_code": None}
+    if cp.provider == "bm25":
+        from dcx.providers.bm25_index import IndexUnavailable, index_path, open_read_only
+
+        try:
+            open_read_only(index_path(ws.index), busy_timeout=1.0).close()
+        except IndexUnavailable as exc:
+            return {"provider": "bm25", "status": "unavailable", "reason_code": exc.reason_code}
+        return {"provider": "bm25", "status": "ready", "reason_code": None}
+    if cp.provider == "extension":
+        from dcx.extensions.resolve import resolve
+
+        readiness, binding = resolve(ws, cp.config.get("extension_id"))
+        ready = binding is not None
+        return {"provider": "extension", "status": "ready" if ready else "unavailable",
+                "reason_code": None if ready else readiness["status"], "next_action": readiness.get("next_action")}
+    from dcx.extensions.process import run_bounded
+    from dcx.providers.openviking_config import resolve_binary
+
+    binary = resolve_binary(ws, str(cp.config.get("binary", "ov")))
+    out = run_bounded([binary, "--version"], timeout=CHECK_TIMEOUT)
+    if out.status == "spawn_failed":
+        return {"provider": "openviking", "status": "unavailable", "reason_code": "provider_cli_unavailable"}
+    if not out.ok:
+        reason = "provider_cli_not_configured" if out.returncode == 2 else "provider_cli_unavailable"
+        return {"provider": "openviking", "status": "unavailable", "reason_code": reason}
+    return {"provider": "openviking", "status": "ready", "reason_code": None}
+
+
+def live_checks(ws: Workspace, state: Activation) -> dict[str, Any]:
+    if state.profile is None or state.registry is None:
+        return {"sources": [], "recall": None}
+    return {"sources": _sources(ws, state), "recall": _recall(ws, state)}
