@@ -239,11 +239,12 @@ def _calibrate(runner: ForkRunner, template, base: Path, step: str | None = None
     """Median time a warm commit takes (to the end, or to ``step``): the random kills spread over it."""
     durations = []
     env = template.env(DCX_FAULT_POINT=step) if step else template.env()
-    for i in range(3):
+    for i in range(7):
         root = copy_workspace(template, base / f"calibrate-{i}")
         out = runner.run(_commit_args(root, template), env=env, cwd=root)
         assert out.code == (-9 if step else 0), out.stdout + out.stderr
-        durations.append(out.elapsed)
+        if i >= 2:  # the first runs warm the page cache and the runner: not typical
+            durations.append(out.elapsed)
         remove_tree(root)
     return statistics.median(durations)
 
@@ -273,7 +274,8 @@ def test_random_kills(template, new_cursors, tmp_path: Path) -> None:
     try:
         fork_time = _calibrate(runners[0], template, tmp_path)
         # the cursor write comes late in a commit (after every check): aim half the kills at the tail
-        tail = min(fork_time, _calibrate(runners[0], template, tmp_path, "commit.before_cursor_write")) * 0.9
+        to_write = min(fork_time, _calibrate(runners[0], template, tmp_path, "commit.before_cursor_write"))
+        tail = to_write * 0.9
         script_time = _calibrate_script(template, tmp_path)
         startup = max(0.0, script_time - fork_time)  # the console script's imports, before any commit work
         delays: list[float] = []
@@ -285,8 +287,8 @@ def test_random_kills(template, new_cursors, tmp_path: Path) -> None:
             def warm(args: list[str], kill_after: float | None = None) -> Outcome:
                 return runner.run(args, env=env, cwd=root, kill_after=kill_after)
 
-            if plan["tail"]:  # uniform over [cursor write - 10%, end + 20%]
-                delay = tail + plan["u"] * (fork_time * 1.2 - tail)
+            if plan["tail"]:  # uniform over [cursor write - 10%, end]: the steps after the write are brief
+                delay = tail + plan["u"] * (fork_time - tail)
             else:  # uniform over the whole commit, and a little past it
                 delay = plan["u"] * fork_time * 1.2
             if plan["script"]:
@@ -298,7 +300,7 @@ def test_random_kills(template, new_cursors, tmp_path: Path) -> None:
             with tally.lock:
                 delays.append(delay)
             tally.add(runs=1, random_runs=1, script_runs=int(plan["script"]), kills=int(out.killed),
-                      finished_before_kill=int(not out.killed and out.code == 0))
+                      first_kills=int(out.killed), finished_before_kill=int(not out.killed and out.code == 0))
             if not out.killed and out.code != 0:
                 tally.fail(f"{label}: the commit failed on its own (exit {out.code}): {out.stdout[:300]}")
             state = _check_after_kill(root, template, new_cursors, tally, label)
@@ -330,20 +332,21 @@ def test_random_kills(template, new_cursors, tmp_path: Path) -> None:
 
     counts = tally.counts
     record("crash", "random", {
-        "runs": counts["runs"], "kills": counts["kills"], "script_runs": counts["script_runs"],
+        "runs": counts["runs"], "kills": counts["kills"], "first_kills": counts["first_kills"],
+        "script_runs": counts["script_runs"],
         "second_crashes": counts["second_crashes"], "finished_before_kill": counts["finished_before_kill"],
         "torn": counts["torn"], "unparsable": counts["unparsable"], "lost_updates": counts["lost_updates"],
         "duplicate_receipts": counts["duplicate_receipts"], "recovery_failed": counts["recovery_failed"],
         "verify_failed": counts["verify_failed"], "tracebacks": counts["tracebacks"],
         "temp_files_left": counts["temp_files_left"], "failures": len(tally.failures),
         "phases": dict(tally.phases), "warm_commit_seconds": round(fork_time, 4),
-        "script_commit_seconds": round(script_time, 4),
+        "script_commit_seconds": round(script_time, 4), "warm_seconds_to_cursor_write": round(to_write, 4),
         "max_delay_seconds": round(max(delays, default=0.0), 4),
     })
     assert not tally.failures, tally.failures[:10]
     assert counts["runs"] == random_runs
     if random_runs >= 50:
         # the random delays really do land inside the commit, across its phases
-        assert counts["kills"] >= random_runs // 2, dict(tally.phases)
+        assert counts["first_kills"] >= random_runs // 3, dict(tally.phases)
         assert tally.phases["before_cursor_write"] > 0 and tally.phases["cursor_written"] + tally.phases[
             "receipt_written"] + tally.phases["indexed"] + tally.phases["finished"] > 0, dict(tally.phases)
