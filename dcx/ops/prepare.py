@@ -36,7 +36,7 @@ from dcx.assembler import (
     refuse_stale_refs,
 )
 from dcx.checkpoints import READY, derive_rows
-from dcx.clock import clock_from_env
+from dcx.clock import clock_from_env, parse_ts
 from dcx.cursors import read_cursors, read_freshness, record_freshness
 from dcx.errors import InvalidInput
 from dcx.keys import load_key
@@ -322,8 +322,13 @@ def prepare(
     # packets of the sources: receipts, freshness (after recording this run's reads), coverage
     # the run's own packets carry the decision (and get index lines); the manifest stays goal-level
     receipts = [build_scan_receipt(ctx, s, reads.get(s.source_id, {}), minter) for s in scans]
-    record_freshness(ws, read_times(scans, reads), wait=wait)
-    fresh = build_freshness(ctx, registry, scans, read_freshness(ws), now)
+    # freshness as it will be once this run's reads are recorded (recorded only when the run is stored)
+    read_at = read_times(scans, reads)
+    last_reads = read_freshness(ws)
+    for source_id, stamp in read_at.items():
+        if source_id not in last_reads or parse_ts(stamp) > parse_ts(last_reads[source_id]):
+            last_reads[source_id] = stamp
+    fresh = build_freshness(ctx, registry, scans, last_reads, now)
     coverage = build_coverage(ctx, registry, scans, reads)
     man = manifest.build_manifest(goal_ctx, registry)
     freshness_of = {row["source_id"]: ("current" if row["status"] == "fresh" else "stale") for row in fresh["sources"]}
@@ -368,6 +373,7 @@ def prepare(
     from dcx.packets import scan
 
     minter.flush()
+    record_freshness(ws, read_at, wait=wait)
     store.put_built(manifest.SPEC, man)
     for receipt in receipts:
         store.put_built(scan.SPEC, receipt)

@@ -205,3 +205,13 @@ def test_no_canary_from_sources_or_query_reaches_public_files(dcx, example: Path
         for canary in ("quokka7", "narwhal9", "okapi3"):
             assert canary not in text, path
     assert "okapi3" not in result.stdout and "narwhal9" not in result.stdout and "quokka7" not in result.stdout
+
+
+def test_refused_rebase_writes_no_private_state_either(dcx, example: Path) -> None:
+    rebase = {"changed_facts": [{"fact_id": "x", "summary": "Something else",
+                                 "change_ref": {"source_id": "source:authority:docs", "path": "not-there.md"}}]}
+    (example / "rebase.json").write_text(json.dumps(rebase))
+    result = dcx("-C", str(example), "prepare", "--decision-id", D, "--rebase", str(example / "rebase.json"))
+    assert result.exit_code == 1
+    private = example / ".decision-context" / "private"
+    assert not (private / "freshness.json").exists() and not (private / "refs.sqlite").exists()
