@@ -19,21 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx import decisions, pending
+from dcx import decisions, pending, rebasing
 from dcx.activation import require_active
 from dcx.assembler import (
-    NOT_REPRODUCED,
     AuthorityReader,
     Change,
     EvidenceDraft,
-    absorbable,
-    check_unique_ids,
-    claim_id_for,
-    fact_id_for,
-    generic_summary,
-    judge_recall,
     previous_claims,
-    refuse_stale_refs,
 )
 from dcx.checkpoints import READY, derive_rows
 from dcx.clock import clock_from_env, parse_ts
@@ -90,137 +82,6 @@ def _provider_health(scans, run, observed_at: str) -> list[dict[str, Any]]:
         rows.append({"provider": answer.provider, "status": "healthy" if answer.ok else "unavailable",
                      "reason_code": answer.reason_code, "observed_at": observed_at, "fail_open": True})
     return [{k: v for k, v in r.items() if v is not None} for r in rows]
-
-
-def _auto(draft: EvidenceDraft, changes: list[Change], policies: dict[str, str], reader: AuthorityReader,
-          run, previous: dict[str, dict[str, Any]], minter: RefMinter) -> None:
-    for change in changes:
-        if absorbable(change, policies[change.source_id]) and policies[change.source_id] != "never":
-            draft.fact(fact_id_for(change.change_ref), generic_summary(change), change, generic=True)
-    changed_refs = {c.change_ref for c in changes}
-    for provider_ref, item in run.pairs() if run is not None else []:
-        verdict = judge_recall(reader, item.resource_ref, item.content)
-        cid = claim_id_for(provider_ref)
-        changed = verdict.authority is not None and verdict.authority.change_ref in changed_refs
-        if verdict.accepted:
-            draft.accept(cid, item.summary, provider_ref, verdict.authority, changed)
-        else:
-            draft.reject(cid, item.summary, verdict.reason_code, provider_ref=provider_ref,
-                         authority=verdict.authority, changed=changed)
-    _demote_moved(draft, previous, reader)
-
-
-def _demote_moved(draft: EvidenceDraft, previous: dict[str, dict[str, Any]], reader: AuthorityReader) -> None:
-    """Previously accepted claims of this decision whose authority revision moved become stale."""
-    from dcx.refmap import reveal
-
-    for cid, claim in previous.items():
-        if cid in draft.claims or cid in draft.stale:
-            continue
-        fields = reveal(reader.ws, claim["source_ref"])
-        if not fields or len(fields) != 2:
-            continue
-        authority = reader.read(fields[0], fields[1])
-        current = authority.revision_ref if authority is not None else None
-        if current != claim["source_revision"]:
-            draft.reject(cid, claim["summary"], "stale_authority_revision", provider_ref=claim["provider_ref"],
-                         authority=authority, source_ref=claim["source_ref"],
-                         source_revision=None if authority else claim["source_revision"])
-            draft.demoted += 1
-
-
-def _resolve(citation: Any, minter: RefMinter) -> str:
-    if isinstance(citation, dict):
-        return minter.change_ref(citation["source_id"], citation["path"])
-    return citation
-
-
-def _agent(draft: EvidenceDraft, body: dict[str, Any], changes: list[Change], reader: AuthorityReader,
-           run, minter: RefMinter) -> None:
-    by_ref = {c.change_ref: c for c in changes}
-    recalled = {ref: item for ref, item in (run.pairs() if run is not None else [])}
-    for fact in body.get("changed_facts", []):
-        change = by_ref.get(_resolve(fact["change_ref"], minter))
-        if change is None:
-            raise refuse_stale_refs(f"a change in fact {fact['fact_id']}")
-        if fact.get("revision_ref") not in (None, change.revision_ref):
-            raise refuse_stale_refs(f"a revision in fact {fact['fact_id']}")
-        draft.fact(fact["fact_id"], fact["summary"], change, generic=False)
-    for claim in body.get("recalled_claims", []):
-        item = recalled.get(claim["provider_ref"])
-        if item is None:
-            draft.reject(claim["claim_id"], claim["summary"], NOT_REPRODUCED, provider_ref=claim["provider_ref"])
-            draft.demoted += 1
-            continue
-        verdict = judge_recall(reader, item.resource_ref, item.content)
-        cited = claim.get("change_ref")
-        if cited is not None and verdict.authority is not None and _resolve(cited, minter) != verdict.authority.change_ref:
-            verdict = verdict._replace(accepted=False, reason_code="unverifiable_recall")
-        changed = verdict.authority is not None and verdict.authority.change_ref in by_ref
-        if verdict.accepted:
-            draft.accept(claim["claim_id"], claim["summary"], claim["provider_ref"], verdict.authority, changed)
-        else:
-            draft.reject(claim["claim_id"], claim["summary"], verdict.reason_code,
-                         provider_ref=claim["provider_ref"], authority=verdict.authority, changed=changed)
-    for claim in body.get("stale_or_rejected_claims", []):
-        ref = _resolve(claim["change_ref"], minter) if claim.get("change_ref") else None
-        change = by_ref.get(ref) if ref else None
-        if ref and change is None:
-            raise refuse_stale_refs(f"a change in claim {claim['claim_id']}")
-        draft.reject(claim["claim_id"], claim["summary"], claim["reason_code"],
-                     provider_ref=claim.get("provider_ref"),
-                     source_ref=ref, source_revision=change.revision_ref if change else None)
-        if change:
-            draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
-    for conflict in body.get("conflicts", []):
-        refs = sorted({_resolve(c, minter) for c in conflict["change_refs"]})
-        for ref in refs:
-            change = by_ref.get(ref)
-            if change is None:
-                raise refuse_stale_refs(f"a change in conflict {conflict['conflict_id']}")
-            draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
-        draft.conflicts[conflict["conflict_id"]] = {
-            "conflict_id": conflict["conflict_id"], "summary": conflict["summary"], "source_refs": refs,
-            "conflict_rule": conflict["conflict_rule"], "status": conflict["status"],
-        }
-    check_unique_ids(draft)
-
-
-def _baseline(draft: EvidenceDraft, scans, minter: RefMinter) -> None:
-    for scan in scans:
-        if not scan.ok or scan.cursor_after is None:
-            continue
-        change = Change(scan.source_id, "", scan.cursor_after, "modified", "text",
-                        minter.change_ref(scan.source_id, ""),
-                        minter.revision_ref(scan.source_id, "", scan.cursor_after), None, None, scan.observed_at)
-        draft.fact(fact_id_for(change.change_ref), f"Adopted the current state of {scan.source_id}",
-                   change, generic=True)
-
-
-def _rebase_values(mode: str, body: dict[str, Any] | None, changes: list[Change], draft: EvidenceDraft,
-                   observed_at: str, input_digest: str | None) -> dict[str, Any]:
-    cited = {f["source_ref"] for f in draft.facts.values()} | {c["source_ref"] for c in draft.claims.values()}
-    cited |= {c["source_ref"] for c in draft.stale.values() if "source_ref" in c}
-    for conflict in draft.conflicts.values():
-        cited |= set(conflict["source_refs"])
-    change_refs = {c.change_ref for c in changes}
-    semantic = bool(body and body.get("semantic_no_change"))
-    uncited = 0 if mode == "baseline" or semantic else len(change_refs - cited)
-    if not change_refs or semantic:
-        status = "no_material_change"
-    elif uncited or mode == "none":
-        status = "incomplete"
-    else:
-        status = "material_change"
-    return {
-        "observed_at": observed_at, "mode": mode, "status": status, "semantic_no_change": semantic,
-        "changed_item_count": len(change_refs), "cited_change_refs": sorted(change_refs & cited),
-        "uncited_change_count": uncited, "changed_fact_count": len(draft.facts),
-        "recalled_claim_count": len(draft.claims),
-        "stale_or_rejected_claim_count": len([c for c in draft.stale if c not in draft.claims]),
-        "conflict_count": len(draft.conflicts), "demoted_claim_count": draft.demoted,
-        "input_digest": input_digest,
-    }
 
 
 def _show_content(scans, changes: list[Change], run) -> Result:
@@ -338,11 +199,11 @@ def prepare(
     reader = AuthorityReader(ws, profile, registry, minter, changes)
     earlier = [store.get(ref, kind="evidence") for ref in decisions.refs_of(ws, decision_id, "evidence")]
     if mode == "auto":
-        _auto(draft, changes, policies, reader, run, previous_claims(earlier), minter)
+        rebasing.auto(draft, changes, policies, reader, run, previous_claims(earlier), minter)
     elif mode == "agent":
-        _agent(draft, body or {}, changes, reader, run, minter)
+        rebasing.agent(draft, body or {}, changes, reader, run, minter)
     elif mode == "baseline":
-        _baseline(draft, scans, minter)
+        rebasing.baseline(draft, scans, minter)
     for change in changes:  # every changed item is a source revision, cited or not
         draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
 
@@ -350,7 +211,7 @@ def prepare(
         "observed_at": now, "visibility": "public_safe", **draft.records(),
         "provider_health": _provider_health(scans, run, now),
     })
-    rebase_packet = rebase.SPEC.build(ctx, _rebase_values(mode, body, changes, draft, now, input_digest))
+    rebase_packet = rebase.SPEC.build(ctx, rebasing.receipt_values(mode, body, changes, draft, now, input_digest))
     manifest_rows = {row["source_id"]: row for row in man["sources"]}
     rows = derive_rows(receipts, manifest_rows, evidence_packet, rebase_packet)
     ready = [r for r in rows if r["disposition"] == READY]
