@@ -33,7 +33,9 @@ from dcx.cursors import read_cursors, read_freshness, record_freshness
 from dcx.errors import InvalidInput
 from dcx.keys import load_key
 from dcx.ops._common import check_decision_id, read_json_input, validated
-from dcx.packets import assembly, checkpoint, evidence, manifest, rebase
+from dcx.packets import assembly, checkpoint, evidence, manifest, rebase, retrieval, scan
+from dcx.packets import coverage as coverage_packets
+from dcx.packets import freshness as freshness_packets
 from dcx.packets.coverage import build_coverage
 from dcx.packets.freshness import build_freshness
 from dcx.packets.scan import build_scan_receipt
@@ -180,7 +182,6 @@ def prepare(
     if show_content:
         return _show_content(scans, changes, run)
 
-    # packets of the sources: receipts, freshness (after recording this run's reads), coverage
     # the run's own packets carry the decision (and get index lines); the manifest stays goal-level
     receipts = [build_scan_receipt(ctx, s, reads.get(s.source_id, {}), minter) for s in scans]
     # freshness as it will be once this run's reads are recorded (recorded only when the run is stored)
@@ -228,20 +229,15 @@ def prepare(
     })
 
     # store: parts first, the assembly last, then the index and the private companion
-    from dcx.packets import coverage as coverage_mod
-    from dcx.packets import freshness as freshness_mod
-    from dcx.packets import retrieval as retrieval_mod
-    from dcx.packets import scan
-
     minter.flush()
     record_freshness(ws, read_at, wait=wait)
     store.put_built(manifest.SPEC, man)
     for receipt in receipts:
         store.put_built(scan.SPEC, receipt)
-    store.put_built(coverage_mod.SPEC, coverage)
-    store.put_built(freshness_mod.SPEC, fresh)
+    store.put_built(coverage_packets.SPEC, coverage)
+    store.put_built(freshness_packets.SPEC, fresh)
     if retrieval_packet is not None:
-        store.put_built(retrieval_mod.SPEC, retrieval_packet)
+        store.put_built(retrieval.SPEC, retrieval_packet)
     for spec, packet in ((evidence.SPEC, evidence_packet), (rebase.SPEC, rebase_packet),
                          (checkpoint.SPEC, checkpoint_packet), (assembly.SPEC, assembly_packet)):
         store.put_built(spec, packet)
