@@ -33,7 +33,8 @@ from dcx.cursors import read_cursors, read_freshness, record_freshness
 from dcx.errors import InvalidInput
 from dcx.keys import load_key
 from dcx.ops._common import check_decision_id, read_json_input, validated
-from dcx.packets import assembly, checkpoint, evidence, manifest, rebase, retrieval, scan
+from dcx.packets import assembly, checkpoint, evidence, manifest, rebase, retrieval
+from dcx.packets import scan as scan_packets
 from dcx.packets import coverage as coverage_packets
 from dcx.packets import freshness as freshness_packets
 from dcx.packets.coverage import build_coverage
@@ -233,7 +234,7 @@ def prepare(
     record_freshness(ws, read_at, wait=wait)
     store.put_built(manifest.SPEC, man)
     for receipt in receipts:
-        store.put_built(scan.SPEC, receipt)
+        store.put_built(scan_packets.SPEC, receipt)
     store.put_built(coverage_packets.SPEC, coverage)
     store.put_built(freshness_packets.SPEC, fresh)
     if retrieval_packet is not None:
