@@ -34,9 +34,9 @@ from dcx.errors import InvalidInput
 from dcx.keys import load_key
 from dcx.ops._common import check_decision_id, read_json_input, validated
 from dcx.packets import assembly, checkpoint, evidence, manifest, rebase, retrieval
-from dcx.packets import scan as scan_packets
 from dcx.packets import coverage as coverage_packets
 from dcx.packets import freshness as freshness_packets
+from dcx.packets import scan as scan_packets
 from dcx.packets.coverage import build_coverage
 from dcx.packets.freshness import build_freshness
 from dcx.packets.scan import build_scan_receipt
