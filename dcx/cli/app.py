@@ -16,25 +16,28 @@ from dcx.errors import DcxError, ExitCode, InvalidInput
 
 # (module under dcx.cli, command name). A module with ``app`` is a command group.
 COMMANDS: tuple[tuple[str, str], ...] = (
+    # set up a goal
     ("init", "init"),
     ("status", "status"),
     ("sources", "sources"),
-    ("scan", "scan"),
-    ("show", "show"),
-    ("verify", "verify"),
+    ("index", "index"),
+    ("ext", "ext"),
     ("key", "key"),
+    # the decision cycle
+    ("scan", "scan"),
+    ("recall", "recall"),
     ("prepare", "prepare"),
     ("propose", "propose"),
     ("outcome", "outcome"),
     ("writeback", "writeback"),
     ("commit", "commit"),
     ("feedback", "feedback"),
-    ("audit", "audit"),
+    # reading what was decided
     ("log", "log"),
+    ("show", "show"),
     ("diff", "diff"),
-    ("ext", "ext"),
-    ("index", "index"),
-    ("recall", "recall"),
+    ("verify", "verify"),
+    ("audit", "audit"),
 )
 
 _click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]

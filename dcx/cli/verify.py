@@ -15,7 +15,7 @@ def command(
     wait: WaitOpt = 5.0,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
-    """Re-hash every packet and check every log; exit 1 listing each problem.
+    """Re-hash every packet and event, check every link; exit 1 listing each problem.
 
     Example: dcx verify
     """
