@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from dcx.cli._boundary import run
-from dcx.cli._options import AgentOpt, FormatOpt, OutputFormat
+from dcx.cli._options import AgentOpt, FormatOpt, ObservedAtOpt, OutputFormat
 from dcx.result import Result
 
 
@@ -36,6 +36,7 @@ def command(
         typer.Option("--timeout", help="Seconds, 1..120; at most the profile's timeout_seconds (the default)."),
     ] = None,
     agent_id: AgentOpt = None,
+    observed_at: ObservedAtOpt = None,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
     """Recall advisory context once, for this agent, and persist nothing.
@@ -51,9 +52,11 @@ def command(
     """
 
     def call(g) -> Result:
+        from dcx.clock import clock_from_env
         from dcx.ops.recall import recall
 
         return recall(
+            clock=clock_from_env(observed_at),
             ws=g.ws(),
             agent_id=agent_id,
             scope=scope,
