@@ -272,6 +272,13 @@ class EvidenceDraft:
         self.stale[claim_id] = {k: v for k, v in row.items() if v is not None}
 
     def records(self) -> dict[str, list[dict[str, Any]]]:
+        # every ref a record cites appears in source_revisions (SPEC §8.1); a claim demoted
+        # because its file can no longer be read keeps its old revision, listed as stale
+        for claim in self.stale.values():
+            ref, revision = claim.get("source_ref"), claim.get("source_revision")
+            if ref and revision and ref not in self.revisions:
+                self.revisions[ref] = {"source_ref": ref, "revision": revision, "observed_at": self.observed_at,
+                                       "freshness": "stale", "changed": False}
         clean = [{k: v for k, v in f.items() if v is not None} for f in self.facts.values()]
         return {
             "changed_facts": clean,

@@ -215,3 +215,18 @@ def test_refused_rebase_writes_no_private_state_either(dcx, example: Path) -> No
     assert result.exit_code == 1
     private = example / ".decision-context" / "private"
     assert not (private / "freshness.json").exists() and not (private / "refs.sqlite").exists()
+
+
+def test_every_cited_ref_is_a_listed_source_revision(dcx, example: Path) -> None:
+    assert dcx("-C", str(example), "index").exit_code == 0
+    args = ["-C", str(example), "prepare", "--decision-id", D, "--auto-rebase", "--query", QUERY,
+            "--query-summary", "TTL rollback criteria", "--format", "json"]
+    assert dcx(*args).exit_code == 0
+    (example / RUNBOOK).unlink()  # the authority of an accepted claim disappears
+    evidence = dcx("-C", str(example), "prepare", "--decision-id", D, "--auto-rebase",
+                   "--format", "json").json()["data"]["assembly"]["evidence"]
+    listed = {row["source_ref"] for row in evidence["source_revisions"]}
+    cited = {r["source_ref"] for key in ("changed_facts", "recalled_claims", "stale_or_rejected_claims")
+             for r in evidence[key] if "source_ref" in r}
+    assert cited and cited <= listed
+    assert any(c["reason_code"] == "stale_authority_revision" for c in evidence["stale_or_rejected_claims"])
