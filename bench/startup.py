@@ -39,7 +39,7 @@ def main() -> None:
             ("python -S -c pass", [sys.executable, "-S", "-c", "pass"]),
             ("dcx --version", [dcx, "--version"]),
             ("dcx status --format json", [dcx, "-C", str(goal), "status", "--format", "json"]),
-            ("dcx status (text, rich)", [dcx, "-C", str(goal), "status"]),
+            ("dcx status (text)", [dcx, "-C", str(goal), "status"]),
             ("dcx --help", [dcx, "--help"]),
         ]
         results = {name: median_ms(argv, runs) for name, argv in rows}

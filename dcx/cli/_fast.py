@@ -15,21 +15,22 @@ def try_fast(args: list[str]) -> int | None:
     parsed = _globals(args)
     if parsed is None:
         return None
-    workspace, verbose, rest = parsed
+    workspace, verbose, no_color, rest = parsed
     if rest == ["--version"]:
         from dcx import __version__
 
         sys.stdout.write(f"dcx {__version__}\n")
         return 0
     if rest[:1] == ["status"] and not verbose:
-        return _status_json(workspace, rest[1:])
+        return _status(workspace, no_color, rest[1:])
     return None
 
 
-def _globals(args: list[str]) -> tuple[str | None, int, list[str]] | None:
+def _globals(args: list[str]) -> tuple[str | None, int, bool, list[str]] | None:
     """Leading global options (as in git), or None for anything unexpected."""
     workspace = None
     verbose = 0
+    no_color = False
     rest = list(args)
     while rest and rest[0].startswith("-") and rest[0] != "--version":
         flag = rest.pop(0)
@@ -38,15 +39,15 @@ def _globals(args: list[str]) -> tuple[str | None, int, list[str]] | None:
         elif flag.startswith("--workspace="):
             workspace = flag.split("=", 1)[1]
         elif flag == "--no-color":
-            continue
+            no_color = True
         elif flag in ("-v", "--verbose"):
             verbose += 1
         else:
             return None
-    return workspace, verbose, rest
+    return workspace, verbose, no_color, rest
 
 
-def _status_json(workspace: str | None, rest: list[str]) -> int | None:
+def _status(workspace: str | None, no_color: bool, rest: list[str]) -> int | None:
     agent = os.environ.get("DCX_AGENT_ID") or None
     fmt = os.environ.get("DCX_FORMAT", "text")
     rest = list(rest)
@@ -62,7 +63,8 @@ def _status_json(workspace: str | None, rest: list[str]) -> int | None:
             agent = flag.split("=", 1)[1]
         else:
             return None
-    if fmt.lower() != "json":
+    fmt = fmt.lower()
+    if fmt not in ("json", "text"):
         return None
     import json
 
@@ -76,9 +78,18 @@ def _status_json(workspace: str | None, rest: list[str]) -> int | None:
         bind_goal_root(str(ws.root))
         result = status(ws=ws, agent_id=agent)
     except DcxError as exc:
-        sys.stdout.write(json.dumps(exc.envelope(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        if fmt == "json":
+            sys.stdout.write(json.dumps(exc.envelope(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        else:
+            hint = f"\nhint: {exc.hint}" if exc.hint else ""
+            sys.stderr.write(f"error: {exc.message}{hint}\n")
         return int(exc.exit_code)
-    except Exception:
+    except Exception:  # fall through: the full app logs an internal error properly
         return None
-    sys.stdout.write(json.dumps(result.envelope(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    if fmt == "json":
+        sys.stdout.write(json.dumps(result.envelope(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    else:
+        from dcx.cli._status_text import format_status, use_colour
+
+        sys.stdout.write(format_status(result.data, colour=use_colour(no_color)))
     return int(result.exit_code)

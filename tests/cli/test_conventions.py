@@ -55,7 +55,7 @@ def test_ops_never_import_typer_or_rich() -> None:
 HEAVY = ("typer", "rich", "tomlkit", "portalocker", "dcx.providers", "dcx.sources", "dcx.extensions")
 
 
-@pytest.mark.parametrize("args", [["--version"], ["status", "--format", "json"]])
+@pytest.mark.parametrize("args", [["--version"], ["status", "--format", "json"], ["status"], ["--no-color", "status"]])
 def test_startup_paths_import_nothing_heavy(example: Path, args) -> None:
     code = (
         "import sys\n"

@@ -104,11 +104,13 @@ def test_status_shows_invalid_profile_then_exits_2(dcx, fresh_ws: Path, snapshot
     assert text.exit_code == 2 and "profile_invalid" in text.stdout
 
 
-def test_fast_path_matches_typer_path(dcx, example: Path) -> None:
-    typer_out = dcx("-C", str(example), "status", "--format", "json")
-    fast_out = run_dcx("-C", str(example), "status", "--format", "json")
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_fast_path_matches_typer_path(dcx, example: Path, fmt: str) -> None:
+    typer_out = dcx("-C", str(example), "status", "--format", fmt)
+    fast_out = run_dcx("-C", str(example), "status", "--format", fmt)
     assert fast_out.exit_code == typer_out.exit_code == 0
     assert fast_out.stdout == typer_out.stdout
+    assert "\x1b[" not in fast_out.stdout  # not a terminal: no colour codes
 
 
 def test_status_check_runs_live_checks(dcx, example: Path) -> None:
