@@ -84,6 +84,13 @@ def _status(workspace: str | None, no_color: bool, rest: list[str]) -> int | Non
             hint = f"\nhint: {exc.hint}" if exc.hint else ""
             sys.stderr.write(f"error: {exc.message}{hint}\n")
         return int(exc.exit_code)
+    except KeyboardInterrupt:
+        if fmt == "json":
+            envelope = DcxError("interrupted", code="interrupted").envelope()
+            sys.stdout.write(json.dumps(envelope, indent=2, sort_keys=True) + "\n")
+        else:
+            sys.stderr.write("error: interrupted\n")
+        return 130
     except Exception:  # fall through: the full app logs an internal error properly
         return None
     if fmt == "json":
