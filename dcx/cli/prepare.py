@@ -78,6 +78,10 @@ def render(console, result: Result) -> None:
     cov = "[yellow]partial[/]" if s["coverage_status"] == "partial" else "[green]complete[/]"
     console.print(f"[bold]{asm['decision_id']}[/] · {label} · coverage {cov}")
     ev = asm["evidence"]
+    recall = asm.get("retrieval")
+    if recall:
+        detail = f"{recall['result_count']} result(s)" if recall["ok"] else f"unavailable ({recall['reason_code']})"
+        console.print(f"recall   {recall['provider']} · {detail} · advisory, judged by authority", markup=False)
     console.print(f"evidence {ev['packet_ref']}", markup=False)
     console.print(f"  {s['changed_items']} changed item(s) · {s['facts']} fact(s) · "
                   f"[green]{s['accepted_claims']} accepted[/] · [red]{s['stale_or_rejected_claims']} stale/rejected[/]")

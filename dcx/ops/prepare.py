@@ -265,6 +265,11 @@ def prepare(
     warnings = []
     if coverage_status == "partial":
         warnings.append("coverage is partial: a required (p0) source was not fully scanned and read")
+    for scan in scans:
+        if not scan.ok:
+            warnings.append(f"source {scan.source_id} is {scan.status} ({scan.reason_code}); it keeps its cursor")
+    if run is not None and not run.retrieval.ok:
+        warnings.append(f"recall is unavailable ({run.retrieval.reason_code}); the evidence rests on authority alone")
     return Result("prepare", {
         "assembly": assembly_packet,
         "summary": {
