@@ -105,6 +105,34 @@ class Checker:
                 ):
                     self.problem(path, f"names {target_ref} of another decision", ref=ref, field=field)
 
+    def semantics(self) -> None:
+        """What a re-hash cannot see: a packet rewritten with a recomputed ref that breaks
+        the rules it was built by. Every ref an evidence record cites is listed in its
+        source revisions; every assembly's checkpoint re-derives from what it embeds."""
+        from dcx.checkpoints import derive_rows
+
+        for ref, packet in self.packets.items():
+            kind = BY_PREFIX[REF_RE.fullmatch(ref).group("prefix")].folder  # type: ignore[union-attr]
+            path = self.store.path_for(kind, ref)
+            if kind == "evidence":
+                listed = {row["source_ref"] for row in packet["source_revisions"]}
+                for key in ("changed_facts", "recalled_claims", "stale_or_rejected_claims"):
+                    for record in packet[key]:
+                        if record.get("source_ref") and record["source_ref"] not in listed:
+                            self.problem(path, f"{key} cites a source its source_revisions do not list",
+                                         ref=ref, field=key)
+            elif kind == "assembly":
+                rows = {row["source_id"]: row for row in packet["manifest"]["sources"]}
+                try:
+                    derived = derive_rows(packet["scan_receipts"], rows, packet["evidence"], packet["rebase"])
+                except KeyError:
+                    derived = None
+                stored = packet["checkpoint"]["rows"]
+                if derived is None or sorted(derived, key=lambda r: r["source_id"]) != sorted(
+                        stored, key=lambda r: r["source_id"]):
+                    self.problem(path, "the checkpoint does not follow from the receipts, evidence and rebase",
+                                 ref=ref, field="checkpoint")
+
     def decision_index(self) -> int:
         if not self.ws.decisions.is_dir():
             return 0
@@ -168,6 +196,7 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
     checker = Checker(ws)
     checked = checker.files()
     checker.links()
+    checker.semantics()
     index_count = checker.decision_index()
     event_count = checker.event_log()
     repaired: list[str] = []
