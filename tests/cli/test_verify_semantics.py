@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from cycle_fixture import prepared
+
 from dcx.canonical import packet_ref, pretty_bytes
 
 
