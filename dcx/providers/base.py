@@ -106,6 +106,38 @@ def unavailable(
     )
 
 
+def completed(
+    request: RetrievalRequest,
+    provider: str,
+    items: tuple[RetrievalItem, ...],
+    *,
+    provider_version: str | None,
+    read_performed: bool | None = None,
+    latency_ms: int = 0,
+    items_dropped: int = 0,
+    result_cap_applied: bool = False,
+    provider_readiness: dict[str, Any] | None = None,
+) -> Retrieval:
+    """A search that answered (possibly with no items: a successful empty retrieval)."""
+    return Retrieval(
+        provider=provider,
+        namespace=request.namespace,
+        status=COMPLETED,
+        reason_code=None,
+        provider_version=provider_version,
+        query_summary=request.query_summary,
+        observed_at=request.observed_at,
+        search_performed=True,
+        read_performed=bool(items) if read_performed is None else read_performed,
+        requested_limit=request.max_results,
+        latency_ms=latency_ms,
+        items=items,
+        items_dropped=items_dropped,
+        result_cap_applied=result_cap_applied,
+        provider_readiness=provider_readiness,
+    )
+
+
 def sync_unsupported(request: RetrievalRequest, provider: str) -> Retrieval:
     """Providers are read-only: ``sync`` is always ``unavailable/read_only_provider``."""
     return unavailable(request, provider, "read_only_provider")

@@ -26,7 +26,13 @@ import time
 import unicodedata
 from typing import NamedTuple
 
-from dcx.providers.base import COMPLETED, Retrieval, RetrievalItem, RetrievalRequest, unavailable
+from dcx.providers.base import (
+    Retrieval,
+    RetrievalItem,
+    RetrievalRequest,
+    completed,
+    unavailable,
+)
 from dcx.providers.bm25_index import IndexUnavailable, classify, index_path, open_read_only
 from dcx.providers.bm25_search import Term, term_stats, top_k
 from dcx.providers.validate import admit
@@ -170,19 +176,5 @@ class Bm25Provider:
                 )
             )
         items, dropped, capped = admit(candidates, request)
-        return Retrieval(
-            provider=NAME,
-            namespace=request.namespace,
-            status=COMPLETED,
-            reason_code=None,
-            provider_version=self.version,
-            query_summary=request.query_summary,
-            observed_at=request.observed_at,
-            search_performed=True,
-            read_performed=bool(items),
-            requested_limit=request.max_results,
-            latency_ms=0,
-            items=items,
-            items_dropped=dropped,
-            result_cap_applied=capped,
-        )
+        return completed(request, NAME, items, provider_version=self.version,
+                         items_dropped=dropped, result_cap_applied=capped)

@@ -26,7 +26,14 @@ from dcx.errors import InvalidInput
 from dcx.extensions.process import run_bounded
 from dcx.extensions.resolve import resolve
 from dcx.packets.advisory import REQUEST, REQUEST_SCHEMA, ExtensionId, check_response
-from dcx.providers.base import COMPLETED, Retrieval, RetrievalItem, RetrievalRequest, unavailable
+from dcx.providers.base import (
+    COMPLETED,
+    Retrieval,
+    RetrievalItem,
+    RetrievalRequest,
+    completed,
+    unavailable,
+)
 from dcx.workspace import Workspace
 
 NAME = "extension"
@@ -142,18 +149,5 @@ class ExtensionProvider:
                                latency_ms=latency, search_performed=True, provider_readiness=packet)
         items = tuple(RetrievalItem(i["resource_ref"], i["summary"], i["content"], i["score"])
                       for i in response["items"])
-        return Retrieval(
-            provider=NAME,
-            namespace=request.namespace,
-            status=COMPLETED,
-            reason_code=None,
-            provider_version=binding.version,
-            query_summary=request.query_summary,
-            observed_at=request.observed_at,
-            search_performed=True,
-            read_performed=bool(items),
-            requested_limit=request.max_results,
-            latency_ms=latency,
-            items=items,
-            provider_readiness=packet,
-        )
+        return completed(request, NAME, items, provider_version=binding.version, latency_ms=latency,
+                         provider_readiness=packet)

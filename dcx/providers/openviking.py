@@ -25,7 +25,13 @@ from typing import Any
 
 from dcx import public
 from dcx.extensions.process import ProcessOutcome, run_bounded
-from dcx.providers.base import COMPLETED, Retrieval, RetrievalItem, RetrievalRequest, unavailable
+from dcx.providers.base import (
+    Retrieval,
+    RetrievalItem,
+    RetrievalRequest,
+    completed,
+    unavailable,
+)
 from dcx.providers.openviking_config import cli_conf, parse_version, resolve_binary
 from dcx.providers.validate import CONTENT_MAX, ITEM_SUMMARY_MAX, admit
 from dcx.workspace import Workspace
@@ -226,22 +232,10 @@ class OpenVikingProvider:
             return unavailable(request, NAME, "provider_reads_unusable", provider_version=self.version,
                                search_performed=True, read_performed=read)
         items, admitted_drops, capped = admit(candidates, request)
-        return Retrieval(
-            provider=NAME,
-            namespace=request.namespace,
-            status=COMPLETED,
-            reason_code=None,
-            provider_version=self.version,
-            query_summary=request.query_summary,
-            observed_at=request.observed_at,
-            search_performed=True,
-            read_performed=bool(items) or read,
-            requested_limit=request.max_results,
-            latency_ms=0,
-            items=items,
-            items_dropped=dropped + unusable + admitted_drops,
-            result_cap_applied=capped or examined < len(kept),
-        )
+        return completed(request, NAME, items, provider_version=self.version,
+                         read_performed=bool(items) or read,
+                         items_dropped=dropped + unusable + admitted_drops,
+                         result_cap_applied=capped or examined < len(kept))
 
     def _level_ok(self, hit: dict[str, Any]) -> bool:
         if self.levels is None:
