@@ -59,12 +59,3 @@ def keyed_ref(key: bytes, prefix: str, fields: Iterable[Any]) -> str:
 def content_digest(value: Any) -> str:
     """Full blake3 hex of a value's canonical bytes (profile and registry digests)."""
     return blake3.blake3(canonical_bytes(value)).hexdigest()
-
-
-def ref_prefix(ref: str) -> str | None:
-    match = REF_RE.fullmatch(ref)
-    return match.group("prefix") if match else None
-
-
-def canonical_sort_key(value: Any) -> bytes:
-    return canonical_bytes(value)

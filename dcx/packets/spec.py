@@ -21,7 +21,6 @@ from dcx.clock import normalise_ts
 from dcx.errors import InvalidInput
 
 DECISION_ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
-HEX8_RE = re.compile(r"^[0-9a-f]{8}$")
 
 
 def _type_name(value: Any) -> str:
