@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dcx import decisions, events
 from dcx.clock import clock_from_env
-from dcx.errors import Refused
+from dcx.errors import InvalidInput, Refused
 from dcx.ops._common import check_decision_id, require_agent
 from dcx.public import check_text
 from dcx.result import Result
@@ -27,6 +27,13 @@ def writeback(*, ws: Workspace, decision_id: str, kind: str, summary: str, artif
             store.kind_of(ref)  # exit 2 for something that is not a packet ref
             if not store.exists(ref):
                 raise Refused(f"--artifact: packet {ref} does not exist", code="artifact_missing", field="--artifact")
+            owner = store.get(ref).get("decision_id")
+            if owner is not None and owner != decision_id:  # commit would refuse the event for good
+                raise InvalidInput(
+                    f"--artifact: packet {ref} belongs to decision {owner}, not {decision_id}",
+                    code="artifact_wrong_decision", field="--artifact",
+                    hint=f"name packets of decision {decision_id} (dcx log --decision-id {decision_id})",
+                )
     else:
         refs = []
         for kind_name in DEFAULT_KINDS:
