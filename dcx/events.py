@@ -156,6 +156,28 @@ def read_log(path: Path, display: str) -> list[dict[str, Any]]:
     return out
 
 
+EVENT_HINT = "give more characters of the event id (events.jsonl lists them; `dcx writeback` prints its own)"
+
+
+def event_ids(events: list[dict[str, Any]]) -> set[str]:
+    return {e["event_id"] for e in events if isinstance(e.get("event_id"), str)}
+
+
+def resolve_id(events: list[dict[str, Any]], text: str) -> str:
+    """A full event id from a unique prefix of one (of the id or its hex part), like packet refs.
+
+    An exact id, or text no id starts with, comes back as given (``find_event``
+    then says ``event_missing``); several matches are ``ref_ambiguous``.
+    """
+    from dcx.store import unique_prefix
+
+    ids = event_ids(events)
+    text = text.strip()
+    if text in ids or not any(i.startswith(text) or i.rsplit("-", 1)[-1].startswith(text) for i in ids):
+        return text
+    return unique_prefix(text, ids, "event", hint=EVENT_HINT)
+
+
 def find_event(events: list[dict[str, Any]], event_id: str, display: str) -> dict[str, Any]:
     """Exactly one event with that id (identical duplicates from a union merge count as one)."""
     matches = [e for e in events if e.get("event_id") == event_id]

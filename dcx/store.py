@@ -8,7 +8,7 @@ rendering of its parse and its ref recomputes.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,27 +116,28 @@ class Store:
         text = text.strip()
         if REF_RE.fullmatch(text):
             return text
-        if len(text) < 4:
-            raise InvalidInput("ref: give at least 4 characters", field="ref")
-        matches = sorted(
-            {
-                path.stem
-                for _, path in self.iter_files()
-                if path.stem.startswith(text) or path.stem.rsplit("-", 1)[-1].startswith(text)
-            }
-        )
-        if not matches:
-            raise InvalidInput(f"no packet matches {text[:80]!r}", code="ref_not_found", field="ref")
-        if len(matches) > 1:
-            # like git, name the candidates (shortened, still unique) so the next try is a copy
-            shown = ", ".join(_unique_short(m, matches) for m in matches[:6]) + (", …" if len(matches) > 6 else "")
-            raise InvalidInput(
-                f"{text[:80]!r} is ambiguous: {len(matches)} packets match: {shown}",
-                code="ref_ambiguous",
-                field="ref",
-                hint="give more characters of the ref (`dcx log` lists each decision's packets)",
-            )
-        return matches[0]
+        names = {path.stem for _, path in self.iter_files()}
+        return unique_prefix(text, names, "packet", hint="give more characters of the ref (`dcx log` lists "
+                             "each decision's packets)")
+
+
+def unique_prefix(text: str, names: Iterable[str], noun: str, *, hint: str) -> str:
+    """The one name that ``text`` is a prefix of (of the whole name or of its hex part), like git.
+
+    None matches: ``ref_not_found``; several: ``ref_ambiguous``, naming the candidates
+    (shortened, still unique) so the next try is a copy. Both exit 2.
+    """
+    text = text.strip()
+    if len(text) < 4:
+        raise InvalidInput("ref: give at least 4 characters", field="ref")
+    matches = sorted({n for n in names if n.startswith(text) or n.rsplit("-", 1)[-1].startswith(text)})
+    if not matches:
+        raise InvalidInput(f"no {noun} matches {text[:80]!r}", code="ref_not_found", field="ref")
+    if len(matches) > 1:
+        shown = ", ".join(_unique_short(m, matches) for m in matches[:6]) + (", …" if len(matches) > 6 else "")
+        raise InvalidInput(f"{text[:80]!r} is ambiguous: {len(matches)} {noun}s match: {shown}",
+                           code="ref_ambiguous", field="ref", hint=hint)
+    return matches[0]
 
 
 def _unique_short(ref: str, others: list[str]) -> str:

@@ -149,7 +149,9 @@ def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log
 
     # 1. exact-read the event
     log_path, display = _event_log(ws, profile, event_log)
-    event = events.find_event(events.read_log(log_path, display), event_id, display)
+    log = events.read_log(log_path, display)
+    event_id = events.resolve_id(log, event_id)
+    event = events.find_event(log, event_id, display)
     chain = _check_event(ws, event, decision_id, display)
 
     # 2. the one assembly of that evidence; every packet re-hashes; links hold

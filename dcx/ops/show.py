@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
 
+from dcx.errors import InvalidInput
 from dcx.refmap import PREFIXES, reveal
 from dcx.result import Result
-from dcx.store import Store
+from dcx.store import Store, unique_prefix
 from dcx.workspace import Workspace
 
+EVENT_PREFIX = "dcx-event-"
 KEYED_RE = re.compile(rf"^(?:{'|'.join(PREFIXES)})-[0-9a-f]{{32}}$")
+
+
+def _show_event(ws: Workspace, text: str) -> Result:
+    """One event of events.jsonl by its id or a unique prefix (the line as stored)."""
+    from dcx import events
+
+    log = events.read_log(ws.events, ws.rel(ws.events))
+    event_id = unique_prefix(text, events.event_ids(log), "event", hint=events.EVENT_HINT)
+    event = events.find_event(log, event_id, ws.rel(ws.events))
+    raw = (json.dumps(event, sort_keys=True, ensure_ascii=False, indent=2) + "\n").encode()
+    return Result("show", {"kind": "event", "ref": event_id, "packet": event}, raw_json=raw)
 
 
 def keyed_refs(value: Any) -> Iterator[str]:
@@ -27,7 +41,20 @@ def keyed_refs(value: Any) -> Iterator[str]:
 
 def show(*, ws: Workspace, ref: str, reveal_refs: bool = False) -> Result:
     store = Store(ws)
-    full = store.resolve(ref)
+    if ref.strip().startswith(EVENT_PREFIX):
+        return _show_event(ws, ref)
+    try:
+        full = store.resolve(ref)
+    except InvalidInput as exc:
+        if exc.code != "ref_not_found":
+            raise
+        try:
+            return _show_event(ws, ref)  # a bare hex prefix may name an event
+        except InvalidInput as again:
+            if again.code != "ref_not_found":
+                raise
+            raise InvalidInput(f"no packet or event matches {ref.strip()[:80]!r}", code="ref_not_found",
+                               field="ref") from None
     kind = store.kind_of(full)
     packet = store.get(full)
     raw = store.path_for(kind, full).read_bytes()

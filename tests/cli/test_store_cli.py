@@ -45,7 +45,7 @@ def test_show_accepts_unique_prefix_like_git(dcx, example: Path) -> None:
         assert result.exit_code == 0
         assert ref in result.stdout
     missing = dcx("-C", str(example), "show", "ffffffffff")
-    assert missing.exit_code == 2 and "no packet matches" in missing.stderr
+    assert missing.exit_code == 2 and "no packet or event matches" in missing.stderr
 
 
 @pytest.mark.parametrize("edit", ["flip_byte", "reformat", "rename"])
