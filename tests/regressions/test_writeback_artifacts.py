@@ -38,5 +38,5 @@ def test_artifact_of_another_decision_is_refused_before_appending(dcx, example: 
     assert (events.read_bytes() if events.exists() else b"") == before
     # its own packets are fine
     ok = dcx("-C", str(example), "writeback", "--decision-id", D, "--kind", "validation", "--summary", "kept",
-             *[x for ref in own + [decisions.latest(ws, D, "outcome")] for x in ("--artifact", ref)])
+             *[x for ref in [*own, decisions.latest(ws, D, "outcome")] for x in ("--artifact", ref)])
     assert ok.exit_code == 0, ok.stderr
