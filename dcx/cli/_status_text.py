@@ -68,4 +68,5 @@ def format_status(data: dict[str, Any], *, colour: bool) -> str:
         for index, row in enumerate(rows):
             text = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
             lines.append(_paint(text, "1", colour) if index == 0 else text)
+        lines.extend(f"  {r['decision_id']}: {r['next_hint']}" for r in ws["decisions"] if r.get("next_hint"))
     return "\n".join(lines) + "\n"

@@ -39,6 +39,8 @@ def render(console, result: Result) -> None:
     for row in decisions:
         nxt = f"next: dcx {row['next_step']}" if row["next_step"] else "complete"
         console.print(f"[yellow]*[/] [bold]{row['decision_id']}[/]  {row['last_observed_at'] or ''}  [dim]{nxt}[/]")
+        if row.get("next_hint"):
+            console.print(f"[yellow]|[/]   [dim]({row['next_hint']})[/]", highlight=False)
         for link in row["chain"]:
             console.print(f"[yellow]|[/]   {link['kind']:<9} [cyan]{link['short_ref']}[/]  {link['status']}",
                           highlight=False)

@@ -135,7 +135,15 @@ def _check_pending(ws: Workspace, minter: RefMinter, asm: dict[str, Any], pend: 
         if minter.cursor_ref(sid, pend["proposed_cursors"][sid]) != row.get("cursor_after_ref"):
             raise _refuse("pending_mismatch", f"the proposed cursor of {sid} does not match the checkpoint")
     if not ready:
-        raise _refuse("nothing_to_commit", "no source of this assembly is ready to advance")
+        decision = asm["decision_id"]
+        if asm.get("preview"):
+            hint = (f"this assembly is a preview, which never advances a cursor: run `dcx prepare --decision-id "
+                    f"{decision} --auto-rebase` (or --rebase FILE, or --baseline), then propose, outcome, "
+                    "writeback and commit again")
+        else:
+            hint = (f"every source keeps its cursor (the reason is on each checkpoint row: "
+                    f"`dcx show {asm['assembly_ref']}`); prepare again when it is resolved")
+        raise _refuse("nothing_to_commit", "no source of this assembly is ready to advance", hint)
     return ready
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from dcx import decisions, events
-from dcx.ops.status import CYCLE
+from dcx.ops.status import next_step
 from dcx.result import Result
 from dcx.store import Store
 from dcx.workspace import Workspace
@@ -100,9 +100,11 @@ def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
         if not chain:
             continue
         kinds = {row["kind"] for row in chain}
-        next_step = next((verb for kind, verb in CYCLE if kind not in kinds), None)
+        latest = decisions.latest(ws, ident, "assembly")
+        verb, hint = next_step(kinds, latest is not None and store.get(latest, kind="assembly")["preview"] is True)
         last = max((row["observed_at"] or "" for row in chain), default="")
-        rows.append({"decision_id": ident, "last_observed_at": last or None, "next_step": next_step, "chain": chain})
+        rows.append({"decision_id": ident, "last_observed_at": last or None, "next_step": verb, "next_hint": hint,
+                     "chain": chain})
     rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
     if limit is not None:
         rows = rows[:limit]

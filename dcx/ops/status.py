@@ -26,6 +26,31 @@ CYCLE = (
 )
 
 
+PREVIEW_HINT = ("the latest assembly is a preview: nothing in it can be committed; prepare again with "
+                "--auto-rebase, --rebase FILE or --baseline")
+
+
+def next_step(kinds: set[str], latest_is_preview: bool) -> tuple[str | None, str | None]:
+    """The next cycle verb for a decision whose steps left ``kinds``, and a hint when it is not obvious.
+
+    A preview assembly can never be committed, so after one the next step is
+    another ``prepare`` (with a mode), whatever was recorded after it.
+    """
+    if latest_is_preview:
+        return "prepare", PREVIEW_HINT
+    return next((verb for kind, verb in CYCLE if kind not in kinds), None), None
+
+
+def is_preview(ws: Workspace, assembly_ref: str | None) -> bool:
+    """Whether a stored assembly is a preview (a plain read: status never verifies packets)."""
+    if assembly_ref is None:
+        return False
+    try:
+        return json.loads((ws.packets / "assembly" / f"{assembly_ref}.json").read_bytes()).get("preview") is True
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def _count_json(folder) -> int:
     try:
         return sum(1 for name in os.listdir(folder) if name.endswith(".json") and not name.startswith("."))
@@ -48,18 +73,21 @@ def _decision_steps(ws: Workspace, events: list[str]) -> list[dict[str, Any]]:
         lines, _ = read_lines(path)
         kinds = set()
         last = None
+        assembly = None
         for line in lines:
             try:
                 entry = json.loads(line)
                 kinds.add(entry["kind"])
                 last = entry.get("observed_at", last)
+                if entry["kind"] == "assembly":
+                    assembly = entry.get("ref")
             except (ValueError, KeyError, TypeError):
                 continue
         decision = path.stem
         if decision in with_event:
             kinds.add("event")
-        next_step = next((verb for kind, verb in CYCLE if kind not in kinds), None)
-        rows.append({"decision_id": decision, "last_observed_at": last, "next_step": next_step})
+        verb, hint = next_step(kinds, is_preview(ws, assembly))
+        rows.append({"decision_id": decision, "last_observed_at": last, "next_step": verb, "next_hint": hint})
     rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
     return rows
 
