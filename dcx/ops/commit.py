@@ -101,6 +101,20 @@ def _existing_receipt(store: Store, decision_id: str, checkpoint_ref: str, event
     return None
 
 
+def _refuse_if_committed(store: Store, decision_id: str, checkpoint_ref: str) -> None:
+    """A receipt for this checkpoint under another event: the assembly is spent, not lost."""
+    for stored in store.iter_packets("commit"):
+        receipt = stored.packet
+        if (receipt["decision_id"], receipt["checkpoint_ref"]) == (decision_id, checkpoint_ref):
+            raise _refuse(
+                "already_committed",
+                f"decision {decision_id} is already committed: receipt {receipt['receipt_ref']} "
+                f"(event {receipt['event_id']}) advanced this assembly's cursors",
+                hint=f"an assembly commits once; to advance again, `dcx prepare --decision-id {decision_id}` "
+                     "anew and run the cycle on the new assembly (or commit the first event again to replay it)",
+            )
+
+
 def _replayed(ws: Workspace, receipt: dict[str, Any], observed_at: str, wait: float) -> Result:
     """Print the existing receipt; finish what an interrupted commit left (index line, companion)."""
     decisions.append(ws, receipt["decision_id"], "commit", receipt["receipt_ref"], observed_at, wait=wait)
@@ -194,6 +208,7 @@ def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log
         existing = _existing_receipt(store, decision_id, checkpoint_ref, event_id)
         if existing is not None:
             return _replayed(ws, existing, asm["observed_at"], wait)
+        _refuse_if_committed(store, decision_id, checkpoint_ref)
         raise
     ready = _check_pending(ws, minter, asm, pend)
 
