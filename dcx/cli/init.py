@@ -15,13 +15,15 @@ def command(
     ctx: typer.Context,
     goal_id: Annotated[Optional[str], typer.Option("--goal-id", help="Goal token (default: the folder name).")] = None,  # noqa: UP045
     agent_id: Annotated[Optional[str], typer.Option("--agent-id", help="Agent to list in the (disabled) profile.")] = None,  # noqa: UP045
+    nested: Annotated[bool, typer.Option("--nested", help="Create it even inside a source of an enclosing workspace.")] = False,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
     """Create .decision-context/ here (or in -C PATH), overwriting nothing.
 
     Writes a README, a .gitignore covering every private path, a default-off
     profile.toml, an empty sources.toml, the workspace key, packets/ and
-    events.jsonl. Re-running creates only what is missing.
+    events.jsonl. Re-running creates only what is missing. Inside a folder a
+    source of an enclosing workspace covers, it refuses unless --nested.
 
     Example: dcx init --goal-id checkout-latency --agent-id agent-a
     """
@@ -30,7 +32,7 @@ def command(
         from dcx.ops.init import init
 
         root = g.workspace or os.environ.get("DCX_WORKSPACE") or "."
-        return init(root=Path(root), goal_id=goal_id, agent_id=agent_id)
+        return init(root=Path(root), goal_id=goal_id, agent_id=agent_id, nested=nested)
 
     run(ctx, fmt, call, render)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from dcx.errors import InvalidInput
@@ -98,7 +99,28 @@ schema_version = "decision_source_registry_v0"
 """
 
 
-def init(*, root: Path, goal_id: str | None, agent_id: str | None) -> Result:
+def _covering_source(root: Path) -> tuple[Path, str] | None:
+    """(enclosing workspace root, source id) of a source of a workspace above ``root`` covering it."""
+    from dcx.profile import load_registry
+
+    for outer in root.parents:
+        if not (outer / DC_DIR / "workspace.toml").is_file():
+            continue
+        try:
+            registry = load_registry(Workspace(outer))
+        except Exception:  # an unreadable registry cannot say; the next one up might
+            continue
+        for source in registry.sources:
+            if not source.enabled:
+                continue
+            raw = Path(os.path.expanduser(source.locator["path"]))
+            target = Path(os.path.realpath(raw if raw.is_absolute() else outer / raw))
+            if target == root or target in root.parents:
+                return outer, source.source_id
+    return None
+
+
+def init(*, root: Path, goal_id: str | None, agent_id: str | None, nested: bool = False) -> Result:
     root = root.resolve()
     goal = goal_id or goal_id_from_name(root.name)
     if not GOAL_ID_RE.fullmatch(goal):
@@ -114,6 +136,18 @@ def init(*, root: Path, goal_id: str | None, agent_id: str | None) -> Result:
                 hint="a workspace serves one goal: leave out --goal-id, or init another folder",
             )
         goal = ws.goal_id  # an existing workspace keeps its goal
+    elif not nested:
+        covered = _covering_source(root)
+        if covered is not None:
+            outer, source_id = covered
+            where = os.path.relpath(outer, root)
+            raise InvalidInput(
+                f"this folder lies inside source {source_id} of the workspace at {where}: a workspace here "
+                "would sit inside that goal's authority",
+                code="nested_workspace",
+                hint="init the goal somewhere no source covers, or pass --nested to create it anyway "
+                     "(the outer goal never scans a .decision-context/ folder)",
+            )
     created: list[str] = []
 
     def ensure_file(path: Path, text: str, mode: int = 0o644) -> None:

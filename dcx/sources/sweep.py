@@ -35,6 +35,7 @@ from typing import NamedTuple
 
 from dcx.sources.statcache import StatCache, StatKey, stat_key
 
+NEVER_WALKED = ".decision-context"  # workspace.DC_DIR (not imported: workers stay light)
 DEADLINE_EVERY = 64  # files between two cooperative deadline checks
 PROGRESS_EVERY = 256  # files between two progress callbacks
 PARALLEL_MIN_FILES = 20_000
@@ -111,8 +112,8 @@ def iter_tree(
                             yield prefix + name, base + name, entry.stat(follow_symlinks=False)
                         elif entry.is_dir(follow_symlinks=False):
                             path = base + name
-                            if path in excluded:
-                                continue
+                            if name == NEVER_WALKED or path in excluded:
+                                continue  # a workspace folder, at any depth, is never authority
                             if split_at is not None and frontier is not None and depth + 1 >= split_at:
                                 frontier.append((path, prefix + name + "/"))
                             else:

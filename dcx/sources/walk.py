@@ -6,8 +6,10 @@ stat cache.
 
 - A locator is one file, or a directory tree filtered by gitwildmatch
   ``include``/``exclude`` patterns (default: everything).
-- The goal root's ``.decision-context/`` and ``.git/`` are always excluded; a
-  locator inside ``.decision-context/`` is refused (``locator_inside_workspace``).
+- The goal root's ``.decision-context/`` and ``.git/`` are always excluded, and
+  so is a ``.decision-context/`` folder at any depth (a nested workspace's
+  files are never authority); a locator inside one is refused
+  (``locator_inside_workspace``).
 - A relative locator may not escape the goal root through ``..`` or a
   symlink (``locator_outside_root``); an explicitly absolute one is allowed.
 - Inside a tree, a symlink to a file outside the tree is never followed
@@ -149,8 +151,7 @@ def resolve_locator(ws: Workspace, locator: dict[str, Any]) -> Locator:
         target = Path(os.path.realpath(root / raw))
         if target != root and root not in target.parents:
             raise LocatorError("locator_outside_root")
-    dc = (root / DC_DIR).resolve()
-    if target == dc or dc in target.parents:
+    if DC_DIR in target.parts:  # this workspace's folder, or a nested one's: never authority
         raise LocatorError("locator_inside_workspace")
     if not target.exists():
         raise LocatorError("locator_missing")
