@@ -50,9 +50,54 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+PRIVATE_PARTS = (".decision-context", "private")
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def private_root(path: Path) -> Path | None:
+    """The ``.decision-context/private`` folder ``path`` lies in (or is), else None."""
+    parts = path.parts
+    for i in range(len(parts) - 1):
+        if parts[i] == PRIVATE_PARTS[0] and parts[i + 1] == PRIVATE_PARTS[1]:
+            return Path(*parts[: i + 2])
+    return None
+
+
+def ensure_dir(directory: Path) -> None:
+    """``mkdir -p``; inside ``private/`` every folder from ``private/`` down is 0700 (the umask aside)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    top = private_root(directory)
+    if top is None:
+        return
+    chain = [directory, *directory.parents]
+    for folder in chain[: chain.index(top) + 1]:
+        if folder.stat().st_mode & 0o777 != PRIVATE_DIR:
+            os.chmod(folder, PRIVATE_DIR)
+
+
+def file_mode(path: Path, mode: int) -> int:
+    """``mode``, narrowed to owner-only for a file under ``private/`` (every private file is 0600)."""
+    return mode & 0o700 if private_root(path) is not None else mode
+
+
+def create_file(path: Path, mode: int = 0o644) -> None:
+    """Create ``path`` empty if it is missing, with ``mode`` (owner-only under ``private/``), before
+    another library (sqlite, a lock) opens it with its own default mode; a loose private file is narrowed."""
+    ensure_dir(path.parent)
+    mode = file_mode(path, mode)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
+        os.chmod(path, mode)
+        return
+    if private_root(path) is not None and path.stat().st_mode & 0o077:
+        os.chmod(path, mode)
+
+
 def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     """Replace ``path`` with ``data`` so that a crash leaves the old or the new bytes."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_dir(path.parent)
+    mode = file_mode(path, mode)
     tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
@@ -92,7 +137,7 @@ def file_lock(target: Path, *, wait: float = DEFAULT_WAIT, display: str | None =
     import portalocker
 
     lock_path = target.with_name(target.name + ".lock")
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    create_file(lock_path)
     lock = portalocker.Lock(
         str(lock_path),
         mode="a",
@@ -157,8 +202,8 @@ def locked_append(
             return None
         if not line.endswith(b"\n"):
             line += b"\n"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        ensure_dir(path.parent)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, file_mode(path, 0o644))
         try:
             os.write(fd, line)
             os.fsync(fd)

@@ -60,7 +60,6 @@ class RefMinter:
     def flush(self) -> None:
         if not self.record or not self._pending:
             return
-        self.ws.private.mkdir(parents=True, exist_ok=True)
         conn = _connect(self.ws)
         try:
             with conn:  # one transaction
@@ -80,6 +79,9 @@ class RefMinter:
 
 
 def _connect(ws: Workspace) -> sqlite3.Connection:
+    from dcx.fsutil import create_file
+
+    create_file(ws.refs_db, 0o600)  # sqlite would create it 0644; its journal takes the database's mode
     conn = sqlite3.connect(ws.refs_db, timeout=10)
     conn.execute("CREATE TABLE IF NOT EXISTS refs (ref TEXT PRIMARY KEY, prefix TEXT NOT NULL, fields TEXT NOT NULL)")
     return conn

@@ -26,7 +26,9 @@ def _log_internal(g: Globals, exc: BaseException) -> str | None:
     """Write the traceback to private/log/; return the log's relative path, if one was written."""
     try:
         ws = g.ws()
-        ws.log_dir.mkdir(parents=True, exist_ok=True)
+        from dcx.fsutil import ensure_dir
+
+        ensure_dir(ws.log_dir)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         path = ws.log_dir / f"internal-{stamp}-{secrets.token_hex(3)}.log"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

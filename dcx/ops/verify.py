@@ -25,7 +25,7 @@ from typing import Any
 from dcx import events
 from dcx.canonical import REF_RE, digest_hex
 from dcx.errors import ExitCode
-from dcx.fsutil import atomic_write, file_lock, read_lines
+from dcx.fsutil import atomic_write, ensure_dir, file_lock, read_lines
 from dcx.packets import BY_PREFIX, KINDS
 from dcx.result import Result
 from dcx.store import Store, verify_file
@@ -238,7 +238,7 @@ def _repair(ws: Workspace, log: Path, wait: float) -> str:
         cut = data.rfind(b"\n") + 1
         fragment = data[cut:]
         if fragment:
-            ws.log_dir.mkdir(parents=True, exist_ok=True)
+            ensure_dir(ws.log_dir)
             name = f"torn-{log.stem}-{digest_hex(fragment, length=12)}.fragment"
             atomic_write(ws.log_dir / name, fragment, mode=0o600)
             atomic_write(log, data[:cut])

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from dcx.errors import LockBusy, Refused
-from dcx.fsutil import file_lock, fsync_dir
+from dcx.fsutil import create_file, ensure_dir, file_lock, fsync_dir
 from dcx.profile import Registry, Source
 from dcx.providers.bm25_bounds import BoundsBuilder
 from dcx.providers.bm25_index import (
@@ -203,7 +203,7 @@ def update_index(
     progress: Progress | None = None,
 ) -> IndexReport:
     """Bring the index up to date with the registry's indexable sources (see module doc)."""
-    ws.index.mkdir(parents=True, exist_ok=True)
+    ensure_dir(ws.index)
     target = index_path(ws.index)
     with file_lock(target, wait=wait, display=ws.rel(target)):
         for stale in ws.index.glob(f".{INDEX_NAME}.*.tmp*"):  # a build killed mid-way; we hold the lock
@@ -212,6 +212,7 @@ def update_index(
         path = ws.index / f".{INDEX_NAME}.{os.urandom(6).hex()}.tmp" if fresh else target
         conn: sqlite3.Connection | None = None
         try:
+            create_file(path, 0o600)  # before sqlite creates it with its own mode (and its journal with it)
             conn = _connect(path)
             if fresh:
                 conn.execute("PRAGMA journal_mode = OFF")  # a temp file: a crash discards it whole
