@@ -40,7 +40,8 @@ def command(
 def render(console, result: Result) -> None:
     packet = result.data["feedback"]
     t = packet["telemetry"]
-    console.print(f"feedback {packet['feedback_ref']}", markup=False)
+    verb = "recorded" if result.data.get("recorded", True) else "already recorded (same outcome and evidence)"
+    console.print(f"feedback {packet['feedback_ref']} {verb}", markup=False)
     console.print(
         f"  recall: {t['provider_result_count']} result(s), {t['accepted_claim_count']} accepted by exact read, "
         f"{t['stale_or_rejected_claim_count']} stale or rejected",

@@ -100,7 +100,6 @@ def record_feedback(*, ws: Workspace, decision_id: str, outcome_ref: str | None,
     retrieval = _assembly_retrieval(store, ws, decision_id, ev["packet_ref"])
     verdict = evaluate(ev, out, retrieval)
     values = {
-        "observed_at": clock_from_env(observed_at).now(),
         "evidence_packet_ref": ev["packet_ref"],
         "outcome_packet_ref": out["packet_ref"],
         "retrieval_ref": retrieval["retrieval_ref"] if retrieval else None,
@@ -109,6 +108,19 @@ def record_feedback(*, ws: Workspace, decision_id: str, outcome_ref: str | None,
         "candidate": verdict["candidate"],
         "ineligible_reasons": verdict["ineligible_reasons"],
     }
+    existing = _same_feedback(store, ws, decision_id, values)
+    if existing is not None:  # same inputs, same packet: the time of asking is not an input
+        return Result("feedback", {"feedback": existing, "recorded": False})
+    values["observed_at"] = clock_from_env(observed_at).now()
     packet = store.put(feedback.SPEC, packet_context(ws, decision_id), values)
     decisions.append(ws, decision_id, "feedback", packet["feedback_ref"], packet["observed_at"], wait=wait)
-    return Result("feedback", {"feedback": packet})
+    return Result("feedback", {"feedback": packet, "recorded": True})
+
+
+def _same_feedback(store: Store, ws: Workspace, decision_id: str, values: dict[str, Any]) -> dict[str, Any] | None:
+    """The decision's stored feedback that says exactly ``values`` (every field but the time), if any."""
+    for ref in reversed(decisions.refs_of(ws, decision_id, "feedback")):
+        packet = store.get(ref, kind=feedback.SPEC.kind)
+        if all(packet.get(key) == value for key, value in values.items()):
+            return packet
+    return None
