@@ -22,8 +22,43 @@ def check_decision_id(value: str) -> str:
     return value
 
 
+MAX_JSON_DEPTH = 32  # every input dcx reads (proposal, outcome, rebase) is a few levels deep
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _too_deep(value: object, limit: int) -> bool:
+    """Whether ``value`` nests containers more than ``limit`` deep (iterative: no recursion to exhaust)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
 def read_json_input(source: str, *, flag: str = "--from") -> tuple[object, str]:
-    """Parse a JSON input file (or ``-`` for stdin); errors name the file and position only."""
+    """Parse a JSON input file (or ``-`` for stdin); errors name the file and position only.
+
+    A key twice in one object is refused (naming the key) rather than last-wins,
+    and so is nesting deeper than ``MAX_JSON_DEPTH``: both exit 2, ``invalid_json``.
+    """
     import json
     import sys
     from pathlib import Path
@@ -35,14 +70,25 @@ def read_json_input(source: str, *, flag: str = "--from") -> tuple[object, str]:
         raise InvalidInput(f"{flag}: {display} does not exist", field=flag) from None
     except (OSError, UnicodeDecodeError):
         raise InvalidInput(f"{flag}: cannot read {display} as UTF-8 text", field=flag) from None
+
+    def invalid(why: str) -> InvalidInput:
+        return InvalidInput(f"{display}: invalid JSON ({why})", field=flag, code="invalid_json")
+
     try:
-        return json.loads(text), display
+        value = json.loads(text, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as exc:
+        raise invalid(f"duplicate key {exc.key[:80]!r} in one object") from None
+    except RecursionError:
+        raise invalid(f"nested more than {MAX_JSON_DEPTH} levels deep") from None
     except json.JSONDecodeError as exc:
         raise InvalidInput(
             f"{display}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})",
             field=flag,
             code="invalid_json",
         ) from None
+    if _too_deep(value, MAX_JSON_DEPTH):
+        raise invalid(f"nested more than {MAX_JSON_DEPTH} levels deep")
+    return value, display
 
 
 def validated(shape, data: object, display: str) -> dict:

@@ -133,6 +133,10 @@ def prepare(
                                      ("--baseline", baseline), ("--show-content", show_content)) if on]
     if len(chosen) > 1:
         raise InvalidInput(f"{' and '.join(chosen)} cannot be combined", field=chosen[1], code="flags_exclusive")
+    if rebase_file == "-" and query_file == "-":
+        raise InvalidInput("--rebase - and --query-file -: only one input can come from stdin",
+                           field="--query-file", code="stdin_twice",
+                           hint="put the query or the rebase input in a file")
     mode = "agent" if rebase_file is not None else "auto" if auto_rebase else "baseline" if baseline else "none"
     state = require_active(ws, agent_id)
     profile, registry = state.profile, state.registry
