@@ -164,7 +164,8 @@ REGISTRY_SHAPE = Shape(
 
 
 class ContextProviderConfig(NamedTuple):
-    provider: str = "none"
+    # one rule: bm25 unless `provider` names another, whether or not the table exists
+    provider: str = "bm25"
     namespace: str = "decision-context"
     scope_ref: str | None = None
     max_results: int = 4

@@ -49,6 +49,13 @@ def index(
         "files_removed": sum(r["files_removed"] for r in sources),
         "sources": sources,
     }
+    provider = profile.context_provider.provider
+    data["recall_provider"] = provider
     unavailable = [r for r in sources if r["status"] == "unavailable"]
     warnings = [f"{r['source_id']}: not indexed ({r['reason_code']})" for r in unavailable]
+    if provider != "bm25":
+        use = ("recall is off" if provider == "none" else
+               f"recall reads {provider}; this index only matches its items to authority files")
+        warnings.append(f"the recall provider is {provider}, not bm25: {use} "
+                        "([context_provider] provider in profile.toml)")
     return Result("index", data, status="partial" if unavailable else "ok", warnings=warnings)

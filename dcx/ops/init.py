@@ -57,8 +57,9 @@ goal_id = "{goal_id}"
 enabled = false
 enabled_agents = [{agents}]
 
-# Advisory recall. Remove the table for none; provider is bm25 (default),
-# openviking, extension or none.
+# Advisory recall: provider is bm25 (default), openviking, extension or none.
+# Without the table, or without `provider` in it, recall uses bm25 (run
+# `dcx index` to build its index); provider = "none" turns recall off.
 # [context_provider]
 # provider = "bm25"
 # namespace = "decision-context"
