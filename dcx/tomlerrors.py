@@ -24,16 +24,64 @@ def _split_dotted(text: str) -> tuple[str, ...]:
     return tuple(a or b or c for a, b, c in parts)
 
 
+def _scan_value(text: str, depth: int, closing: str | None) -> tuple[int, str | None]:
+    """Follow a value's text: (open array brackets, the multi-line string delimiter still open).
+
+    Brackets inside strings and comments do not count; a multi-line string
+    (three double or three single quotes) left open continues on the next lines,
+    which hold no keys.
+    """
+    i, n = 0, len(text)
+    while i < n:
+        if closing is not None:  # inside a multi-line string
+            end = text.find(closing, i)
+            while end != -1 and closing == '"""' and _escaped(text, end):
+                end = text.find(closing, end + 1)
+            if end == -1:
+                return depth, closing
+            i = end + 3
+            while i < n and text[i] == closing[0]:  # up to two quotes may end the string's content
+                i += 1
+            closing = None
+            continue
+        ch = text[i]
+        if ch == "#":
+            break
+        if text.startswith('"""', i) or text.startswith("'''", i):
+            closing, i = text[i : i + 3], i + 3
+            continue
+        if ch in "\"'":
+            i += 1
+            while i < n and text[i] != ch:
+                i += 2 if ch == '"' and text[i] == "\\" else 1
+            i += 1
+            continue
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth = max(0, depth - 1)
+        i += 1
+    return depth, closing
+
+
+def _escaped(text: str, at: int) -> bool:
+    """Whether the quote at ``at`` follows an odd run of backslashes (a basic string's escape)."""
+    run = 0
+    while at - run - 1 >= 0 and text[at - run - 1] == "\\":
+        run += 1
+    return run % 2 == 1
+
+
 def key_lines(text: str) -> dict[tuple[Any, ...], int]:
     """Map each key path (tables, array-of-table indices, keys) to its 1-based line."""
     where: dict[tuple[Any, ...], int] = {}
     counts: dict[tuple[Any, ...], int] = {}
     table: tuple[Any, ...] = ()
     depth = 0  # open brackets of a multi-line array, whose lines hold no keys
+    closing: str | None = None  # the delimiter of a multi-line string still open
     for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if depth > 0:
-            depth += stripped.count("[") - stripped.count("]")
+        if depth > 0 or closing is not None:
+            depth, closing = _scan_value(line, depth, closing)
             continue
         header = _HEADER_RE.match(line)
         if header and not _KEY_RE.match(line):
@@ -51,8 +99,7 @@ def key_lines(text: str) -> dict[tuple[Any, ...], int]:
         if key:
             path = (*table, *_split_dotted(key.group(1)))
             where.setdefault(path, number)
-            value = line[key.end():]
-            depth = max(0, value.count("[") - value.count("]"))
+            depth, closing = _scan_value(line[key.end():], 0, None)
     return where
 
 
