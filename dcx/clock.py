@@ -7,8 +7,9 @@ latency is 0 so hashed content never carries wall-clock noise.
 from __future__ import annotations
 
 import os
+import re
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Protocol
 
 from dcx.errors import InvalidInput
@@ -60,25 +61,42 @@ def format_ts(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+# RFC 3339 §5.6 date-time, nothing else: full-date "T" full-time, seconds required,
+# a "." fraction, "Z" or a +hh:mm/-hh:mm offset; ASCII digits only ("T"/"Z" in either case).
+_RFC3339 = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?"
+    r"(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))"
+)
+
+
 def parse_ts(value: str, *, field: str = "timestamp") -> datetime:
-    """Parse an RFC 3339 timestamp with an explicit offset; reject naive ones."""
-    if not isinstance(value, str) or len(value) > 40:
-        raise InvalidInput(f"{field}: expected an RFC 3339 timestamp", field=field)
-    text = value.strip()
-    if text[-1:] in ("z", "Z"):
-        text = text[:-1] + "+00:00"
+    """Parse an RFC 3339 date-time (with its offset) to UTC; anything else is ``InvalidInput``.
+
+    ISO 8601 forms RFC 3339 leaves out (basic format, week or ordinal dates,
+    missing seconds, comma fractions, a space for ``T``) are refused, and so is
+    a fraction finer than microseconds that is not zeros: it is never cut.
+    """
+    example = "e.g. 2026-11-29T18:00:00Z"
+    if not isinstance(value, str) or len(value) > 64:
+        raise InvalidInput(f"{field}: expected an RFC 3339 timestamp ({example})", field=field)
+    match = _RFC3339.fullmatch(value)
+    if match is None:
+        raise InvalidInput(f"{field}: not an RFC 3339 timestamp (expected a date, a time with seconds and "
+                           f"an offset, {example})", field=field)
+    year, month, day, hour, minute, second, fraction, zulu, sign, off_h, off_m = match.groups()
+    fraction = fraction or ""
+    if fraction[6:].strip("0"):
+        raise InvalidInput(f"{field}: RFC 3339 timestamp with more than 6 fractional digits: dcx keeps "
+                           "microseconds and will not cut the rest", field=field)
     try:
-        moment = datetime.fromisoformat(text)
+        if int(off_h or 0) > 23 or int(off_m or 0) > 59:
+            raise ValueError
+        offset = UTC if zulu else timezone(
+            (1 if sign == "+" else -1) * timedelta(hours=int(off_h), minutes=int(off_m)))
+        moment = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second),
+                          int(fraction[:6].ljust(6, "0")), tzinfo=offset)
     except ValueError:
-        raise InvalidInput(
-            f"{field}: not an RFC 3339 timestamp (expected e.g. 2026-11-29T18:00:00Z)",
-            field=field,
-        ) from None
-    if "T" not in text.upper() or moment.tzinfo is None:
-        raise InvalidInput(
-            f"{field}: a timestamp needs a date, a time and an offset (e.g. 2026-11-29T18:00:00Z)",
-            field=field,
-        )
+        raise InvalidInput(f"{field}: not a valid date and time ({example})", field=field) from None
     return moment.astimezone(UTC)
 
 
