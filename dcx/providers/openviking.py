@@ -11,8 +11,10 @@ environment). One retrieval is:
 Recorded 0.5.2 behaviour this relies on (``fixtures/openviking-0.5.2/README.md``):
 a leading ``cmd:`` line may precede the JSON; exit 2 means the CLI is not set
 up (the first-run ``ov language`` trap); ``-n`` is a candidate budget applied
-before L0/L1 records are merged, so L2-only mode over-fetches 4x (at most 32)
-and then drops level 0/1 rows and ``.abstract.md``/``.overview.md`` sidecars;
+before L0/L1 records are merged, so default levels and L2-only mode over-fetch
+4x (at most 32) and then drop the ``.abstract.md``/``.overview.md`` sidecars
+(L2-only: every level 0/1 row); a sidecar's content opens with YAML front
+matter naming the server's upload path, which is stripped from any content;
 a hit outside the requested scope is dropped too. stderr is never parsed.
 """
 
@@ -92,6 +94,22 @@ def _well_formed(hit: Any) -> bool:
     return isinstance(hit.get("abstract", ""), str) and isinstance(hit.get("content", ""), str)
 
 
+def strip_front_matter(text: str) -> str:
+    """``text`` without a leading YAML front matter block (``---`` … ``---``/``...``).
+
+    OpenViking's L0/L1 sidecars carry one, and the ingest root's names the
+    server's upload path (fixture README, pitfall 9): it is metadata, never
+    content. Text that opens ``---`` but never closes the block is kept whole.
+    """
+    if not text.startswith(("---\n", "---\r\n")):
+        return text
+    lines = text.splitlines(keepends=True)
+    for index in range(1, len(lines)):
+        if lines[index].rstrip("\r\n") in ("---", "..."):
+            return "".join(lines[index + 1 :]).lstrip("\r\n")
+    return text
+
+
 def in_scope(uri: str, scope: str) -> bool:
     if not scope:
         return True
@@ -151,9 +169,15 @@ class OpenVikingProvider:
         if not isinstance(health, dict) or health.get("is_healthy") is not True:
             raise _Failed("provider_service_unavailable")
 
+    @property
+    def _drops_sidecars(self) -> bool:
+        """Default levels and L2-only never return sidecars: the server's generated summaries are
+        not authority. Only a ``result_levels`` that names level 0 or 1 asks for them."""
+        return self.levels is None or self.levels == [2]
+
     def _find(self, request: RetrievalRequest, deadline: float, conf: str, http_timeout: float) -> list[dict[str, Any]]:
-        l2_only = self.levels == [2]
-        n = min(OVERFETCH_MAX, request.max_results * OVERFETCH) if l2_only else request.max_results
+        # -n is a candidate budget spent before L0/L1 records merge: over-fetch when sidecars are dropped
+        n = min(OVERFETCH_MAX, request.max_results * OVERFETCH) if self._drops_sidecars else request.max_results
         options = ["-n", str(n)]
         if request.scope_ref:
             options = ["-u", request.scope_ref, *options]
@@ -224,6 +248,8 @@ class OpenVikingProvider:
             if content is None:
                 content = self._read(hit["uri"], deadline, conf)
                 read = True
+            if content is not None:
+                content = strip_front_matter(content)
             if content is None or len(content) > CONTENT_MAX:
                 unusable += 1
                 continue
@@ -238,11 +264,9 @@ class OpenVikingProvider:
                          result_cap_applied=capped or examined < len(kept))
 
     def _level_ok(self, hit: dict[str, Any]) -> bool:
-        if self.levels is None:
-            return True
-        if hit["level"] not in self.levels:
+        if self.levels is not None and hit["level"] not in self.levels:
             return False  # contradicts the -L we sent
-        return not (self.levels == [2] and hit["uri"].endswith(SIDECARS))
+        return not (self._drops_sidecars and hit["uri"].endswith(SIDECARS))
 
     @staticmethod
     def _summary(hit: dict[str, Any], namespace: str) -> str:

@@ -90,13 +90,37 @@ def test_l2_call_shape_results_and_config_file(fake) -> None:
     assert "roll back" not in json.dumps(conf)
 
 
-def test_without_result_levels_no_L_and_no_overfetch(fake) -> None:
+def test_without_result_levels_no_L_but_overfetch_and_no_sidecars(fake) -> None:
+    """Default levels (issue 11): all levels are searched, but the L0/L1 sidecars are the server's
+    generated summaries, never authority: they are dropped and the budget over-fetched to fill up."""
     ov = fake({**HAPPY, "find": "find_default_levels"})
     result = ov.retrieve(max_results=5)
     argv = ov.find_argv()
-    assert "-L" not in argv and _opt(argv, "-n") == "5"
+    assert "-L" not in argv and _opt(argv, "-n") == "20"
     assert result.status == "completed"
-    assert any(i.resource_ref.endswith("/.abstract.md") for i in result.items)  # all levels are kept
+    assert not any(i.resource_ref.endswith(("/.abstract.md", "/.overview.md")) for i in result.items)
+    assert len(result.items) == 2 and result.items_dropped == 2  # the recording holds 2 files, 2 sidecars
+
+
+def test_default_levels_return_max_results_real_items_without_front_matter(fake) -> None:
+    ov = fake({**HAPPY, "find": "find_L0_1_2_n12"})
+    result = ov.retrieve(max_results=4)
+    assert result.status == "completed" and len(result.items) == 4
+    assert all(i.resource_ref.endswith(".md") and "/." not in i.resource_ref for i in result.items)
+    for item in result.items:
+        assert not item.content.startswith("---") and "upload_" not in item.content and "<WORKSPACE>" not in item.content
+
+
+def test_explicit_sidecar_levels_keep_sidecars_with_front_matter_stripped(fake) -> None:
+    ov = fake({**HAPPY, "find": "find_L0_1_2_n12"}, config={"result_levels": [0, 1, 2]})
+    result = ov.retrieve(max_results=8)
+    sidecars = [i for i in result.items if i.resource_ref.endswith(("/.abstract.md", "/.overview.md"))]
+    assert sidecars  # asked for by name
+    for item in result.items:
+        assert not item.content.startswith("---") and "upload_" not in item.content
+        assert "generated_by" not in item.content
+    overview = next(i for i in sidecars if i.resource_ref.endswith("/.overview.md"))
+    assert overview.content.startswith("STUB-SUMMARY")
 
 
 def test_l2_only_drops_level_0_1_rows_and_sidecars(fake) -> None:
@@ -228,7 +252,7 @@ def test_a_leading_dash_query_is_passed_after_double_dash(fake) -> None:
     ov = fake()
     ov.retrieve(query="-n 99 rollback")
     argv = ov.find_argv()
-    assert argv[-2:] == ["--", "-n 99 rollback"] and _opt(argv, "-n") == "3"
+    assert argv[-2:] == ["--", "-n 99 rollback"] and _opt(argv, "-n") == "12"  # 3, over-fetched x4
 
 
 def test_conf_location_persistent_vs_transient(fake) -> None:
