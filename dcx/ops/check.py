@@ -65,17 +65,11 @@ def _recall(ws: Workspace, state: Activation) -> dict[str, Any]:
         ready = binding is not None
         return {"provider": "extension", "status": "ready" if ready else "unavailable",
                 "reason_code": None if ready else readiness["status"], "next_action": readiness.get("next_action")}
-    from dcx.extensions.process import run_bounded
-    from dcx.providers.openviking_config import resolve_binary
+    from dcx.providers.registry import make_provider
 
-    binary = resolve_binary(ws, str(cp.config.get("binary", "ov")))
-    out = run_bounded([binary, "--version"], timeout=CHECK_TIMEOUT)
-    if out.status == "spawn_failed":
-        return {"provider": "openviking", "status": "unavailable", "reason_code": "provider_cli_unavailable"}
-    if not out.ok:
-        reason = "provider_cli_not_configured" if out.returncode == 2 else "provider_cli_unavailable"
-        return {"provider": "openviking", "status": "unavailable", "reason_code": reason}
-    return {"provider": "openviking", "status": "ready", "reason_code": None}
+    provider = make_provider(ws, cp, transient=True)  # the same provider, config and preflight as recall
+    reason = provider.check(CHECK_TIMEOUT)
+    return {"provider": "openviking", "status": "ready" if reason is None else "unavailable", "reason_code": reason}
 
 
 def live_checks(ws: Workspace, state: Activation) -> dict[str, Any]:

@@ -207,6 +207,22 @@ class OpenVikingProvider:
             return None
         return text if isinstance(text, str) else None
 
+    def check(self, timeout: float) -> str | None:
+        """What recall's preflight would say, without searching: None when ready, else the reason code.
+
+        ``dcx status --check`` asks this, so it cannot call a dead server or a
+        too-old CLI ready (the version is held to ``minimum_version``, the
+        server must answer ``status`` healthy, through dcx's own config).
+        """
+        deadline = time.monotonic() + timeout
+        http_timeout = max(0.1, math.floor((timeout - HTTP_MARGIN) * 10) / 10)
+        try:
+            with cli_conf(self.ws, self.config, http_timeout, transient=True) as conf_path:
+                self._preflight(deadline, str(conf_path))
+        except _Failed as failure:
+            return failure.reason_code
+        return None
+
     # -- the port ----------------------------------------------------------
     def retrieve(self, request: RetrievalRequest, *, deadline: float) -> Retrieval:
         if request.scope_ref and not request.scope_ref.startswith("viking://"):

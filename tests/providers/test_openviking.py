@@ -286,3 +286,24 @@ def test_config_is_strict_and_names_the_key(fresh_ws: Path, config: dict[str, An
         make_provider(ws, load_profile(ws).context_provider)
     assert err.value.field == f"context_provider.config.{key}"
     assert "ftp://x" not in err.value.message
+
+
+@pytest.mark.parametrize(
+    ("cases", "config", "reason"),
+    [
+        (HAPPY, {}, None),
+        ({**HAPPY, "status": "status_json_server_down"}, {}, "provider_service_unavailable"),  # server down
+        ({**HAPPY, "status": "server_down"}, {}, "provider_service_unavailable"),  # a dead URL
+        (HAPPY, {"minimum_version": "0.9.0"}, "provider_version_incompatible"),
+    ],
+)
+def test_status_check_asks_what_recall_asks(dcx, fake, cases, config, reason) -> None:
+    """Issue 11: `status --check` says ready only when recall's own preflight would pass."""
+    ov = fake(cases, config=config)
+    result = dcx("-C", str(ov.ws.root), "status", "--check", "--format", "json")
+    recall = result.json()["data"]["checks"]["recall"]
+    assert recall["provider"] == "openviking"
+    assert (recall["status"], recall["reason_code"]) == (("ready", None) if reason is None else ("unavailable", reason))
+    asked = [["--version"]] if reason == "provider_version_incompatible" else [["--version"], ["status"]]
+    assert [c["argv"][:1] for c in ov.calls()] == asked
+    assert not any(c["argv"][:1] == ["find"] for c in ov.calls())  # a check never searches
