@@ -273,7 +273,11 @@ def prepare(
         if not scan.ok:
             warnings.append(f"source {scan.source_id} is {scan.status} ({scan.reason_code}); it keeps its cursor")
     if run is not None and not run.retrieval.ok:
-        warnings.append(f"recall is unavailable ({run.retrieval.reason_code}); the evidence rests on authority alone")
+        from dcx.providers.reasons import hint
+
+        advice = hint(run.retrieval.reason_code)
+        warnings.append(f"recall is unavailable ({run.retrieval.reason_code}); the evidence rests on authority alone"
+                        + (f" (hint: {advice})" if advice else ""))
     return Result("prepare", {
         "assembly": assembly_packet,
         "summary": {

@@ -307,3 +307,17 @@ def test_status_check_asks_what_recall_asks(dcx, fake, cases, config, reason) ->
     asked = [["--version"]] if reason == "provider_version_incompatible" else [["--version"], ["status"]]
     assert [c["argv"][:1] for c in ov.calls()] == asked
     assert not any(c["argv"][:1] == ["find"] for c in ov.calls())  # a check never searches
+
+
+@pytest.mark.parametrize(("find", "reason"), [("server_down", "provider_search_failed"),
+                                               ("find_table", "provider_search_parse_failed")])
+def test_recall_failure_warnings_carry_a_hint(dcx, fake, find: str, reason: str) -> None:
+    from dcx.providers.reasons import hint
+
+    ov = fake({**HAPPY, "find": find})
+    result = dcx("-C", str(ov.ws.root), "recall", "--scope", SCOPE, "--query", "roll back the TTL",
+                 "--query-summary", "TTL rollback", "--format", "json")
+    assert result.exit_code == 0
+    body = result.json()
+    assert body["data"]["retrieval"]["reason_code"] == reason
+    assert body["warnings"] == [f"recall unavailable ({reason}): {hint(reason)}"]
