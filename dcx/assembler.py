@@ -11,7 +11,10 @@ Where a recalled item's authority is:
 - a ``bm25`` item names its source, file and the revision it was indexed at;
 - any other provider's item is matched by content: candidates come from the
   bm25 index (at most 8 files, read within ``max_read_bytes``), the first
-  that confirms it wins, in (priority, source id, path) order;
+  that confirms it wins, in (priority, source id, path) order; when none
+  does but one is the item's own document (``authority.same_document``: its
+  name ends the item's reference, or half the claim's lines are still in
+  it), the item is stale — its authority was edited since — not unverifiable;
 - items that name a conversation (``obelisk:``/``host-session:`` resource
   refs) are never accepted: a conversation is not authority.
 
@@ -28,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dcx.authority import confirms, too_short
+from dcx.authority import confirms, same_document, too_short
 from dcx.errors import InvalidInput, Refused
 from dcx.profile import Profile, Registry, Source
 from dcx.refmap import RefMinter
@@ -188,10 +191,17 @@ def judge_recall(reader: AuthorityReader, resource_ref: str, content: str) -> Ve
         if authority.revision != chunk.revision:
             return Verdict(False, STALE, authority)
         return Verdict(False, UNVERIFIABLE, authority)
+    moved_from: Authority | None = None  # the item's own document, which no longer confirms it
     for source_id, path in reader.candidates_by_content(content):
         authority = reader.read(source_id, path)
-        if authority is not None and confirms(content, authority.text):
+        if authority is None:
+            continue
+        if confirms(content, authority.text):
             return Verdict(True, None, authority)
+        if moved_from is None and same_document(resource_ref, path, content, authority.text):
+            moved_from = authority
+    if moved_from is not None:
+        return Verdict(False, STALE, moved_from)
     return Verdict(False, UNVERIFIABLE, None)
 
 

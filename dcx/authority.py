@@ -41,3 +41,26 @@ def confirms(claim: str, authority: str) -> bool:
     present = {line.strip() for line in current.split("\n") if line.strip()}
     found = sum(1 for line in lines if line in present)
     return found / len(lines) >= LINE_SHARE
+
+
+SAME_DOCUMENT_SHARE = 0.5
+
+
+def same_document(resource_ref: str, path: str, claim: str, authority: str) -> bool:
+    """Whether a content-matched file is the document a recalled item was taken from.
+
+    Then an authority that no longer confirms the item moved away from it
+    (stale), rather than never having said it (unverifiable). Either the
+    item's reference ends in the file's name (``viking://…/runbook.md`` and
+    ``docs/runbook.md``), or the claim has at least three non-blank lines and
+    at least half of them still occur in the file.
+    """
+    name = path.rsplit("/", 1)[-1]
+    tail = resource_ref.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    if "/" in tail and tail.rsplit("/", 1)[-1] == name:
+        return True
+    lines = [line.strip() for line in normalise(claim).split("\n") if line.strip()]
+    if len(lines) < MIN_LINES:
+        return False
+    present = {line.strip() for line in normalise(authority).split("\n") if line.strip()}
+    return sum(1 for line in lines if line in present) / len(lines) >= SAME_DOCUMENT_SHARE

@@ -321,3 +321,28 @@ def test_recall_failure_warnings_carry_a_hint(dcx, fake, find: str, reason: str)
     body = result.json()
     assert body["data"]["retrieval"]["reason_code"] == reason
     assert body["warnings"] == [f"recall unavailable ({reason}): {hint(reason)}"]
+
+
+@pytest.mark.parametrize("edited", [True, False])
+def test_items_whose_authority_was_edited_after_ingest_are_stale(dcx, fake, edited: bool) -> None:
+    """Issue 11: OpenViking ingested fixtures/openviking-0.5.2/corpus; the example's docs are the same
+    files edited since. A content-matched file that exists but no longer confirms is stale, not
+    unverifiable (so stale-claim figures count it); the unedited corpus is accepted."""
+    import shutil
+
+    ov = fake(config={"result_levels": [2]})
+    corpus = REPO / ".dcx-example" / "docs" if edited else FAKE.parent / "corpus"
+    shutil.copytree(corpus, ov.ws.root / "docs")
+    assert dcx("-C", str(ov.ws.root), "index").exit_code == 0
+    result = dcx("-C", str(ov.ws.root), "prepare", "--decision-id", "d1", "--auto-rebase", "--scope", SCOPE,
+                 "--query", "how do I roll back the cache TTL change", "--query-summary", "TTL rollback",
+                 "--format", "json")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    evidence = result.json()["data"]["assembly"]["evidence"]
+    if edited:
+        assert evidence["recalled_claims"] == []
+        assert [c["reason_code"] for c in evidence["stale_or_rejected_claims"]] == ["stale_authority_revision"] * 3
+        listed = {r["source_ref"] for r in evidence["source_revisions"]}
+        assert all(c["source_ref"] in listed for c in evidence["stale_or_rejected_claims"])
+    else:
+        assert len(evidence["recalled_claims"]) == 3 and evidence["stale_or_rejected_claims"] == []
