@@ -52,6 +52,7 @@ ENTRY_POINT_GROUP = "dcx.source_providers"
 REQUEST_SCHEMA = "dcx_source_worker_request_v0"
 RESPONSE_SCHEMA = "dcx_source_worker_response_v0"
 WORKER_MODULE = "dcx.sources.worker"
+WORKER_PYTHON_ENV = ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")  # passed through to the worker
 ProgressFactory = Callable[[str], "Callable[[int], None] | None"]
 
 
@@ -206,7 +207,9 @@ class PluginProvider:
             [sys.executable, "-m", WORKER_MODULE],
             timeout=remaining,
             stdin=stdin,
-            # the worker must resolve the same dcx and the same entry points as this process
+            # the worker must resolve the same dcx and the same entry points as this process,
+            # and write bytecode (or not, or elsewhere) as this one was told to
+            env_allow=WORKER_PYTHON_ENV,
             extra_env={"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
             cwd=str(self.ws.root),
             cap=cap,

@@ -144,3 +144,20 @@ def test_plugin_exception_text_never_reaches_output_or_public_files(dcx, fresh_w
     for path in (fresh_ws / ".decision-context").rglob("*"):
         if path.is_file():
             assert b"CANARY-PLUGIN-EXCEPTION" not in path.read_bytes(), path
+
+
+def test_plugin_worker_honours_pythondontwritebytecode(fresh_ws: Path, tree, tmp_path: Path) -> None:
+    """Issue 11: the worker's allow-listed environment keeps PYTHONDONTWRITEBYTECODE, so a plugin
+    (and dcx itself, imported by the worker) writes no bytecode next to its source."""
+    site = install_plugin(tmp_path / "fresh-site")
+    for cache in site.rglob("__pycache__"):  # whatever the install compiled
+        import shutil
+
+        shutil.rmtree(cache)
+    _registry(fresh_ws, tree)
+    env = {"PYTHONPATH": str(site), "DCX_AGENT_ID": "agent-a", "PYTHONDONTWRITEBYTECODE": "1"}
+    out = run_dcx("-C", str(fresh_ws), "scan", "--format", "json", env=env)
+    assert out.exit_code == 0, out.stderr
+    receipts = {r["source_id"]: r for r in out.json()["data"]["receipts"]}
+    assert receipts["source:inbox"]["status"] == "completed"
+    assert list(site.rglob("*.pyc")) == []
