@@ -179,7 +179,7 @@ def prepare(
 
     selected = select_sources(registry, source_ids)
     providers = Providers(ws, profile, registry, progress=progress, persist=not show_content)
-    scans = scan_sources(providers, selected, committed=read_cursors(ws), clock=clock)
+    scans = scan_sources(providers, selected, committed=read_cursors(ws), clock=clock, adopt=mode == "baseline")
     reads = {} if mode == "baseline" else {s.source_id: exact_read_scan(providers, s, clock=clock) for s in scans}
     if query is not None or query_file is not None:
         run = run_recall(ws, profile, request, minter=minter, clock=clock, transient=show_content)

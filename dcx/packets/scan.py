@@ -81,6 +81,9 @@ TELEMETRY = Shape(
         "result_cap_applied": Bool(doc="More changes than max_changes: the rest stay for a later scan."),
         "skipped_outside_locator": Int(lo=0, doc="Symlinks leaving the locator, not followed."),
         "skipped_oversize": Int(lo=0, doc="Files over max_scan_bytes, not hashed."),
+        "adopted_unlisted_count": Int(lo=0, optional=True, doc=(
+            "Baseline only: changes beyond the listed max_changes that the proposed cursor adopts too "
+            "(a baseline adopts the whole current state; absent otherwise).")),
     },
 )
 
@@ -150,6 +153,7 @@ def receipt_values(
             "result_cap_applied": scan.telemetry.result_cap_applied,
             "skipped_outside_locator": scan.telemetry.skipped_outside_locator,
             "skipped_oversize": scan.telemetry.skipped_oversize,
+            "adopted_unlisted_count": scan.telemetry.adopted_unlisted_count,
         },
         "provider_fail_open": True,
     }

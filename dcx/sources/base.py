@@ -91,6 +91,7 @@ class ScanTelemetry(NamedTuple):
     skipped_oversize: int = 0
     hashed: int = 0  # files read this scan (the rest came from the stat cache)
     file_count: int = 0  # files the locator holds now
+    adopted_unlisted_count: int | None = None  # baseline: changes the cursor adopts beyond the listed items
 
 
 class ScanResult(NamedTuple):

@@ -5,7 +5,9 @@
   modified and deleted files in path order, at most ``limit``. The proposed
   cursor is the committed tree with exactly the reported items applied, so a
   capped scan advances only over what it reported and the rest stays for
-  later; uncapped, that is the current tree. Files present but not hashed
+  later; uncapped, that is the current tree. A baseline (``adopt``) proposes
+  the whole current tree whatever the cap, listing the first ``limit`` items
+  and counting the rest (``adopted_unlisted_count``). Files present but not hashed
   (over ``max_scan_bytes``, unreadable) keep their committed entry: skipping a
   file never reads as deleting it.
 - ``exact_read`` re-reads one item (at most ``max_bytes``), re-hashes it and
@@ -95,8 +97,11 @@ class LocalFileProvider:
         return Health("healthy")
 
     # -- scan ----------------------------------------------------------------
+    adopts_whole_state = True  # scan(adopt=True): one walk proposes the whole current tree
+
     def scan(
-        self, source: Source, after_cursor: str | None, limit: int, deadline: float, observed_at: str
+        self, source: Source, after_cursor: str | None, limit: int, deadline: float, observed_at: str,
+        *, adopt: bool = False,
     ) -> ScanResult:
         if after_cursor is not None:
             try:
@@ -129,12 +134,14 @@ class LocalFileProvider:
             base = trees.load_tree(self.ws, after_cursor)
         except trees.TreeError as exc:
             raise SourceUnavailable(exc.reason_code) from None
-        items = _diff(base, walked.files, walked.unhashed, source.source_id, observed_at, limit + 1)
+        items = _diff(base, walked.files, walked.unhashed, source.source_id, observed_at, None if adopt else limit + 1)
         capped = len(items) > limit
         reported = items[:limit]
-        if capped or walked.unhashed:
+        # a baseline adopts every change (listing the first `limit`); a scan only what it lists
+        applied = items if adopt else reported
+        if (capped and not adopt) or walked.unhashed:
             proposed = dict(base)
-            for item in reported:
+            for item in applied:
                 if item.change == "deleted":
                     proposed.pop(item.resource_ref, None)
                 else:
@@ -147,7 +154,11 @@ class LocalFileProvider:
         if time.monotonic() > deadline:
             raise SourceUnavailable(SCAN_TIMEOUT)
         status = COMPLETED if reported else NO_CHANGE
-        return ScanResult(status, tuple(reported), cursor, None, telemetry._replace(result_cap_applied=capped))
+        if adopt:
+            telemetry = telemetry._replace(adopted_unlisted_count=len(items) - len(reported))
+        else:
+            telemetry = telemetry._replace(result_cap_applied=capped)
+        return ScanResult(status, tuple(reported), cursor, None, telemetry)
 
     # -- exact read ----------------------------------------------------------
     def exact_read(
@@ -215,12 +226,12 @@ def _diff(
     unhashed: frozenset[str],
     source_id: str,
     observed_at: str,
-    stop: int,
+    stop: int | None,
 ) -> list[ScanItem]:
-    """Changes from ``base`` to the walked files, in path order; at most ``stop`` of them."""
+    """Changes from ``base`` to the walked files, in path order; at most ``stop`` of them (None: all)."""
     items: list[ScanItem] = []
     for rel in sorted(base.keys() | files.keys()):
-        if len(items) >= stop:
+        if stop is not None and len(items) >= stop:
             break
         entry = files.get(rel)
         old = base.get(rel)

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from dcx.clock import Clock, parse_ts
 from dcx.errors import InvalidInput
@@ -49,6 +49,7 @@ from dcx.sources.base import (
     PROVIDER_SCAN_FAILED,
     READ_FAILED,
     READ_TIMEOUT,
+    SCAN_TIMEOUT,
     UNAVAILABLE,
     ReadResult,
     ScanItem,
@@ -114,13 +115,43 @@ def cursor_before(source: Source, committed: Mapping[str, str]) -> str | None:
 
 
 def scan_sources(
-    providers: Providers, selected: Sequence[Source], *, committed: Mapping[str, str], clock: Clock
+    providers: Providers, selected: Sequence[Source], *, committed: Mapping[str, str], clock: Clock,
+    adopt: bool = False,
 ) -> list[SourceScan]:
-    """Scan each selected source against its committed cursor; never raises for a source."""
-    return [scan_source(providers, s, cursor_before=cursor_before(s, committed), clock=clock) for s in selected]
+    """Scan each selected source against its committed cursor; never raises for a source.
+
+    ``adopt`` (a baseline, SPEC §8.2): each proposed cursor is the source's whole
+    current state, every item, bounded only by the scan deadline; the receipt
+    lists the first ``max_changes`` items and counts the rest.
+    """
+    return [scan_source(providers, s, cursor_before=cursor_before(s, committed), clock=clock, adopt=adopt)
+            for s in selected]
 
 
-def scan_source(providers: Providers, source: Source, *, cursor_before: str | None, clock: Clock) -> SourceScan:
+def _adopt_all(provider: Any, source: Source, cursor: str | None, limit: int, deadline: float,
+               observed_at: str) -> ScanResult:
+    """A baseline scan: everything up to the current state, however many max_changes pages it takes."""
+    if getattr(provider, "adopts_whole_state", False):
+        return provider.scan(source, cursor, limit, deadline, observed_at, adopt=True)
+    first = result = provider.scan(source, cursor, limit, deadline, observed_at)
+    unlisted = 0
+    while result.status == COMPLETED and result.telemetry.result_cap_applied:
+        if scan_contract_problem(result, source.source_id, limit) is not None:
+            raise SourceUnavailable(PROVIDER_CONTRACT_INVALID)
+        if time.monotonic() > deadline:
+            raise SourceUnavailable(SCAN_TIMEOUT)
+        result = provider.scan(source, result.cursor_after, limit, deadline, observed_at)
+        if result.status not in (COMPLETED, NO_CHANGE):
+            raise SourceUnavailable(result.reason_code or PROVIDER_SCAN_FAILED)
+        unlisted += len(result.items)
+    if result is first:
+        return first._replace(telemetry=first.telemetry._replace(adopted_unlisted_count=0))
+    telemetry = first.telemetry._replace(result_cap_applied=False, adopted_unlisted_count=unlisted)
+    return first._replace(cursor_after=result.cursor_after, telemetry=telemetry)
+
+
+def scan_source(providers: Providers, source: Source, *, cursor_before: str | None, clock: Clock,
+                adopt: bool = False) -> SourceScan:
     observed_at = clock.now()
     started = clock.monotonic()
     limit = source.max_changes
@@ -128,7 +159,10 @@ def scan_source(providers: Providers, source: Source, *, cursor_before: str | No
     provider = None
     try:
         provider = providers.get(source.provider_id)
-        result = provider.scan(source, cursor_before, limit, deadline, observed_at)
+        if adopt:
+            result = _adopt_all(provider, source, cursor_before, limit, deadline, observed_at)
+        else:
+            result = provider.scan(source, cursor_before, limit, deadline, observed_at)
         if scan_contract_problem(result, source.source_id, limit) is not None:
             raise SourceUnavailable(PROVIDER_CONTRACT_INVALID)
     except SourceUnavailable as exc:

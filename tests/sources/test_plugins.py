@@ -161,3 +161,19 @@ def test_plugin_worker_honours_pythondontwritebytecode(fresh_ws: Path, tree, tmp
     receipts = {r["source_id"]: r for r in out.json()["data"]["receipts"]}
     assert receipts["source:inbox"]["status"] == "completed"
     assert list(site.rglob("*.pyc")) == []
+
+
+def test_a_baseline_adopts_every_note_of_a_capped_plugin(fresh_ws: Path, tree, with_plugin: Path) -> None:
+    """Issue 11: a baseline pages through max_changes until the plugin's current state, within the deadline."""
+    tree(fresh_ws, {"docs": {"a.md": "alpha"}, "notes": {"inbox.json": json.dumps(
+        {"notes": [{"id": f"n{i}", "text": f"note {i}"} for i in range(5)]})}})
+    configure(fresh_ws, binding_block() + binding_block("inbox", "example-notes", "")
+              + source_block("source:inbox", '"notes/inbox.json"', provider_id="inbox", priority="p1",
+                             extra="max_changes = 2\n"))
+    _ws, _profile, registry, providers = plane(fresh_ws)
+    (inbox,) = scan_sources(providers, select_sources(registry), committed={}, clock=CLOCK, adopt=True)
+    assert inbox.status == "completed" and len(inbox.items) == 2
+    assert (inbox.telemetry.result_cap_applied, inbox.telemetry.adopted_unlisted_count) == (False, 3)
+    (again,) = scan_sources(providers, select_sources(registry), committed={"source:inbox": inbox.cursor_after},
+                            clock=CLOCK)
+    assert again.status == "no_change"
