@@ -10,6 +10,10 @@ chunk each, words drawn from a Zipf-distributed vocabulary), then prints:
 - p50/p95 latency of one ``Bm25Provider.retrieve`` (what ``dcx recall`` runs:
   open the index read-only, prune, query, fetch, validate), and of the bare
   FTS5 statement on an open connection;
+- the same for a **scoped** recall (``source:notes``, a second source holding
+  1% of the chunks) with queries of three common words (some of them in half
+  the index: the case whole-index pruning got wrong), every other one with a
+  rare word of that source too, and how many of those recalls came back empty;
 - the same queries through ``bm25s`` (and ``rank-bm25`` up to 10k chunks), with
   the same tokens (lower-cased letters and digits) and k1 = 1.2, b = 0.75, and
   the ratio dcx p50 / fastest baseline p50.
@@ -18,6 +22,7 @@ The baselines are NOT project dependencies: ``--install`` pip-installs them
 into the running interpreter's environment (or run
 ``.venv/bin/python -m pip install bm25s rank-bm25`` yourself).
 Goal: p50 <= 20 ms at 100k chunks and <= 1.5x the fastest baseline.
+``--keep DIR`` keeps the built goal there and reuses it on the next run.
 """
 
 from __future__ import annotations
@@ -87,15 +92,36 @@ def build_goal(root: Path, chunks: int, rng: random.Random, words: list[str], cu
         '[[sources]]\nsource_id = "docs"\nprovider_id = "files"\nsource_kind = "document"\npriority = "p0"\n'
         'evidence_level = "s1"\nobjectives = ["bench"]\nscan_mode = "incremental"\nexact_read_policy = "always"\n'
         'freshness_seconds = 86400\nlocator = "docs"\n'
+        '[[sources]]\nsource_id = "notes"\nprovider_id = "files"\nsource_kind = "document"\npriority = "p1"\n'
+        'evidence_level = "s1"\nobjectives = ["bench"]\nscan_mode = "incremental"\nexact_read_policy = "always"\n'
+        'freshness_seconds = 86400\nlocator = "notes"\n'
     )
     texts: list[str] = []
-    for f in range(chunks // SECTIONS_PER_FILE):
+    files = chunks // SECTIONS_PER_FILE
+    notes = max(1, files // 100)  # the scoped source: 1% of the chunks
+    for f in range(files):
         parts = [section(rng, words, cum, f"Section {f}.{s}") for s in range(SECTIONS_PER_FILE)]
         texts.extend(parts)
-        path = root / "docs" / f"d{f // 500:03d}" / f"doc-{f:06d}.md"
+        top = "notes" if f < notes else "docs"
+        path = root / top / f"d{f // 500:03d}" / f"doc-{f:06d}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n\n".join(parts) + "\n")
     return texts
+
+
+def scoped_queries(rng: random.Random, words: list[str], root: Path, count: int) -> list[str]:
+    """Three common words (ranks < 50: several in half the index), and in every other query
+    a rare word of the scoped source too. Every query has a word the scope holds."""
+    notes = set()
+    for path in (root / "notes").rglob("*.md"):
+        notes.update(tokens(path.read_text()))
+    rare = [w for w in words[2000:20000] if w in notes] or [w for w in words if w in notes]
+    out = []
+    for i in range(count):
+        terms = [*rng.sample(words[:50], 3), *([rng.choice(rare)] if i % 2 else [])]
+        rng.shuffle(terms)
+        out.append(" ".join(terms))
+    return out
 
 
 def queries(rng: random.Random, words: list[str], count: int) -> list[str]:
@@ -137,22 +163,30 @@ def tokens(text: str) -> list[str]:
     return [t.lower() for t in TOKEN_RE.findall(text)]
 
 
-def bench_size(chunks: int, n_queries: int, install: bool) -> None:
+def bench_size(chunks: int, n_queries: int, install: bool, keep: Path | None = None) -> None:
     rng = random.Random(chunks)
     words, cum = vocabulary(rng)
-    root = Path(tempfile.mkdtemp(prefix=f"dcx-bench-{chunks}-"))
+    reuse = keep is not None and (keep / f"goal-{chunks}" / ".decision-context").is_dir()
+    if keep is not None:
+        root = keep / f"goal-{chunks}"
+        root.mkdir(parents=True, exist_ok=True)
+    else:
+        root = Path(tempfile.mkdtemp(prefix=f"dcx-bench-{chunks}-"))
     try:
         print(f"\n== {chunks:,} chunks ({chunks // SECTIONS_PER_FILE:,} files)")
-        texts = build_goal(root, chunks, rng, words, cum)
+        if reuse:
+            texts = [t for p in sorted(root.rglob("doc-*.md")) for t in p.read_text().split("\n\n## ")]
+        else:
+            texts = build_goal(root, chunks, rng, words, cum)
         ws = Workspace(root)
         profile, registry = load_profile(ws), load_registry(ws)
         started = time.perf_counter()
         report = update_index(ws, registry, max_scan_bytes=profile.max_scan_bytes,
                               max_read_bytes=profile.max_read_bytes, now="2026-11-29T18:00:00Z")
         build_s = time.perf_counter() - started
-        assert report.chunk_count == chunks, report.chunk_count
+        assert reuse or report.chunk_count == chunks, report.chunk_count
         size_mb = index_path(ws.index).stat().st_size / 1e6
-        print(f"dcx index build          {build_s:8.2f} s   ({size_mb:.0f} MB index)")
+        print(f"dcx index build          {build_s:8.2f} s   ({size_mb:.0f} MB index){' (reused)' if reuse else ''}")
 
         files = sorted((root / "docs").rglob("*.md"))
         for path in rng.sample(files, 100):
@@ -166,11 +200,13 @@ def bench_size(chunks: int, n_queries: int, install: bool) -> None:
 
         qs = queries(rng, words, n_queries)
         provider = Bm25Provider(ws)
+        empty = [0]
 
-        def recall(query: str) -> None:
-            req = RetrievalRequest("bench", "", query, "bench query", K, 10.0, "2026-11-29T18:00:00Z")
+        def recall(query: str, scope: str = "") -> None:
+            req = RetrievalRequest("bench", scope, query, "bench query", K, 10.0, "2026-11-29T18:00:00Z")
             result = provider.retrieve(req, deadline=time.monotonic() + 10)
             assert result.status == "completed", result.reason_code
+            empty[0] += not result.items
 
         for q in qs[:10]:
             recall(q)  # warm the page cache
@@ -188,6 +224,12 @@ def bench_size(chunks: int, n_queries: int, install: bool) -> None:
         print(f"dcx recall (retrieve)    p50 {p50:7.2f} ms   p95 {p95:7.2f} ms")
         b50, b95 = percentiles(bare_ms)
         print(f"  bare FTS5 statement    p50 {b50:7.2f} ms   p95 {b95:7.2f} ms")
+        sq = scoped_queries(rng, words, root, n_queries)
+        empty[0] = 0
+        scoped_ms = timed(lambda q: recall(q, "source:notes"), sq)
+        s50, s95 = percentiles(scoped_ms)
+        print(f"dcx recall, scoped (1%)  p50 {s50:7.2f} ms   p95 {s95:7.2f} ms   {empty[0]} of {len(sq)} empty "
+              "(each query has a word of the scope)")
 
         corpus = [tokens(t) for t in texts]
         baselines: dict[str, float] = {}
@@ -224,7 +266,8 @@ def bench_size(chunks: int, n_queries: int, install: bool) -> None:
             verdict = "meets" if p50 <= 1.5 * best and (chunks < 100_000 or p50 <= 20) else "misses"
             print(f"fastest baseline: {name}; dcx p50 is {p50 / best:.2f}x of it ({verdict} the goal)")
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def main() -> None:
@@ -232,10 +275,11 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--install", action="store_true", help="pip-install bm25s and rank-bm25 if missing")
+    parser.add_argument("--keep", type=Path, help="keep the built goals in this folder and reuse them next run")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}, {args.queries} queries, top {K}")
     for size in args.sizes:
-        bench_size(size, args.queries, args.install)
+        bench_size(size, args.queries, args.install, args.keep)
 
 
 if __name__ == "__main__":

@@ -6,12 +6,12 @@
 - Query: tokenised like the index (Unicode letters and digits; FTS5 itself
   lower-cases and strips diacritics inside each quoted string), de-duplicated,
   each term a quoted FTS5 string, OR-ed. Raw MATCH syntax never reaches FTS5.
-  In an index of at least ``PRUNE_MIN_CHUNKS`` chunks, a term found in half of
-  the chunks or more (IDF floored to ~0: it adds nothing to any score) is
-  pruned so that it does not make half the index a candidate.
 - Ranking: exact top-k without ranking every match (``bm25_search``: rows
-  with a rare term are ranked by the full query; bounds prove the rest lose).
-- Scope: empty (every indexed source) or ``source:<id>[,<id>…]``.
+  with a rare term are ranked by the full query; bounds prove the rest lose;
+  terms in half the index are scored beside the SQL, never dropped). Equal
+  scores come in index order (a first build: source id, path, chunk ordinal).
+- Scope: empty (every indexed source) or ``source:<id>[,<id>…]``; the scores
+  are the whole index's (one shared scorer), the scope only filters.
 - Read-only: the index is opened with ``mode=ro``; recall never re-indexes
   (a stale index is how stale recall arises, and the decision cycle catches it).
   The deadline is checked before and after the search and, between SQLite
@@ -34,7 +34,7 @@ from dcx.providers.base import (
     unavailable,
 )
 from dcx.providers.bm25_index import IndexUnavailable, classify, index_path, open_read_only
-from dcx.providers.bm25_search import Term, term_stats, top_k
+from dcx.providers.bm25_search import scope_filter, search, term_stats
 from dcx.providers.validate import admit
 from dcx.workspace import Workspace
 
@@ -42,7 +42,6 @@ NAME = "bm25"
 # the scorer and index format (SQLite's own version is not part of it: results
 # must not change their receipts from one machine to the next)
 VERSION = "dcx-bm25-fts5-v0"
-PRUNE_MIN_CHUNKS = 2000
 REF_PREFIX = "bm25:"
 _TERM_RE = re.compile(r"[^\W_]+")
 _OVERFETCH = 2
@@ -138,43 +137,48 @@ class Bm25Provider:
             sids.append(int(sid))
         return sids
 
-    def _terms(self, conn: sqlite3.Connection, query: str, total: int) -> list[Term]:
-        terms = term_stats(conn, query_terms(query))
-        if total < PRUNE_MIN_CHUNKS:
-            return terms
-        # IDF floored to ~0: the term adds nothing to any score, only candidates
-        return [t for t in terms if t.df is None or 2 * t.df < total]
-
     def _search(self, conn: sqlite3.Connection, request: RetrievalRequest, scope: list[str]) -> Retrieval:
         sids = self._sids(conn, scope)
         meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('chunk_count', 'total_tokens')"))
         total, tokens = int(meta["chunk_count"]), int(meta["total_tokens"])
-        ranked = top_k(conn, self._terms(conn, request.query, total), total=total,
-                       limit=request.max_results * _OVERFETCH + 1, sids=sids, avgdl=tokens / total if total else 0.0)
-        bodies = dict(conn.execute(
-            f"SELECT rowid, body FROM chunks WHERE rowid IN ({','.join('?' * len(ranked))})", [r for r, _ in ranked]
-        ).fetchall()) if ranked else {}
-        rows = [(rowid, score, bodies[rowid]) for rowid, score in ranked]
+        if set(sids) >= {sid for sid, in conn.execute("SELECT sid FROM sources")}:
+            sids = []  # the scope names every indexed source: no filter at all
+        terms = term_stats(conn, query_terms(request.query))
+        where = scope_filter(conn, sids, total=total)
+        # one row past the limit says whether the cap applied; when items are dropped
+        # (a ref over 512 characters, the content budget) more candidates are ranked
+        for limit in (request.max_results + 1, request.max_results * _OVERFETCH + 1):
+            ranked = search(conn, terms, total=total, limit=limit, scope=where,
+                            avgdl=tokens / total if total else 0.0)
+            items, dropped, capped = admit(self._items(conn, ranked), request)
+            if not dropped or len(ranked) < limit:
+                break
+        return completed(request, NAME, items, provider_version=self.version,
+                         items_dropped=dropped, result_cap_applied=capped)
+
+    def _items(self, conn: sqlite3.Connection, ranked: list[tuple[int, float]]) -> list[RetrievalItem]:
+        if not ranked:
+            return []
+        marks = ",".join("?" * len(ranked))
+        rowids = [r for r, _ in ranked]
+        bodies = dict(conn.execute(f"SELECT rowid, body FROM chunks WHERE rowid IN ({marks})", rowids).fetchall())
         where = {
             rowid: (source_id, path, ordinal, revision)
             for rowid, ordinal, path, revision, source_id in conn.execute(
                 "SELECT cf.rowid, cf.ordinal, f.path, f.revision, s.source_id FROM chunk_files cf "
                 "JOIN files f ON f.fid = cf.fid JOIN sources s ON s.sid = f.sid "
-                f"WHERE cf.rowid IN ({','.join('?' * len(rows))})",
-                [r[0] for r in rows],
+                f"WHERE cf.rowid IN ({marks})", rowids,
             )
-        } if rows else {}
-        candidates = []
-        for rowid, score, body in rows:
+        }
+        out = []
+        for rowid, score in ranked:
             source_id, path, ordinal, revision = where[rowid]
-            candidates.append(
+            out.append(
                 RetrievalItem(
                     resource_ref=format_resource_ref(ChunkRef(source_id, path, int(ordinal), revision)),
                     summary=f"Local lexical match in {source_id}",
-                    content=body,
+                    content=bodies[rowid],
                     score=round(float(score), 6),
                 )
             )
-        items, dropped, capped = admit(candidates, request)
-        return completed(request, NAME, items, provider_version=self.version,
-                         items_dropped=dropped, result_cap_applied=capped)
+        return out

@@ -20,11 +20,37 @@ IDF here is FTS5's own: ``ln((N - n + 0.5) / (n + 0.5))``, floored at 1e-6,
 with n from ``term_bounds`` (kept equal to what ``fts5vocab`` would count).
 A term the table does not know (its folding differs from ours) has no
 bound: it is always essential.
+
+**Weak terms** (``search``). A term in half the chunks or more has FTS5's
+floored IDF, 1e-6, yet every statement that calls ``bm25()`` with it in the
+MATCH first counts its whole doclist (to compute that IDF), and iterating its
+matches makes half the index a candidate. In an index of ``WEAK_MIN_CHUNKS``
+or more, such terms are kept out of the SQL: the other (*strong*) terms are
+ranked as above, and each candidate's weak share — ``1e-6 * tf*(k1+1) /
+(tf + k1*(1 - b + b*|d|/avgdl))``, with tf counted as unicode61 counts it (the
+ASCII regex of ``bm25_bounds``; FTS5's ``highlight()`` for other text) and
+|d|, avgdl read from FTS5's own size records — is added in Python. The
+answer stays exact: candidates are taken until the k-th strong score beats
+everything outside them plus the weak terms' bound, and when the strong terms
+cannot fill k rows (a query of common words, or a scope they miss) the plain
+full query ranks every match. Dropping weak terms instead (what dcx did
+before) emptied scoped queries whose scope held every query term.
+
+**Scopes.** ``sid`` is an unindexed column: filtering on it reads each
+matching row's content record. A scope that holds at most a quarter of the
+chunks is filtered instead by the rowid set of its chunks (from
+``chunk_files``), and its statements are bounded to the rowid range that set
+spans, so FTS5 seeks its doclists there instead of walking the whole index.
+
+Ties: equal scores come in rowid order, which is index order (a first build
+indexes sources by id, files by path, chunks in order; a file re-indexed
+later gets new, higher rowids).
 """
 
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 import unicodedata
 from typing import NamedTuple
@@ -36,6 +62,10 @@ B = 0.75
 BOUND_SLACK = 1e-9  # float noise between FTS5's arithmetic and ours
 MAX_ATTEMPTS = 4
 GUESS = 0.8  # first guess: the k-th score is about this share of the filling term's bound
+WEAK_MIN_CHUNKS = 2000  # smaller indexes rank weak terms in SQL: counting their doclists is cheap there
+FLOOR_IDF = 1e-6  # FTS5's IDF for a term in half the rows or more
+SMALL_SCOPE_SHARE = 4  # a scope of at most 1/4 of the chunks is filtered by its rowids
+WEAK_MARGIN = 8  # rows fetched past the limit, so the strong score there leaves room for the weak terms
 
 
 class Term(NamedTuple):
@@ -77,12 +107,39 @@ def _match(terms: list[Term]) -> str:
     return " OR ".join('"' + t.text.replace('"', '""') + '"' for t in terms)
 
 
+class Scope(NamedTuple):
+    """An SQL filter for a scope's rows: ``sql`` follows a MATCH constraint, ``params`` fill it."""
+
+    sql: str = ""
+    params: tuple[int, ...] = ()
+
+
+def scope_filter(conn: sqlite3.Connection, sids: list[int], *, total: int) -> Scope:
+    """The cheapest exact filter for the rows of sources ``sids`` ([] = every row)."""
+    if not sids:
+        return Scope()
+    marks = ",".join("?" * len(sids))
+    held = conn.execute(f"SELECT COALESCE(SUM(chunk_count), 0) FROM files WHERE sid IN ({marks})", sids).fetchone()[0]
+    if held * SMALL_SCOPE_SHARE > total:
+        return Scope(f" AND sid IN ({marks})", tuple(sids))
+    lo, hi = conn.execute(
+        "SELECT MIN(cf.rowid), MAX(cf.rowid) FROM chunk_files cf JOIN files f ON f.fid = cf.fid "
+        f"WHERE f.sid IN ({marks})", sids).fetchone()
+    if lo is None:
+        return Scope(" AND 0")
+    rows = ("SELECT cf.rowid FROM chunk_files cf JOIN files f ON f.fid = cf.fid "
+            f"WHERE f.sid IN ({marks})")
+    return Scope(f" AND rowid BETWEEN ? AND ? AND +rowid IN ({rows})", (int(lo), int(hi), *sids))
+
+
 def top_k(conn: sqlite3.Connection, terms: list[Term], *, total: int, limit: int,
-          sids: list[int], avgdl: float = 0.0) -> list[tuple[int, float]]:
+          sids: list[int] | Scope, avgdl: float = 0.0) -> list[tuple[int, float]]:
     """(rowid, bm25 score — higher is better) of the best ``limit`` rows, best first."""
     if not terms:
         return []
-    scope = f" AND sid IN ({','.join('?' * len(sids))})" if sids else ""
+    where = sids if isinstance(sids, Scope) else Scope(
+        f" AND sid IN ({','.join('?' * len(sids))})" if sids else "", tuple(sids))
+    scope, sids = where.sql, list(where.params)
     full = _match(terms)
     # unknown frequencies first: they can only ever be essential
     ordered = sorted(terms, key=lambda t: (t.df is not None, t.df or 0))
@@ -101,7 +158,7 @@ def top_k(conn: sqlite3.Connection, terms: list[Term], *, total: int, limit: int
             break
         rows = conn.execute(
             "SELECT rowid, bm25(chunks) AS s FROM chunks WHERE chunks MATCH ?"
-            f"{scope} AND +rowid IN (SELECT rowid FROM chunks WHERE chunks MATCH ?) ORDER BY s LIMIT ?",
+            f"{scope} AND +rowid IN (SELECT rowid FROM chunks WHERE chunks MATCH ?) ORDER BY s, rowid LIMIT ?",
             (full, *sids, _match(ordered[:j]), limit),
         ).fetchall()
         kth = -rows[-1][1] if len(rows) == limit else -math.inf
@@ -109,7 +166,85 @@ def top_k(conn: sqlite3.Connection, terms: list[Term], *, total: int, limit: int
             return [(rowid, -score) for rowid, score in rows]
         j = next((i for i in range(j + 1, len(ordered)) if kth >= rest[i] * (1 + BOUND_SLACK) + BOUND_SLACK),
                  len(ordered))
+    return plain(conn, full, where, limit)
+
+
+def plain(conn: sqlite3.Connection, match: str, where: Scope, limit: int) -> list[tuple[int, float]]:
+    """Every match ranked by FTS5 (the exact answer, at its full cost)."""
     rows = conn.execute(
-        f"SELECT rowid, rank FROM chunks WHERE chunks MATCH ?{scope} ORDER BY rank LIMIT ?", (full, *sids, limit)
+        f"SELECT rowid, bm25(chunks) AS s FROM chunks WHERE chunks MATCH ?{where.sql} ORDER BY s, rowid LIMIT ?",
+        (match, *where.params, limit),
     ).fetchall()
     return [(rowid, -score) for rowid, score in rows]
+
+
+def search(conn: sqlite3.Connection, terms: list[Term], *, total: int, limit: int, scope: Scope,
+           avgdl: float) -> list[tuple[int, float]]:
+    """The exact best ``limit`` rows, best first (equal scores: lower rowid first); see the module doc."""
+    if not terms or limit < 1:
+        return []
+    weak = {i for i, t in enumerate(terms) if total >= WEAK_MIN_CHUNKS and t.df is not None and 2 * t.df >= total}
+    if not weak:
+        return top_k(conn, terms, total=total, limit=limit, sids=scope, avgdl=avgdl)
+    strong = [t for i, t in enumerate(terms) if i not in weak]
+    weak_terms = [t for i, t in enumerate(terms) if i in weak]
+    # what the weak terms can add to any row, with room for float noise
+    reach = sum(_bound(t, total, avgdl) for t in weak_terms) * (1 + BOUND_SLACK) + BOUND_SLACK
+    want = limit + WEAK_MARGIN
+    for _ in range(MAX_ATTEMPTS):
+        rows = top_k(conn, strong, total=total, limit=want, sids=scope, avgdl=avgdl) if strong else []
+        outside = rows[-1][1] if len(rows) == want else 0.0  # no row left out has a higher strong score
+        if len(rows) >= limit and rows[limit - 1][1] > (outside + reach) * (1 + BOUND_SLACK):
+            return _add_weak(conn, rows, weak_terms)[:limit]
+        if len(rows) < want:
+            break  # the strong terms cannot fill the limit: rows with only weak terms compete
+        want *= 16  # (a miss means a long run of equal strong scores: take all of it at once)
+    return plain(conn, _match(terms), scope, limit)
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite varints (FTS5's size records): 7 bits a byte, high bit set = more; a 9th byte is whole."""
+    out, value, used = [], 0, 0
+    for byte in blob:
+        used += 1
+        if used == 9:
+            out.append((value << 8) | byte)
+            value, used = 0, 0
+        elif byte & 0x80:
+            value = (value << 7) | (byte & 0x7F)
+        else:
+            out.append((value << 7) | byte)
+            value, used = 0, 0
+    return out
+
+
+def _add_weak(conn: sqlite3.Connection, rows: list[tuple[int, float]],
+              weak: list[Term]) -> list[tuple[int, float]]:
+    """``rows`` (strong scores) with each weak term's share added as FTS5's ``bm25()`` computes it."""
+    rowids = [rowid for rowid, _ in rows]
+    marks = ",".join("?" * len(rowids))
+    averages = _varints(conn.execute("SELECT block FROM chunks_data WHERE id = 1").fetchone()[0])
+    avgdl = sum(averages[1:]) / averages[0]
+    lengths = {rowid: sum(_varints(size)) for rowid, size in
+               conn.execute(f"SELECT id, sz FROM chunks_docsize WHERE id IN ({marks})", rowids)}
+    bodies = dict(conn.execute(f"SELECT rowid, body FROM chunks WHERE rowid IN ({marks})", rowids))
+    lowered = {rowid: body.lower() for rowid, body in bodies.items() if body.isascii()}
+    scores = dict(rows)
+    for term in weak:
+        # unicode61 on ASCII text splits on every character outside [a-z0-9] (``bm25_bounds``)
+        word = re.compile(rf"(?<![a-z0-9]){re.escape(term.text.lower())}(?![a-z0-9])") if term.text.isascii() else None
+        for rowid in rowids:
+            text = lowered.get(rowid)
+            tf = float(len(word.findall(text)) if word is not None and text is not None
+                       else _tf(conn, term, rowid, bodies[rowid]))
+            if tf:
+                scores[rowid] += FLOOR_IDF * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * lengths[rowid] / avgdl)))
+    return sorted(scores.items(), key=lambda r: (-r[1], r[0]))
+
+
+def _tf(conn: sqlite3.Connection, term: Term, rowid: int, body: str) -> int:
+    """How often ``term`` occurs in a row that is not all ASCII, as FTS5 counts it."""
+    # highlight() marks each instance of the phrase once
+    row = conn.execute("SELECT highlight(chunks, 0, char(1), '') FROM chunks WHERE chunks MATCH ? AND rowid = ?",
+                       (_match([term]), rowid)).fetchone()
+    return 0 if row is None else row[0].count("\x01") - body.count("\x01")
