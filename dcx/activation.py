@@ -85,7 +85,15 @@ def activation(ws: Workspace, agent_id: str | None) -> Activation:
         return Activation(goal_id, agent_id, "profile_invalid", "profile_unavailable_or_invalid", error=exc)
     if profile is None:
         return Activation(goal_id, agent_id, "disabled", "profile_missing")
-    agent = resolve_agent(profile, agent_id)
+    return judge(ws, profile, resolve_agent(profile, agent_id))
+
+
+def judge(ws: Workspace, profile: Profile, agent: str | None) -> Activation:
+    """The activation of an explicit profile for an explicit agent (the workbench's inspect).
+
+    The registry is the workspace's own; nothing is read from a provider.
+    """
+    goal_id = ws.goal_id
     try:
         registry = load_registry(ws)
     except InvalidInput as exc:
@@ -129,7 +137,11 @@ def activation(ws: Workspace, agent_id: str | None) -> Activation:
 
 def require_active(ws: Workspace, agent_id: str | None) -> Activation:
     """Activation for commands that need it (scan, index, prepare, recall, commit): exit 3 otherwise."""
-    state = activation(ws, agent_id)
+    return require_usable(activation(ws, agent_id))
+
+
+def require_usable(state: Activation) -> Activation:
+    """``state`` itself when usable; exit 3 naming the reason otherwise."""
     if state.usable:
         return state
     if state.error is not None:

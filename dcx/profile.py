@@ -247,6 +247,15 @@ def load_profile(ws: Workspace) -> Profile | None:
     if not ws.profile.exists():
         return None
     data, text = load_toml(ws.profile, display)
+    return parse_profile(data, display, text)
+
+
+def parse_profile(data: dict[str, Any], display: str, text: str = "") -> Profile:
+    """A profile from parsed TOML (or an object with the same keys), checked strictly.
+
+    ``display`` names the input in errors; ``text`` (the TOML source, when
+    there is one) lets an error name its line.
+    """
     clean = _validated(PROFILE_SHAPE, data, display, text)
     enabled = clean.get("enabled", False)
     agents = tuple(clean.get("enabled_agents", []))

@@ -122,14 +122,20 @@ def line_of(text: str, path: str) -> int | None:
 
 def load_toml(path: Path, display: str) -> tuple[dict[str, Any], str]:
     """Parse a TOML file; a syntax error is exit 2 naming the file and line."""
-    import tomllib
 
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise InvalidInput(f"{display}: not UTF-8 text", code="invalid_toml") from None
+    return parse_toml(text, display), text
+
+
+def parse_toml(text: str, display: str) -> dict[str, Any]:
+    """Parse TOML text; a syntax error is exit 2 naming ``display`` and the line."""
+    import tomllib
+
     try:
-        return tomllib.loads(text), text
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInput(f"{display}: invalid TOML: {exc}", code="invalid_toml") from None
 

@@ -26,6 +26,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     # the decision cycle
     ("scan", "scan"),
     ("recall", "recall"),
+    ("workbench", "workbench"),
     ("prepare", "prepare"),
     ("propose", "propose"),
     ("outcome", "outcome"),

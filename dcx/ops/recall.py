@@ -15,9 +15,10 @@ exit 0 with status ``partial``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import IO, Any
 
-from dcx.activation import require_active
+from dcx.activation import Activation, require_active
 from dcx.clock import Clock, clock_from_env
 from dcx.errors import DcxError, InvalidInput, NoWorkspace
 from dcx.keys import Key, load_key
@@ -107,23 +108,52 @@ def recall(
 ) -> Result:
     state = require_active(ws, agent_id)
     profile = state.profile
-    assert profile is not None and state.agent_id is not None  # usable activation has both
+    if profile is None:
+        raise DcxError("activation without a profile", code="internal_error")
     before = profile.digest
     text, source_flag = read_query(query, query_file, stdin)
-    clock = clock or clock_from_env()
+    return recall_once(
+        ws=ws, state=state, scope=scope, query=text, query_summary=query_summary,
+        max_results=max_results, timeout=timeout, clock=clock or clock_from_env(),
+        labels={**LABELS, "query": source_flag},
+        profile_unchanged=lambda: _profile_digest(ws) == before,
+    )
+
+
+def recall_once(
+    *,
+    ws: Workspace,
+    state: Activation,
+    scope: str | None,
+    query: str,
+    query_summary: str,
+    max_results: int | None,
+    timeout: float | None,
+    clock: Clock,
+    labels: Mapping[str, str] | None = None,
+    profile_unchanged: Callable[[], bool] | None = None,
+) -> Result:
+    """One recall through a usable activation's profile (``dcx recall`` and the workbench).
+
+    ``profile_unchanged``, when given, is asked after the call: False turns
+    the answer into ``unavailable/profile_changed_during_recall``.
+    """
+    profile = state.profile
+    if profile is None or state.agent_id is None:
+        raise DcxError("recall needs a usable activation", code="internal_error")
     request = build_request(
         profile.context_provider,
         scope_ref=scope,
-        query=text,
+        query=query,
         query_summary=query_summary,
         max_results=max_results,
         timeout_seconds=timeout,
         observed_at=clock.now(),
-        labels={**LABELS, "query": source_flag},
+        labels=labels,
     )
     key = _key(ws)
     run = run_recall(ws, profile, request, minter=RefMinter(ws, key, record=False), clock=clock, transient=True)
-    if _profile_digest(ws) != before:
+    if profile_unchanged is not None and not profile_unchanged():
         changed = unavailable(
             request, run.retrieval.provider, "profile_changed_during_recall",
             provider_version=run.retrieval.provider_version, search_performed=run.retrieval.search_performed,
