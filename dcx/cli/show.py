@@ -8,6 +8,7 @@ import typer
 from dcx.cli._boundary import run
 from dcx.cli._options import FormatOpt, OutputFormat
 from dcx.result import Result
+from dcx.cli._render import styled
 
 
 def command(
@@ -46,7 +47,7 @@ def render(console, result: Result) -> None:
     render_packet(console, result.data["kind"], result.data["packet"])
     revealed = result.data.get("revealed")
     if revealed is not None:
-        console.print("[bold]revealed (private; this terminal only)[/]")
+        console.print(styled("[bold]revealed (private; this terminal only)[/]"))
         for ref, fields in revealed.items():
             shown = " · ".join(str(f) for f in fields) if fields else "(not known on this machine)"
             console.print(f"  {ref}  {shown}", markup=False, highlight=False)

@@ -22,6 +22,7 @@ from dcx.cursors import read_cursors, write_cursors
 from dcx.errors import Refused
 from dcx.fsutil import fault_point, file_lock
 from dcx.keys import load_key
+from dcx.names import same_actor
 from dcx.ops._common import check_decision_id, packet_context
 from dcx.packets import commit, evidence, outcome, proposal
 from dcx.refmap import RefMinter
@@ -164,7 +165,7 @@ def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log
         raise _refuse("chain_mismatch", "the proposal is not bound to that evidence")
     if out["proposal_packet_ref"] != prop["packet_ref"]:
         raise _refuse("chain_mismatch", "the outcome is not bound to that proposal")
-    if out["accepted_decision"]["accepted_by"] == out["recorded_by"] and not profile.allow_self_confirmation:
+    if same_actor(out["accepted_decision"]["accepted_by"], out["recorded_by"]) and not profile.allow_self_confirmation:
         raise _refuse("self_confirmation_not_allowed", "the outcome was confirmed by the agent that recorded it")
 
     checkpoint_ref = asm["checkpoint"]["checkpoint_ref"]
