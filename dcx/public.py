@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol
 
 from dcx.errors import UnsafeText
 
@@ -68,6 +68,26 @@ _PATTERN_SOURCES: tuple[tuple[str, str, int], ...] = (
     ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", 0),
     ("pypi_token", r"\bpypi-AgE[A-Za-z0-9_-]{20,}", 0),
     ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", 0),
+    # v3 additions (SPEC §3.4)
+    ("authorization_header", r"(?:^|[^A-Za-z0-9-])(?:proxy-)?authorization\s*:\s*\S", _I),
+    ("basic_auth", r"\bBasic\s+(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{12,}={0,2}", 0),
+    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", 0),
+    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", 0),
+    ("gitlab_token", r"\bgl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,}", 0),
+    ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}", 0),
+    ("twilio_key", r"\b(?:AC|SK)[0-9a-f]{32}\b", 0),
+    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0),
+    ("discord_token", r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}", 0),
+    ("telegram_token", r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])", 0),
+    ("azure_connection_string",
+     r"\b(?:AccountKey|SharedAccessSignature|SharedAccessKey)\s*=\s*[^\s;]", _I),
+    ("aws_secret", r"\baws_?(?:secret_access_key|secret_key|session_token)\b\s*[=:]", _I),
+    ("private_host",
+     r"\b[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)*"
+     r"\.(?:internal|local|lan|corp|intranet|home\.arpa)(?![A-Za-z0-9-]|\.[A-Za-z0-9])", _I),
+    ("ip_address",
+     r"(?<![0-9A-Za-z.])(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}"
+     r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?![0-9]|\.[0-9])", 0),
 )
 _compiled: list[tuple[str, re.Pattern[str]]] = []
 
@@ -79,6 +99,52 @@ def _patterns() -> list[tuple[str, re.Pattern[str]]]:
 
 
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# The invisible or reordering characters (SPEC §3.4 v3): a reader cannot see them.
+_INVISIBLE_RE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# IPv6 candidates: groups of hex and colons with at least two colons, checked by ipaddress.
+_IPV6_RE = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*::|(?:[0-9A-Fa-f]{1,4}:){7})"
+                      r"[0-9A-Fa-f:]{2,39}(?:%[A-Za-z0-9]+)?(?![\w:])")
+# Bare secrets: long runs of the base64/base64url alphabet with high entropy, long hex runs.
+_B64_RUN_RE = re.compile(r"[A-Za-z0-9+/=_-]{24,}")
+_HEX_RUN_RE = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{48,}(?![0-9A-Za-z])")
+# dcx's own ref shapes, exempt from the entropy rules: <prefix>-<32 hex>.
+_DCX_REF_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[0-9a-f]{32}(?![0-9a-f])")
+B64_MIN_ENTROPY = 4.5
+
+
+def _entropy(run: str) -> float:
+    from collections import Counter
+    from math import log2
+
+    size = len(run)
+    return -sum(n / size * log2(n / size) for n in Counter(run).values())
+
+
+def _bare_secret(text: str) -> str | None:
+    if len(text) < 24:
+        return None
+    text = _DCX_REF_RE.sub(" ", text)
+    if _HEX_RUN_RE.search(text):
+        return "high_entropy_hex"
+    for match in _B64_RUN_RE.finditer(text):
+        run = match.group()
+        if _entropy(run) >= B64_MIN_ENTROPY:
+            return "high_entropy_secret"
+    return None
+
+
+def _ipv6(text: str) -> bool:
+    if "::" not in text and text.count(":") < 7:
+        return False
+    from ipaddress import IPv6Address
+
+    for match in _IPV6_RE.finditer(text):
+        try:
+            IPv6Address(match.group().split("%", 1)[0])
+        except ValueError:
+            continue
+        return True
+    return False
 
 # The absolute path of the goal root being served: text containing it is a path.
 _goal_root: ContextVar[str | None] = ContextVar("dcx_goal_root", default=None)
@@ -88,16 +154,39 @@ def bind_goal_root(path: str) -> None:
     _goal_root.set(path.rstrip("/") or None)
 
 
+class PrivateMatcher(Protocol):
+    def find(self, text: str) -> str | None: ...
+
+
+# This workspace's private values (SPEC §3.4: locators, indexed file paths, cursor
+# values), bound by the writers that serve a workspace; see dcx/privacy.py.
+_private: ContextVar[PrivateMatcher | None] = ContextVar("dcx_private_values", default=None)
+
+
+def bind_private_values(matcher: PrivateMatcher | None) -> None:
+    _private.set(matcher)
+
+
 def unsafe_class(text: str) -> str | None:
     """The first class of unsafe content in ``text``, or None when it may be public."""
     if _CONTROL_RE.search(text):
         return "control_character"
+    if _INVISIBLE_RE.search(text):
+        return "invisible_character"
     root = _goal_root.get()
     if root and len(root) > 1 and root in text:
         return "local_path"
     for name, pattern in _patterns():
         if pattern.search(text):
             return name
+    if _ipv6(text):
+        return "ip_address"
+    secret = _bare_secret(text)
+    if secret:
+        return secret
+    matcher = _private.get()
+    if matcher is not None and matcher.find(text) is not None:
+        return "private_value"
     return None
 
 
@@ -118,7 +207,8 @@ def check_text(value: Any, *, field: str, limit: int = TEXT_MAX, allow_empty: bo
         raise UnsafeText(
             f"{field}: text is not public-safe ({problem.replace('_', ' ')})",
             field=field,
-            hint="public text may not hold paths, URLs, e-mail addresses or credentials",
+            hint="public text may not hold paths, URLs, hosts, addresses, e-mail addresses, credentials "
+            "or this workspace's private values",
         )
     return value
 
