@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
 
@@ -165,6 +166,16 @@ _private: ContextVar[PrivateMatcher | None] = ContextVar("dcx_private_values", d
 
 def bind_private_values(matcher: PrivateMatcher | None) -> None:
     _private.set(matcher)
+
+
+@contextmanager
+def without_private_values() -> Iterator[None]:
+    """Reading back a stored packet: its shape is checked, this workspace's values are audit's job."""
+    token = _private.set(None)
+    try:
+        yield
+    finally:
+        _private.reset(token)
 
 
 def unsafe_class(text: str) -> str | None:

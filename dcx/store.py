@@ -18,6 +18,7 @@ from dcx.errors import DcxError, InvalidInput, Refused
 from dcx.fsutil import atomic_write, is_temp
 from dcx.packets import BY_PREFIX, KINDS, spec_for
 from dcx.packets.spec import PacketContext, PacketSpec
+from dcx.public import without_private_values
 from dcx.workspace import Workspace
 
 PACKET_MODE = 0o444
@@ -175,7 +176,8 @@ def verify_file(ws: Workspace, kind: str, path: Path) -> str | None:
     except ModuleNotFoundError:
         return f"no spec for kind {kind!r} in this dcx version"
     try:
-        spec.check_stored(packet)
+        with without_private_values():
+            spec.check_stored(packet)
     except DcxError as exc:
         return exc.message
     return None

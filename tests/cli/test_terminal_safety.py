@@ -97,7 +97,7 @@ def hostile(cycled: Path) -> Path:
     docs = cycled / "docs"
     (docs / f"evil{CTRL}.md").write_text(
         f"# Rollback {CTRL} {MARK}\n\nRoll back the catalog cache TTL when origin p99 latency "
-        f"stays high {CTRL}{MARK}\n\tindented line\n")
+        f"stays high {CTRL}{MARK}\n\tindented line about the zanzibar quokka rollback\n")
     events = cycled / ".decision-context" / "events.jsonl"
     event = json.loads(events.read_text().splitlines()[0])
     event.update(event_id="dcx-event-" + "e" * 32, summary=f"hostile {CTRL} {MARK}")
@@ -128,10 +128,13 @@ def test_hostile_keys_in_show_verify_audit(hostile: Path) -> None:
     code, out = on_pty("show", ref, cwd=hostile)
     assert code == 1
     assert_safe(out, shows=("\\x1b]0;PWNED", "[bold red]MARKUP["))
-    for verb in ("verify", "audit"):
-        code, out = on_pty(verb, cwd=hostile)
-        assert code == 1, out
-        assert_safe(out, shows=("\\x1b]0;PWNED",))
+    code, out = on_pty("verify", cwd=hostile)
+    assert code == 1, out
+    assert_safe(out, shows=("\\x1b]0;PWNED",))
+    code, out = on_pty("audit", cwd=hostile)
+    assert code == 1, out
+    text = assert_safe(out)
+    assert "<key " in text and "PWNED" not in text, "audit names an unsafe key by its place, never its text"
 
 
 def test_event_summary_in_log(hostile: Path) -> None:
@@ -146,8 +149,9 @@ def test_content_and_file_names_in_prepare_show_content_and_recall(hostile: Path
                        "roll back the catalog cache TTL", "--query-summary", "TTL rollback", cwd=hostile)
     assert code == 0, out
     text = assert_safe(out, shows=(f"evil{VISIBLE_CTRL}.md", MARK, f"high {VISIBLE_CTRL}"))
-    assert "\tindented line" in text, "a tab inside a content block is kept"
-    code, out = on_pty("recall", "--scope", "", "--query", "roll back the catalog cache TTL",
+    assert "\\x09" not in text and "\\x0a" not in text, "newline and tab inside a content block stay as they are"
+    assert re.search(r"\n[ \t]+indented line", text), "the tab (rich expands it) still indents"
+    code, out = on_pty("recall", "--scope", "", "--query", "zanzibar quokka",
                        "--query-summary", "TTL rollback", cwd=hostile)
     assert code == 0, out
     assert_safe(out, shows=(MARK, VISIBLE_CTRL))
