@@ -42,61 +42,90 @@ _ROOTS = (
     "home|Users|root|tmp|var|etc|opt|srv|mnt|Volumes|private|usr|workspace|workspaces|data"
 )
 
-# (class, pattern, flags). Order is the order reported when several match.
+# (class, pattern, flags, needles). Order is the order reported when several match.
+# A pattern runs only when one of its needles — a literal every match holds,
+# lower-case for the case-blind ones — is in the text: most text is safe, and
+# `in` answers for it long before a regex would.
 # Compiled on first use: `dcx status` imports this module but checks no text.
 _I = re.IGNORECASE
-_PATTERN_SOURCES: tuple[tuple[str, str, int], ...] = (
-    ("pem_private_key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----", 0),
-    ("local_path", r"(?:^|[\s\"'(=,;\[{<])~[/\\]", 0),
-    ("local_path", r"(?:^|[^A-Za-z0-9])[A-Za-z]:[\\/][^\s]", 0),
-    ("local_path", r"(?:^|[\s\"'(=,;\[{<])\\\\[A-Za-z0-9._$-]+\\", 0),
-    ("local_path", rf"(?:^|[^A-Za-z0-9._~/-])/(?:{_ROOTS})(?:/|\b)", 0),
-    ("url", r"\b[A-Za-z][A-Za-z0-9+.-]*://", 0),
-    ("url", r"(?:^|[^A-Za-z0-9_])file:", _I),
-    ("email", r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}", 0),
-    ("bearer_token", r"\bbearer\s+[A-Za-z0-9._~+/-]{8,}=*", _I),
+_PATTERN_SOURCES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
+    ("pem_private_key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----", 0, ("-----BEGIN",)),
+    ("local_path", r"(?:^|[\s\"'(=,;\[{<])~[/\\]", 0, ("~",)),
+    ("local_path", r"(?:^|[^A-Za-z0-9])[A-Za-z]:[\\/][^\s]", 0, (":",)),
+    ("local_path", r"(?:^|[\s\"'(=,;\[{<])\\\\[A-Za-z0-9._$-]+\\", 0, ("\\\\",)),
+    ("local_path", rf"(?:^|[^A-Za-z0-9._~/-])/(?:{_ROOTS})(?:/|\b)", 0, ("/",)),
+    ("url", r"\b[A-Za-z][A-Za-z0-9+.-]*://", 0, ("://",)),
+    ("url", r"(?:^|[^A-Za-z0-9_])file:", _I, ("file:",)),
+    ("email", r"[A-Za-z0-9._%+-]@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}", 0, ("@",)),
+    ("bearer_token", r"\bbearer\s+[A-Za-z0-9._~+/-]{8,}=*", _I, ("bearer",)),
     (
         "credential_assignment",
         r"(?:^|[^A-Za-z0-9])(?:api[_-]?key|secret|password|passwd|token|access[_-]?key)"
         r"\s*[=:]\s*['\"]?[^\s'\"]+",
         _I,
+        ("=", ":"),
     ),
-    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})", 0),
-    ("aws_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[A-Z0-9]{16}\b", 0),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", 0),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", 0),
-    ("stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}", 0),
-    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", 0),
-    ("pypi_token", r"\bpypi-AgE[A-Za-z0-9_-]{20,}", 0),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", 0),
+    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})", 0, ("gh", "github_pat_")),
+    ("aws_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[A-Z0-9]{16}\b", 0, ("AKIA", "ASIA", "AGPA", "AIDA", "AROA")),
+    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", 0, ("xox",)),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", 0, ("AIza",)),
+    ("stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}", 0, ("_live_", "_test_")),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", 0, ("npm_",)),
+    ("pypi_token", r"\bpypi-AgE[A-Za-z0-9_-]{20,}", 0, ("pypi-",)),
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", 0, ("eyJ",)),
     # v3 additions (SPEC §3.4)
-    ("authorization_header", r"(?:^|[^A-Za-z0-9-])(?:proxy-)?authorization\s*:\s*\S", _I),
-    ("basic_auth", r"\bBasic\s+(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{12,}={0,2}", 0),
-    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", 0),
-    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", 0),
-    ("gitlab_token", r"\bgl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,}", 0),
-    ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}", 0),
-    ("twilio_key", r"\b(?:AC|SK)[0-9a-f]{32}\b", 0),
-    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0),
-    ("discord_token", r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}", 0),
-    ("telegram_token", r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])", 0),
+    ("authorization_header", r"(?:^|[^A-Za-z0-9-])(?:proxy-)?authorization\s*:\s*\S", _I, ("authorization",)),
+    ("basic_auth", r"\bBasic\s+(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{12,}={0,2}", 0, ("Basic",)),
+    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", 0, ("sk-ant-",)),
+    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", 0, ("sk-",)),
+    ("gitlab_token", r"\bgl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,}", 0, ("gl",)),
+    ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}", 0, ("hf_",)),
+    ("twilio_key", r"\b(?:AC|SK)[0-9a-f]{32}\b", 0, ("AC", "SK")),
+    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0, ("SG.",)),
+    ("discord_token", r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}", 0, (".",)),
+    ("telegram_token", r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])", 0, (":AA",)),
     ("azure_connection_string",
-     r"\b(?:AccountKey|SharedAccessSignature|SharedAccessKey)\s*=\s*[^\s;]", _I),
-    ("aws_secret", r"\baws_?(?:secret_access_key|secret_key|session_token)\b\s*[=:]", _I),
+     r"\b(?:AccountKey|SharedAccessSignature|SharedAccessKey)\s*=\s*[^\s;]", _I, ("accountkey", "sharedaccess")),
+    ("aws_secret", r"\baws_?(?:secret_access_key|secret_key|session_token)\b\s*[=:]", _I, ("aws",)),
+    # a label, then a private suffix that ends the name (so "x.local" but not "x.localhost")
     ("private_host",
-     r"\b[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)*"
-     r"\.(?:internal|local|lan|corp|intranet|home\.arpa)(?![A-Za-z0-9-]|\.[A-Za-z0-9])", _I),
+     r"[A-Za-z0-9]\.(?:internal|local|lan|corp|intranet|home\.arpa)(?![A-Za-z0-9-]|\.[A-Za-z0-9])", _I,
+     (".internal", ".local", ".lan", ".corp", ".intranet", ".home.arpa")),
     ("ip_address",
      r"(?<![0-9A-Za-z.])(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}"
-     r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?![0-9]|\.[0-9])", 0),
+     r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?![0-9]|\.[0-9])", 0, (".",)),
 )
 _compiled: list[tuple[str, re.Pattern[str]]] = []
+_needles: list[Any] = []  # an Aho–Corasick automaton: lower-case needle -> the patterns it gates
 
 
 def _patterns() -> list[tuple[str, re.Pattern[str]]]:
     if not _compiled:
-        _compiled.extend((name, re.compile(src, flags)) for name, src, flags in _PATTERN_SOURCES)
+        import ahocorasick
+
+        gates: dict[str, set[int]] = {}
+        for index, (name, src, flags, needles) in enumerate(_PATTERN_SOURCES):
+            _compiled.append((name, re.compile(src, flags)))
+            for needle in needles:
+                gates.setdefault(needle.lower(), set()).add(index)
+        automaton = ahocorasick.Automaton()
+        for needle, indexes in gates.items():
+            automaton.add_word(needle, frozenset(indexes))
+        automaton.make_automaton()
+        _needles.append(automaton)
     return _compiled
+
+
+def _first_pattern(text: str) -> str | None:
+    patterns = _patterns()
+    gated: set[int] = set()
+    for _, indexes in _needles[0].iter(text.lower()):
+        gated |= indexes
+    for index in sorted(gated):
+        name, pattern = patterns[index]
+        if pattern.search(text):
+            return name
+    return None
 
 
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -122,9 +151,10 @@ def _entropy(run: str) -> float:
 
 
 def _bare_secret(text: str) -> str | None:
-    if len(text) < 24:
+    if len(text) < 24 or not _B64_RUN_RE.search(text):
         return None
-    text = _DCX_REF_RE.sub(" ", text)
+    if "-" in text:
+        text = _DCX_REF_RE.sub(" ", text)
     if _HEX_RUN_RE.search(text):
         return "high_entropy_hex"
     for match in _B64_RUN_RE.finditer(text):
@@ -187,9 +217,9 @@ def unsafe_class(text: str) -> str | None:
     root = _goal_root.get()
     if root and len(root) > 1 and root in text:
         return "local_path"
-    for name, pattern in _patterns():
-        if pattern.search(text):
-            return name
+    name = _first_pattern(text)
+    if name is not None:
+        return name
     if _ipv6(text):
         return "ip_address"
     secret = _bare_secret(text)

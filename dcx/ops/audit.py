@@ -74,7 +74,7 @@ class Secrets:
         self.values = self.private.values
         self.shingles: set[tuple[str, ...]] = set()
         self._source_text(ws)
-        self._keys: dict[str, str | None] = {}  # record keys repeat across packets: judged once
+        self._seen: dict[str, str | None] = {}
 
     def _source_text(self, ws: Workspace) -> None:
         from dcx.errors import DcxError
@@ -100,6 +100,14 @@ class Secrets:
                 self.shingles.update(_windows(text))
 
     def check(self, text: str) -> str | None:
+        """Why ``text`` may not be in a public file, or None; judged once per distinct string
+        (goal ids, times, refs and flags repeat across packets)."""
+        if text in self._seen:
+            return self._seen[text]
+        problem = self._seen[text] = self._check(text)
+        return problem
+
+    def _check(self, text: str) -> str | None:
         label = self.private.find(text)
         if label is not None:
             return label
@@ -107,12 +115,6 @@ class Secrets:
             return f"a run of {SHINGLE}+ words of source text"
         problem = public.unsafe_class(text)
         return f"unsafe text ({problem.replace('_', ' ')})" if problem else None
-
-
-    def check_key(self, key: str) -> str | None:
-        if key not in self._keys:
-            self._keys[key] = self.check(key)
-        return self._keys[key]
 
 
 def _windows(text: str) -> Iterator[tuple[str, ...]]:
@@ -126,7 +128,7 @@ def _findings(path: Path, secrets: Secrets) -> Iterator[tuple[str, str]]:
     text = data.decode("utf-8", errors="replace")
     if path.suffix == ".json":
         try:
-            for field, value in _strings(json.loads(text), "", secrets.check_key):
+            for field, value in _strings(json.loads(text), "", secrets.check):
                 if (problem := secrets.check(value)) is not None:
                     yield field, problem
             return
@@ -138,7 +140,7 @@ def _findings(path: Path, secrets: Secrets) -> Iterator[tuple[str, str]]:
                 record = json.loads(line)
             except ValueError:
                 record = line
-            for field, value in _strings(record, f"line {number}", secrets.check_key):
+            for field, value in _strings(record, f"line {number}", secrets.check):
                 if (problem := secrets.check(value)) is not None:
                     yield field, problem
         return
