@@ -35,6 +35,8 @@ def render(console, result: Result) -> None:
         console.print(f"repaired {path} (fragment moved to private/log/)", markup=False)
     checked = (f"{_n(data['packets_checked'], 'packet')}, {_n(data['events_checked'], 'event')}, "
                f"{_n(data.get('decision_indexes_checked', 0), 'decision index', 'decision indexes')}")
+    for row in data.get("redacted", []):
+        console.print(styled("[yellow]redacted[/] {} ({}, {})", row["file"], row["reason_code"], row["redacted_at"]))
     if not data["problems"]:
         console.print(styled("[green]ok[/]  {}", checked))
         console.print("    every packet re-hashes, every link and event id holds", markup=False, highlight=False)
