@@ -2,7 +2,7 @@
 
 Two names are the same actor when they are equal after Unicode NFKC, case
 folding and removing ``-``, ``_``, ``.`` and white space: ``AGENT-X``,
-``agent_x``, ``agent-x.`` and ``ａｇｅｎｔ－ｘ`` are all ``agent-x``.
+``agent_x``, ``agent-x.`` and full-width ``agent-x`` are all ``agent-x``.
 A leaf module (only the standard library) so any command can use it cheaply.
 """
 

@@ -8,9 +8,9 @@ config, and the private values behind minted refs (indexed file paths,
 revisions, provider resource refs). Values shorter than eight characters are
 left out: they would match ordinary words.
 
-The matcher is an Aho–Corasick automaton (``pyahocorasick``, C): one pass over
+The matcher is an Aho-Corasick automaton (``pyahocorasick``, C): one pass over
 a string finds any of thousands of values, where a loop of substring searches
-costs values × strings. Built on first use: commands that check no text
+costs values x strings. Built on first use: commands that check no text
 (``dcx status``) never load the values or import the library.
 """
 

@@ -96,7 +96,7 @@ _PATTERN_SOURCES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
      r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?![0-9]|\.[0-9])", 0, (".",)),
 )
 _compiled: list[tuple[str, re.Pattern[str]]] = []
-_needles: list[Any] = []  # an Aho–Corasick automaton: lower-case needle -> the patterns it gates
+_needles: list[Any] = []  # an Aho-Corasick automaton: lower-case needle -> the patterns it gates
 
 
 def _patterns() -> list[tuple[str, re.Pattern[str]]]:

@@ -8,8 +8,8 @@ import typer
 
 from dcx.cli._boundary import run
 from dcx.cli._options import FormatOpt, OutputFormat
-from dcx.result import Result
 from dcx.cli._render import styled
+from dcx.result import Result
 
 
 def command(

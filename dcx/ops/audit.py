@@ -3,7 +3,7 @@
 What counts as private here: the values of ``dcx.privacy`` (the list the
 public writers refuse too: locators, the goal root, cursor values, the key,
 the private values behind minted refs, provider and adapter config strings),
-found with one Aho–Corasick pass per string, and runs of 12 or more
+found with one Aho-Corasick pass per string, and runs of 12 or more
 consecutive words of source text. Every public string — record keys too — is
 also run through the one public-safety detector (§3.4). Findings name the
 file and the field — never the value.

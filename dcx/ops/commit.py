@@ -23,9 +23,9 @@ from dcx.errors import Refused
 from dcx.fsutil import fault_point, file_lock
 from dcx.keys import load_key
 from dcx.names import same_actor
-from dcx.redaction import Redacted, is_stub
 from dcx.ops._common import check_decision_id, packet_context
 from dcx.packets import commit, evidence, outcome, proposal
+from dcx.redaction import Redacted, is_stub
 from dcx.refmap import RefMinter
 from dcx.result import Result
 from dcx.store import Store

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from dcx import decisions, events
-from dcx.redaction import is_stub
 from dcx.ops.status import CYCLE
+from dcx.redaction import is_stub
 from dcx.result import Result
 from dcx.store import Store
 from dcx.workspace import Workspace

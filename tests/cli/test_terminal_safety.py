@@ -141,6 +141,11 @@ def test_event_summary_in_log(hostile: Path) -> None:
     code, out = on_pty("log", cwd=hostile)
     assert code == 0, out
     assert_safe(out, shows=(VISIBLE_CTRL, "[bold red]MARKUP[/]"))
+    code, out = on_pty("log", "--format", "json", cwd=hostile)
+    assert code == 0, out
+    assert_safe(out, shows=("\\u001b]0;PWNED\\u0007", "\\u009b31m\\u202e"))
+    summaries = [link["status"] for row in json.loads(out)["data"]["decisions"] for link in row["chain"]]
+    assert any(CTRL in s for s in summaries), "JSON escapes, and still carries the exact text"
 
 
 def test_content_and_file_names_in_prepare_show_content_and_recall(hostile: Path) -> None:

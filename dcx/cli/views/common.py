@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
+
 from dcx.cli._render import styled
 
 if TYPE_CHECKING:
