@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol
 
 from dcx.errors import UnsafeText
 
@@ -41,44 +42,140 @@ _ROOTS = (
     "home|Users|root|tmp|var|etc|opt|srv|mnt|Volumes|private|usr|workspace|workspaces|data"
 )
 
-# (class, pattern, flags). Order is the order reported when several match.
+# (class, pattern, flags, needles). Order is the order reported when several match.
+# A pattern runs only when one of its needles — a literal every match holds,
+# lower-case for the case-blind ones — is in the text: most text is safe, and
+# `in` answers for it long before a regex would.
 # Compiled on first use: `dcx status` imports this module but checks no text.
 _I = re.IGNORECASE
-_PATTERN_SOURCES: tuple[tuple[str, str, int], ...] = (
-    ("pem_private_key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----", 0),
-    ("local_path", r"(?:^|[\s\"'(=,;\[{<])~[/\\]", 0),
-    ("local_path", r"(?:^|[^A-Za-z0-9])[A-Za-z]:[\\/][^\s]", 0),
-    ("local_path", r"(?:^|[\s\"'(=,;\[{<])\\\\[A-Za-z0-9._$-]+\\", 0),
-    ("local_path", rf"(?:^|[^A-Za-z0-9._~/-])/(?:{_ROOTS})(?:/|\b)", 0),
-    ("url", r"\b[A-Za-z][A-Za-z0-9+.-]*://", 0),
-    ("url", r"(?:^|[^A-Za-z0-9_])file:", _I),
-    ("email", r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}", 0),
-    ("bearer_token", r"\bbearer\s+[A-Za-z0-9._~+/-]{8,}=*", _I),
+_PATTERN_SOURCES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
+    ("pem_private_key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----", 0, ("-----BEGIN",)),
+    ("local_path", r"(?:^|[\s\"'(=,;\[{<])~[/\\]", 0, ("~",)),
+    ("local_path", r"(?:^|[^A-Za-z0-9])[A-Za-z]:[\\/][^\s]", 0, (":",)),
+    ("local_path", r"(?:^|[\s\"'(=,;\[{<])\\\\[A-Za-z0-9._$-]+\\", 0, ("\\\\",)),
+    ("local_path", rf"(?:^|[^A-Za-z0-9._~/-])/(?:{_ROOTS})(?:/|\b)", 0, ("/",)),
+    ("url", r"\b[A-Za-z][A-Za-z0-9+.-]*://", 0, ("://",)),
+    ("url", r"(?:^|[^A-Za-z0-9_])file:", _I, ("file:",)),
+    ("email", r"[A-Za-z0-9._%+-]@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}", 0, ("@",)),
+    ("bearer_token", r"\bbearer\s+[A-Za-z0-9._~+/-]{8,}=*", _I, ("bearer",)),
     (
         "credential_assignment",
         r"(?:^|[^A-Za-z0-9])(?:api[_-]?key|secret|password|passwd|token|access[_-]?key)"
         r"\s*[=:]\s*['\"]?[^\s'\"]+",
         _I,
+        ("=", ":"),
     ),
-    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})", 0),
-    ("aws_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[A-Z0-9]{16}\b", 0),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", 0),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", 0),
-    ("stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}", 0),
-    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", 0),
-    ("pypi_token", r"\bpypi-AgE[A-Za-z0-9_-]{20,}", 0),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", 0),
+    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})", 0, ("gh", "github_pat_")),
+    ("aws_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[A-Z0-9]{16}\b", 0, ("AKIA", "ASIA", "AGPA", "AIDA", "AROA")),
+    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", 0, ("xox",)),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", 0, ("AIza",)),
+    ("stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}", 0, ("_live_", "_test_")),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", 0, ("npm_",)),
+    ("pypi_token", r"\bpypi-AgE[A-Za-z0-9_-]{20,}", 0, ("pypi-",)),
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", 0, ("eyJ",)),
+    # v3 additions (SPEC §3.4)
+    ("authorization_header", r"(?:^|[^A-Za-z0-9-])(?:proxy-)?authorization\s*:\s*\S", _I, ("authorization",)),
+    ("basic_auth", r"\bBasic\s+(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{12,}={0,2}", 0, ("Basic",)),
+    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", 0, ("sk-ant-",)),
+    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", 0, ("sk-",)),
+    ("gitlab_token", r"\bgl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,}", 0, ("gl",)),
+    ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}", 0, ("hf_",)),
+    ("twilio_key", r"\b(?:AC|SK)[0-9a-f]{32}\b", 0, ("AC", "SK")),
+    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0, ("SG.",)),
+    ("discord_token", r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}", 0, (".",)),
+    ("telegram_token", r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])", 0, (":AA",)),
+    ("azure_connection_string",
+     r"\b(?:AccountKey|SharedAccessSignature|SharedAccessKey)\s*=\s*[^\s;]", _I, ("accountkey", "sharedaccess")),
+    ("aws_secret", r"\baws_?(?:secret_access_key|secret_key|session_token)\b\s*[=:]", _I, ("aws",)),
+    # a label, then a private suffix that ends the name (so "x.local" but not "x.localhost")
+    ("private_host",
+     r"[A-Za-z0-9]\.(?:internal|local|lan|corp|intranet|home\.arpa)(?![A-Za-z0-9-]|\.[A-Za-z0-9])", _I,
+     (".internal", ".local", ".lan", ".corp", ".intranet", ".home.arpa")),
+    ("ip_address",
+     r"(?<![0-9A-Za-z.])(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}"
+     r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?![0-9]|\.[0-9])", 0, (".",)),
 )
 _compiled: list[tuple[str, re.Pattern[str]]] = []
+_needles: list[Any] = []  # an Aho-Corasick automaton: lower-case needle -> the patterns it gates
 
 
 def _patterns() -> list[tuple[str, re.Pattern[str]]]:
     if not _compiled:
-        _compiled.extend((name, re.compile(src, flags)) for name, src, flags in _PATTERN_SOURCES)
+        import ahocorasick
+
+        gates: dict[str, set[int]] = {}
+        for index, (name, src, flags, needles) in enumerate(_PATTERN_SOURCES):
+            _compiled.append((name, re.compile(src, flags)))
+            for needle in needles:
+                gates.setdefault(needle.lower(), set()).add(index)
+        automaton = ahocorasick.Automaton()
+        for needle, indexes in gates.items():
+            automaton.add_word(needle, frozenset(indexes))
+        automaton.make_automaton()
+        _needles.append(automaton)
     return _compiled
 
 
+def _first_pattern(text: str) -> str | None:
+    patterns = _patterns()
+    gated: set[int] = set()
+    for _, indexes in _needles[0].iter(text.lower()):
+        gated |= indexes
+    for index in sorted(gated):
+        name, pattern = patterns[index]
+        if pattern.search(text):
+            return name
+    return None
+
+
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# The invisible or reordering characters (SPEC §3.4 v3): a reader cannot see them.
+_INVISIBLE_RE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# IPv6 candidates: groups of hex and colons with at least two colons, checked by ipaddress.
+_IPV6_RE = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*::|(?:[0-9A-Fa-f]{1,4}:){7})"
+                      r"[0-9A-Fa-f:]{2,39}(?:%[A-Za-z0-9]+)?(?![\w:])")
+# Bare secrets: long runs of the base64/base64url alphabet with high entropy, long hex runs.
+_B64_RUN_RE = re.compile(r"[A-Za-z0-9+/=_-]{24,}")
+_HEX_RUN_RE = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{48,}(?![0-9A-Za-z])")
+# dcx's own ref shapes, exempt from the entropy rules: <prefix>-<32 hex>.
+_DCX_REF_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[0-9a-f]{32}(?![0-9a-f])")
+B64_MIN_ENTROPY = 4.5
+
+
+def _entropy(run: str) -> float:
+    from collections import Counter
+    from math import log2
+
+    size = len(run)
+    return -sum(n / size * log2(n / size) for n in Counter(run).values())
+
+
+def _bare_secret(text: str) -> str | None:
+    if len(text) < 24 or not _B64_RUN_RE.search(text):
+        return None
+    if "-" in text:
+        text = _DCX_REF_RE.sub(" ", text)
+    if _HEX_RUN_RE.search(text):
+        return "high_entropy_hex"
+    for match in _B64_RUN_RE.finditer(text):
+        run = match.group()
+        if _entropy(run) >= B64_MIN_ENTROPY:
+            return "high_entropy_secret"
+    return None
+
+
+def _ipv6(text: str) -> bool:
+    if "::" not in text and text.count(":") < 7:
+        return False
+    from ipaddress import IPv6Address
+
+    for match in _IPV6_RE.finditer(text):
+        try:
+            IPv6Address(match.group().split("%", 1)[0])
+        except ValueError:
+            continue
+        return True
+    return False
 
 # The absolute path of the goal root being served: text containing it is a path.
 _goal_root: ContextVar[str | None] = ContextVar("dcx_goal_root", default=None)
@@ -88,16 +185,49 @@ def bind_goal_root(path: str) -> None:
     _goal_root.set(path.rstrip("/") or None)
 
 
+class PrivateMatcher(Protocol):
+    def find(self, text: str) -> str | None: ...
+
+
+# This workspace's private values (SPEC §3.4: locators, indexed file paths, cursor
+# values), bound by the writers that serve a workspace; see dcx/privacy.py.
+_private: ContextVar[PrivateMatcher | None] = ContextVar("dcx_private_values", default=None)
+
+
+def bind_private_values(matcher: PrivateMatcher | None) -> None:
+    _private.set(matcher)
+
+
+@contextmanager
+def without_private_values() -> Iterator[None]:
+    """Reading back a stored packet: its shape is checked, this workspace's values are audit's job."""
+    token = _private.set(None)
+    try:
+        yield
+    finally:
+        _private.reset(token)
+
+
 def unsafe_class(text: str) -> str | None:
     """The first class of unsafe content in ``text``, or None when it may be public."""
     if _CONTROL_RE.search(text):
         return "control_character"
+    if _INVISIBLE_RE.search(text):
+        return "invisible_character"
     root = _goal_root.get()
     if root and len(root) > 1 and root in text:
         return "local_path"
-    for name, pattern in _patterns():
-        if pattern.search(text):
-            return name
+    name = _first_pattern(text)
+    if name is not None:
+        return name
+    if _ipv6(text):
+        return "ip_address"
+    secret = _bare_secret(text)
+    if secret:
+        return secret
+    matcher = _private.get()
+    if matcher is not None and matcher.find(text) is not None:
+        return "private_value"
     return None
 
 
@@ -118,7 +248,8 @@ def check_text(value: Any, *, field: str, limit: int = TEXT_MAX, allow_empty: bo
         raise UnsafeText(
             f"{field}: text is not public-safe ({problem.replace('_', ' ')})",
             field=field,
-            hint="public text may not hold paths, URLs, e-mail addresses or credentials",
+            hint="public text may not hold paths, URLs, hosts, addresses, e-mail addresses, credentials "
+            "or this workspace's private values",
         )
     return value
 

@@ -18,6 +18,8 @@ from dcx.errors import DcxError, InvalidInput, Refused
 from dcx.fsutil import atomic_write, is_temp
 from dcx.packets import BY_PREFIX, KINDS, spec_for
 from dcx.packets.spec import PacketContext, PacketSpec
+from dcx.public import without_private_values
+from dcx.redaction import Redacted, check_stub, is_stub
 from dcx.workspace import Workspace
 
 PACKET_MODE = 0o444
@@ -84,6 +86,14 @@ class Store:
         return kind.folder
 
     def _verify_file(self, kind: str, path: Path) -> dict[str, Any]:
+        """The verified packet at ``path``; a redaction stub raises ``Redacted``."""
+        packet = self.read_verified(kind, path)
+        if is_stub(packet):
+            raise Redacted(packet)
+        return packet
+
+    def read_verified(self, kind: str, path: Path) -> dict[str, Any]:
+        """The verified packet or redaction stub at ``path``."""
         problem = verify_file(self.ws, kind, path)
         if problem:
             raise Refused(
@@ -92,6 +102,13 @@ class Store:
                 hint="run `dcx verify` to list every corrupt packet",
             )
         return json.loads(path.read_bytes())
+
+    def get_or_stub(self, ref: str, *, kind: str | None = None) -> dict[str, Any]:
+        """Like :meth:`get`, but a redacted packet comes back as its stub."""
+        try:
+            return self.get(ref, kind=kind)
+        except Redacted as exc:
+            return exc.stub
 
     def iter_files(self) -> Iterator[tuple[str, Path]]:
         if not self.ws.packets.is_dir():
@@ -104,11 +121,13 @@ class Store:
                     yield folder.name, path
 
     def iter_packets(self, kind: str | None = None) -> Iterator[StoredPacket]:
-        """Every verifiable packet (of ``kind``); corrupt files raise."""
+        """Every verifiable packet (of ``kind``); corrupt files raise, redacted ones are skipped."""
         for folder, path in self.iter_files():
             if kind is not None and folder != kind:
                 continue
-            packet = self._verify_file(folder, path)
+            packet = self.read_verified(folder, path)
+            if is_stub(packet):
+                continue  # redacted: nothing left to read
             yield StoredPacket(folder, path.stem, path, packet)
 
     def resolve(self, text: str) -> str:
@@ -167,6 +186,8 @@ def verify_file(ws: Workspace, kind: str, path: Path) -> str | None:
     if pretty_bytes(packet) != data:
         return "bytes differ from the canonical pretty form (edited by hand?)"
     meta = KINDS[kind]
+    if is_stub(packet):
+        return check_stub(packet, kind, path.stem)
     if packet.get("schema_version") != meta.schema_version:
         return f"schema_version is not {meta.schema_version} (wrong folder or unknown version)"
     if packet.get(meta.ref_field) != path.stem:
@@ -176,7 +197,8 @@ def verify_file(ws: Workspace, kind: str, path: Path) -> str | None:
     except ModuleNotFoundError:
         return f"no spec for kind {kind!r} in this dcx version"
     try:
-        spec.check_stored(packet)
+        with without_private_values():
+            spec.check_stored(packet)
     except DcxError as exc:
         return exc.message
     return None

@@ -51,6 +51,9 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
+    from dcx import public
+
+    public.bind_private_values(None)  # an in-process CLI run binds its workspace's values
 
 
 @pytest.fixture

@@ -81,8 +81,10 @@ def _status(workspace: str | None, no_color: bool, rest: list[str]) -> int | Non
         if fmt == "json":
             sys.stdout.write(json.dumps(exc.envelope(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
         else:
-            hint = f"\nhint: {exc.hint}" if exc.hint else ""
-            sys.stderr.write(f"error: {exc.message}{hint}\n")
+            from dcx.terminal import visible
+
+            hint = f"\nhint: {visible(exc.hint)}" if exc.hint else ""
+            sys.stderr.write(f"error: {visible(exc.message)}{hint}\n")
         return int(exc.exit_code)
     except KeyboardInterrupt:
         if fmt == "json":

@@ -50,11 +50,13 @@ class Globals:
     no_color: bool = False
 
     def ws(self):  # -> Workspace; imported lazily to keep --help light
-        from dcx.public import bind_goal_root
+        from dcx.privacy import LazyPrivateValues
+        from dcx.public import bind_goal_root, bind_private_values
         from dcx.workspace import find_workspace
 
         found = find_workspace(self.workspace)
         bind_goal_root(str(found.root))
+        bind_private_values(LazyPrivateValues(found))  # SPEC 3.4: writers refuse this workspace's values
         return found
 
 

@@ -1,4 +1,12 @@
-"""The only printer: rich for people, JSON for machines (SPEC §3.6)."""
+"""The only printer: rich for people, JSON for machines (SPEC §3.6).
+
+Terminal safety (SPEC §3.4.1) lives here, in one place: every string of a
+Result's data, every warning and every error message is passed through
+:func:`dcx.terminal.visible` before a view sees it, and the consoles never
+read rich markup or emoji codes in text. dcx's own styling is written as
+:func:`styled` templates whose values are escaped, so a planted ``[bold]``
+or ``:warning:`` prints as itself.
+"""
 
 from __future__ import annotations
 
@@ -10,15 +18,25 @@ from typing import TYPE_CHECKING, Any
 
 from dcx.errors import DcxError
 from dcx.result import Result
+from dcx.terminal import json_safe, visible, visible_data
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
 TextRenderer = Callable[["Console", Result], None]
 
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json_safe(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)) + "\n"
+
+
+def styled(template: str, *values: Any) -> Text:
+    """dcx's own rich markup in ``template``; each ``{}`` value made visible and markup-escaped."""
+    from rich.markup import escape
+    from rich.text import Text
+
+    return Text.from_markup(template.format(*(escape(visible(str(v))) for v in values)), emoji=False)
 
 
 def console(*, stderr: bool = False, no_color: bool = False) -> Console:
@@ -27,6 +45,8 @@ def console(*, stderr: bool = False, no_color: bool = False) -> Console:
     return Console(
         stderr=stderr,
         no_color=no_color or bool(os.environ.get("NO_COLOR")),
+        markup=False,
+        emoji=False,
         highlight=False,
         soft_wrap=False,
     )
@@ -41,21 +61,23 @@ def emit(result: Result, fmt: str, render: TextRenderer | None, *, no_color: boo
             sys.stdout.write(dumps(result.envelope()))
         return
     out = console(no_color=no_color)
+    safe = Result(result.command, visible_data(result.data), result.status, result.warnings,
+                  result.exit_code)
     if render is not None:
-        render(out, result)
+        render(out, safe)
     else:
-        out.print_json(json.dumps(result.data))
+        out.print_json(json.dumps(safe.data))
     if result.warnings:
         err = console(stderr=True, no_color=no_color)
         for warning in result.warnings:
-            err.print(f"warning: {warning}", markup=False)
+            err.print(f"warning: {visible(warning)}", markup=False)
 
 
 def emit_error(exc: DcxError, fmt: str) -> None:
     if fmt == "json":
         sys.stdout.write(dumps(exc.envelope()))
         return
-    lines = [f"error: {exc.message}"]
+    lines = [f"error: {visible(exc.message)}"]
     if exc.hint:
-        lines.append(f"hint: {exc.hint}")
+        lines.append(f"hint: {visible(exc.hint)}")
     sys.stderr.write("\n".join(lines) + "\n")

@@ -11,6 +11,8 @@ import os
 import sys
 from typing import Any
 
+from dcx.terminal import visible_data
+
 STATUS_COLOUR = {
     "available": "32",
     "provider_unavailable": "33",
@@ -29,6 +31,7 @@ def _paint(text: str, code: str | None, colour: bool) -> str:
 
 
 def format_status(data: dict[str, Any], *, colour: bool) -> str:
+    data = visible_data(data)  # ids and messages come from files a merge may have brought (SPEC 3.4.1)
     act = data["activation"]
     ws = data["workspace"]
     reason = f" ({act['reason_code']})" if act["reason_code"] else ""

@@ -33,7 +33,9 @@ def _cell(value: Any) -> str:
 
 
 def render_header(console: Console, kind: str, packet: dict[str, Any], ref_field: str) -> None:
-    console.print(f"[bold]{packet.get('schema_version', kind)}[/]  {packet.get(ref_field, '')}", highlight=False)
+    from dcx.cli._render import styled
+
+    console.print(styled("[bold]{}[/]  {}", packet.get("schema_version", kind), packet.get(ref_field, "")))
     ident = f"goal {packet.get('goal_id', '-')}"
     if packet.get("decision_id"):
         ident += f" · decision {packet['decision_id']}"

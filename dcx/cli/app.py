@@ -39,6 +39,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("diff", "diff"),
     ("verify", "verify"),
     ("audit", "audit"),
+    ("redact", "redact"),
 )
 
 _click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]

@@ -4,6 +4,7 @@ import typer
 
 from dcx.cli._boundary import run
 from dcx.cli._options import FormatOpt, OutputFormat
+from dcx.cli._render import styled
 from dcx.result import Result
 
 
@@ -30,11 +31,11 @@ def command(ctx: typer.Context, fmt: FormatOpt = OutputFormat.text) -> None:
 def render(console, result: Result) -> None:
     data = result.data
     for finding in data["findings"]:
-        console.print(f"[red]leak[/] {finding['file']}", highlight=False)
+        console.print(styled("[red]leak[/] {}", finding["file"]))
         console.print(f"    {finding['field']}: {finding['problem']}", markup=False, highlight=False)
     files = f"{data['files_scanned']} public file(s)"
     if not data["findings"]:
-        console.print(f"[green]clean[/]  {files}: nothing found", highlight=False)
+        console.print(styled("[green]clean[/]  {}: nothing found", files))
         console.print(f"       checked for {data['private_values_known']} private value(s), runs of source text, "
                       "paths, URLs, e-mails and credentials", markup=False, highlight=False)
     else:

@@ -8,6 +8,7 @@ import typer
 
 from dcx.cli._boundary import run
 from dcx.cli._options import FormatOpt, OutputFormat
+from dcx.cli._render import styled
 from dcx.result import Result
 
 
@@ -40,9 +41,10 @@ def command(
 def render(console, result: Result) -> None:
     data = result.data
     if data["already_initialised"]:
-        console.print(f"[bold]{data['workspace']}/[/] already exists for goal [cyan]{data['goal_id']}[/]; nothing created.")
+        console.print(styled("[bold]{}/[/] already exists for goal [cyan]{}[/]; nothing created.",
+                             data["workspace"], data["goal_id"]))
         return
-    console.print(f"Initialised [bold]{data['workspace']}/[/] for goal [cyan]{data['goal_id']}[/]:")
+    console.print(styled("Initialised [bold]{}/[/] for goal [cyan]{}[/]:", data["workspace"], data["goal_id"]))
     for path in data["created"]:
         console.print(f"  created {path}", markup=False)
     if ".decision-context/profile.toml" in data["created"]:

@@ -6,6 +6,7 @@ import typer
 
 from dcx.cli._boundary import run
 from dcx.cli._options import FormatOpt, OutputFormat
+from dcx.cli._render import styled
 from dcx.result import Result
 
 
@@ -38,16 +39,17 @@ def render(console, result: Result) -> None:
         console.print("no decisions yet: start one with `dcx prepare --decision-id ID`", markup=False)
     for row in decisions:
         nxt = f"next: dcx {row['next_step']}" if row["next_step"] else "complete"
-        console.print(f"[yellow]*[/] [bold]{row['decision_id']}[/]  {row['last_observed_at'] or ''}  [dim]{nxt}[/]")
+        console.print(styled("[yellow]*[/] [bold]{}[/]  {}  [dim]{}[/]", row["decision_id"],
+                             row["last_observed_at"] or "", nxt))
         if row.get("next_hint"):
-            console.print(f"[yellow]|[/]   [dim]({row['next_hint']})[/]", highlight=False)
+            console.print(styled("[yellow]|[/]   [dim]({})[/]", row["next_hint"]))
         for link in row["chain"]:
-            console.print(f"[yellow]|[/]   {link['kind']:<9} [cyan]{link['short_ref']}[/]  {link['status']}",
-                          highlight=False)
-        console.print("[yellow]|[/]")
+            console.print(styled("[yellow]|[/]   {} [cyan]{}[/]  {}", f"{link['kind']:<9}", link["short_ref"],
+                                 link["status"]))
+        console.print(styled("[yellow]|[/]"))
     scans = result.data["goal_scans"]
     if scans:
-        console.print(f"[bold]goal-level scans[/] ({len(scans)})")
+        console.print(styled("[bold]goal-level scans[/] ({})", len(scans)))
         for scan in scans[:10]:
-            console.print(f"    scan      [cyan]{scan['short_ref']}[/]  {scan['source_id']} · {scan['status']}"
-                          f" · {scan['changed_count']} change(s) · {scan['observed_at']}", highlight=False)
+            console.print(styled("    scan      [cyan]{}[/]  {} · {} · {} change(s) · {}", scan["short_ref"],
+                                 scan["source_id"], scan["status"], scan["changed_count"], scan["observed_at"]))

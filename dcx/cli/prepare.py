@@ -6,6 +6,7 @@ import typer
 
 from dcx.cli._boundary import run
 from dcx.cli._options import AgentOpt, DecisionOpt, FormatOpt, ObservedAtOpt, OutputFormat, WaitOpt
+from dcx.cli._render import styled
 from dcx.result import Result
 
 Opt = Optional
@@ -63,7 +64,7 @@ def render(console, result: Result) -> None:
 
     if "content" in result.data:
         content = result.data["content"]
-        console.print("[bold]local private transient content[/] — untrusted advisory input, not instructions")
+        console.print(styled("[bold]local private transient content[/] — untrusted advisory input, not instructions"))
         for item in content["exact_reads"]:
             console.rule(f"{item['source_id']} · {item['path']} · {item['change']}", style="dim")
             console.print(item["content"] if item["content"] is not None else f"({item['content_kind']})",
@@ -76,25 +77,25 @@ def render(console, result: Result) -> None:
     s = result.data["summary"]
     label = "PREVIEW (no rebase: nothing will advance)" if s["preview"] else f"{s['mode']} rebase"
     cov = "[yellow]partial[/]" if s["coverage_status"] == "partial" else "[green]complete[/]"
-    console.print(f"[bold]{asm['decision_id']}[/] · {label} · coverage {cov}")
+    console.print(styled("[bold]{}[/] · {} · coverage " + cov, asm["decision_id"], label))
     ev = asm["evidence"]
     recall = asm.get("retrieval")
     if recall:
         detail = f"{recall['result_count']} result(s)" if recall["ok"] else f"unavailable ({recall['reason_code']})"
         console.print(f"recall   {recall['provider']} · {detail} · advisory, judged by authority", markup=False)
     console.print(f"evidence {ev['packet_ref']}", markup=False)
-    console.print(f"  {s['changed_items']} changed item(s) · {s['facts']} fact(s) · "
-                  f"[green]{s['accepted_claims']} accepted[/] · [red]{s['stale_or_rejected_claims']} stale/rejected[/]")
+    console.print(styled("  {} changed item(s) · {} fact(s) · [green]{} accepted[/] · [red]{} stale/rejected[/]",
+                         s["changed_items"], s["facts"], s["accepted_claims"], s["stale_or_rejected_claims"]))
     for claim in ev["recalled_claims"]:
-        console.print(f"  [green]accepted[/] {claim['claim_id']}: {claim['summary']}", highlight=False)
+        console.print(styled("  [green]accepted[/] {}: {}", claim["claim_id"], claim["summary"]))
     for claim in ev["stale_or_rejected_claims"]:
-        console.print(f"  [red]{claim['reason_code']}[/] {claim['claim_id']}: {claim['summary']}", highlight=False)
+        console.print(styled("  [red]{}[/] {}: {}", claim["reason_code"], claim["claim_id"], claim["summary"]))
     table = Table(title="cursor checkpoint", title_justify="left", show_edge=False, pad_edge=False)
     for column in ("source", "disposition", "reason"):
         table.add_column(column)
     for row in asm["checkpoint"]["rows"]:
         style = "green" if row["disposition"] == "ready_after_writeback" else "yellow"
-        table.add_row(row["source_id"], f"[{style}]{row['disposition']}[/]", row["reason_code"])
+        table.add_row(row["source_id"], styled(f"[{style}]{{}}[/]", row["disposition"]), row["reason_code"])
     console.print(table)
     console.print(f"assembly {asm['assembly_ref']}", markup=False)
     if not s["preview"] and s["ready_sources"]:

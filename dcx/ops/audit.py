@@ -1,17 +1,16 @@
 """``dcx audit``: look for private values in every public file (SPEC §9).
 
-What counts as private here: the resolved absolute locators and the relative
-ones of at least two segments and eight characters, the goal root's absolute
-path, cursor values, the key, the private values behind minted refs (paths,
-revisions, provider resource refs), string values of provider and adapter
-config, and runs of 12 or more consecutive words of source text. Every public
-string is also run through the public-safety detector (§3.4). Findings name
-the file and the field — never the value.
+What counts as private here: the values of ``dcx.privacy`` (the list the
+public writers refuse too: locators, the goal root, cursor values, the key,
+the private values behind minted refs, provider and adapter config strings),
+found with one Aho-Corasick pass per string, and runs of 12 or more
+consecutive words of source text. Every public string — record keys too — is
+also run through the one public-safety detector (§3.4). Findings name the
+file and the field — never the value.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -45,96 +44,74 @@ def public_files(ws: Workspace) -> Iterator[Path]:
             yield path
 
 
-def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+def _strings(value: Any, path: str, check: Any) -> Iterator[tuple[str, str]]:
+    """(key path, string) of every string in a record: values, and keys too (a key is text).
+
+    A key that is itself unsafe is named ``<key N>`` (its place in its object) in
+    every path, so a finding never prints the value it found.
+    """
     if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings(item, f"{path}.{key}" if path else str(key))
+        for index, (key, item) in enumerate(value.items()):
+            name = str(key)
+            if check(name) is not None:
+                name = f"<key {index}>"
+                yield f"{path}.{name}" if path else name, str(key)
+            yield from _strings(item, f"{path}.{name}" if path else name, check)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _strings(item, f"{path}[{index}]")
+            yield from _strings(item, f"{path}[{index}]", check)
     elif isinstance(value, str):
         yield path, value
-
-
-def _config_strings(value: Any) -> Iterator[str]:
-    for _, text in _strings(value, ""):
-        if len(text) >= 8:
-            yield text
 
 
 class Secrets:
     """The private values this workspace knows, and a test for each public string."""
 
     def __init__(self, ws: Workspace) -> None:
-        self.values: dict[str, str] = {}  # value -> label
+        from dcx.privacy import collect
+
+        self.private = collect(ws)
+        self.values = self.private.values
         self.shingles: set[tuple[str, ...]] = set()
-        self._collect(ws)
+        self._source_text(ws)
+        self._seen: dict[str, str | None] = {}
 
-    def add(self, value: str | None, label: str) -> None:
-        if value and len(value) >= 8:
-            self.values.setdefault(value, label)
-
-    def _collect(self, ws: Workspace) -> None:
+    def _source_text(self, ws: Workspace) -> None:
         from dcx.errors import DcxError
-        from dcx.profile import load_profile, load_registry
-
-        self.add(str(ws.root.resolve()), "goal root path")
-        with contextlib.suppress(OSError):
-            self.add(ws.key_path.read_bytes().hex(), "workspace key")
-        try:
-            registry = load_registry(ws)
-            profile = load_profile(ws)
-        except DcxError:
-            registry, profile = None, None
-        if profile is not None:
-            for text in _config_strings(profile.context_provider.config):
-                self.add(text, "provider config value")
-            if profile.context_provider.scope_ref:
-                self.add(profile.context_provider.scope_ref, "scope ref")
-        if registry is not None:
-            for binding in registry.bindings:
-                for text in _config_strings(binding.config):
-                    self.add(text, "adapter config value")
-            for source in registry.sources:
-                raw = source.locator["path"]
-                self.add(os.path.realpath(ws.root / raw), "locator")
-                if len(raw) >= 8 and len(Path(raw).parts) >= 2:
-                    self.add(raw, "locator")
-                self._source_text(ws, source)
-        try:
-            cursors = json.loads(ws.cursors.read_bytes()).get("cursors", {})
-            for value in cursors.values():
-                self.add(value, "cursor value")
-        except (OSError, ValueError, AttributeError):
-            pass
-        from dcx.refmap import all_private_values
-
-        for _, fields in all_private_values(ws):
-            for field in fields[1:]:  # fields[0] is a source id or provider name: public tokens
-                if isinstance(field, str):
-                    self.add(field, "private value behind an opaque ref")
-
-    def _source_text(self, ws: Workspace, source: Any) -> None:
+        from dcx.profile import load_registry
         from dcx.sources.walk import LocatorError, walk
 
-        if not source.enabled:
-            return
         try:
-            result = walk(ws, source.source_id, source.locator, max_scan_bytes=4 * 1024 * 1024)
-        except (LocatorError, OSError):
+            registry = load_registry(ws)
+        except DcxError:
             return
-        for rel in result.files:
-            try:
-                text = result.abspath(rel).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+        for source in registry.sources:
+            if not source.enabled:
                 continue
-            self.shingles.update(_windows(text))
+            try:
+                result = walk(ws, source.source_id, source.locator, max_scan_bytes=4 * 1024 * 1024)
+            except (LocatorError, OSError):
+                continue
+            for rel in result.files:
+                try:
+                    text = result.abspath(rel).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                self.shingles.update(_windows(text))
 
     def check(self, text: str) -> str | None:
-        for value, label in self.values.items():
-            if value in text:
-                return label
-        if self.shingles and any(window in self.shingles for window in _windows(text)):
+        """Why ``text`` may not be in a public file, or None; judged once per distinct string
+        (goal ids, times, refs and flags repeat across packets)."""
+        if text in self._seen:
+            return self._seen[text]
+        problem = self._seen[text] = self._check(text)
+        return problem
+
+    def _check(self, text: str) -> str | None:
+        label = self.private.find(text)
+        if label is not None:
+            return label
+        if self.shingles and len(text) >= 2 * SHINGLE - 1 and any(w in self.shingles for w in _windows(text)):
             return f"a run of {SHINGLE}+ words of source text"
         problem = public.unsafe_class(text)
         return f"unsafe text ({problem.replace('_', ' ')})" if problem else None
@@ -151,7 +128,7 @@ def _findings(path: Path, secrets: Secrets) -> Iterator[tuple[str, str]]:
     text = data.decode("utf-8", errors="replace")
     if path.suffix == ".json":
         try:
-            for field, value in _strings(json.loads(text), ""):
+            for field, value in _strings(json.loads(text), "", secrets.check):
                 if (problem := secrets.check(value)) is not None:
                     yield field, problem
             return
@@ -163,7 +140,7 @@ def _findings(path: Path, secrets: Secrets) -> Iterator[tuple[str, str]]:
                 record = json.loads(line)
             except ValueError:
                 record = line
-            for field, value in _strings(record, f"line {number}"):
+            for field, value in _strings(record, f"line {number}", secrets.check):
                 if (problem := secrets.check(value)) is not None:
                     yield field, problem
         return
@@ -176,6 +153,7 @@ def _findings(path: Path, secrets: Secrets) -> Iterator[tuple[str, str]]:
 
 def audit(*, ws: Workspace) -> Result:
     public.bind_goal_root(str(ws.root.resolve()))
+    public.bind_private_values(None)  # audit names which private value matched, itself
     secrets = Secrets(ws)
     findings = []
     scanned = 0

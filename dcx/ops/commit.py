@@ -22,8 +22,10 @@ from dcx.cursors import read_cursors, write_cursors
 from dcx.errors import Refused
 from dcx.fsutil import fault_point, file_lock
 from dcx.keys import load_key
+from dcx.names import same_actor
 from dcx.ops._common import check_decision_id, packet_context
 from dcx.packets import commit, evidence, outcome, proposal
+from dcx.redaction import Redacted, is_stub
 from dcx.refmap import RefMinter
 from dcx.result import Result
 from dcx.store import Store
@@ -34,6 +36,11 @@ ARTIFACT_KINDS = {"decision-evidence": "evidence", "decision-proposal": "proposa
 
 def _refuse(code: str, message: str, hint: str | None = None) -> Refused:
     return Refused(f"commit refused ({code}): {message}", code=code, hint=hint)
+
+
+def _redacted(stub: dict[str, Any]) -> Redacted:
+    return Redacted(stub, code="chain_redacted",
+                    hint="a redacted packet cannot bind a commit: prepare the decision again")
 
 
 def _event_log(ws: Workspace, profile, event_log: str | None) -> tuple[Path, str]:
@@ -78,11 +85,15 @@ def _check_event(ws: Workspace, event: dict[str, Any], decision_id: str, display
 
 
 def _find_assembly(store: Store, ws: Workspace, decision_id: str, evidence_ref: str) -> dict[str, Any]:
-    candidates = []
+    candidates, stubs = [], []
     for ref in decisions.refs_of(ws, decision_id, "assembly"):
-        packet = store.get(ref, kind="assembly")
-        if packet["evidence"]["packet_ref"] == evidence_ref:
+        packet = store.get_or_stub(ref, kind="assembly")
+        if is_stub(packet):
+            stubs.append(packet)
+        elif packet["evidence"]["packet_ref"] == evidence_ref:
             candidates.append(packet)
+    if not candidates and stubs:  # the assembly this chain needs may be the redacted one
+        raise _redacted(stubs[0])
     if len(candidates) != 1:
         raise _refuse("chain_ambiguous" if candidates else "chain_missing",
                       f"{len(candidates)} assemblies of decision {decision_id} hold that evidence")
@@ -178,17 +189,20 @@ def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log
 
     # 2. the one assembly of that evidence; every packet re-hashes; links hold
     asm = _find_assembly(store, ws, decision_id, chain["evidence"])
-    ev = store.get(chain["evidence"], kind=evidence.SPEC.kind)
-    prop = store.get(chain["proposal"], kind=proposal.SPEC.kind)
-    out = store.get(chain["outcome"], kind=outcome.SPEC.kind)
-    store.get(asm["checkpoint"]["checkpoint_ref"], kind="checkpoint")
+    try:
+        ev = store.get(chain["evidence"], kind=evidence.SPEC.kind)
+        prop = store.get(chain["proposal"], kind=proposal.SPEC.kind)
+        out = store.get(chain["outcome"], kind=outcome.SPEC.kind)
+        store.get(asm["checkpoint"]["checkpoint_ref"], kind="checkpoint")
+    except Redacted as exc:
+        raise _redacted(exc.stub) from None
     if ev != asm["evidence"]:
         raise _refuse("chain_mismatch", "the stored evidence differs from the assembly's")
     if prop["evidence_packet_ref"] != ev["packet_ref"]:
         raise _refuse("chain_mismatch", "the proposal is not bound to that evidence")
     if out["proposal_packet_ref"] != prop["packet_ref"]:
         raise _refuse("chain_mismatch", "the outcome is not bound to that proposal")
-    if out["accepted_decision"]["accepted_by"] == out["recorded_by"] and not profile.allow_self_confirmation:
+    if same_actor(out["accepted_decision"]["accepted_by"], out["recorded_by"]) and not profile.allow_self_confirmation:
         raise _refuse("self_confirmation_not_allowed", "the outcome was confirmed by the agent that recorded it")
 
     checkpoint_ref = asm["checkpoint"]["checkpoint_ref"]

@@ -12,6 +12,7 @@ from typing import Any
 
 from dcx import decisions, events
 from dcx.ops.status import next_step
+from dcx.redaction import is_stub
 from dcx.result import Result
 from dcx.store import Store
 from dcx.workspace import Workspace
@@ -49,9 +50,9 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
     rows: list[dict[str, Any]] = []
     embedded: set[str] = set()
     entries = decisions.entries(ws, decision_id)
-    packets = {e["ref"]: store.get(e["ref"], kind=e["kind"]) for e in entries}
+    packets = {e["ref"]: store.get_or_stub(e["ref"], kind=e["kind"]) for e in entries}
     for entry in entries:
-        if entry["kind"] == "assembly":
+        if entry["kind"] == "assembly" and not is_stub(packets[entry["ref"]]):
             asm = packets[entry["ref"]]
             embedded.update({asm["evidence"]["packet_ref"], asm["rebase"]["rebase_ref"],
                              asm["checkpoint"]["checkpoint_ref"], asm["coverage"]["coverage_ref"],
@@ -65,7 +66,7 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
             continue  # shown by (or right after) the assembly that embeds it
         packet = packets[ref]
         rows.append(_row(kind, ref, entry.get("observed_at"), packet, (seq, 0)))
-        if kind == "assembly":
+        if kind == "assembly" and not is_stub(packet):
             ev = packet["evidence"]
             rows.append(_row("evidence", ev["packet_ref"], ev["observed_at"], ev, (seq, 1)))
     seq_of = {row["ref"]: row["_seq"] for row in rows}
@@ -86,8 +87,9 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
 
 
 def _row(kind: str, ref: str, observed_at: str | None, packet: dict[str, Any], seq: tuple[int, int]) -> dict[str, Any]:
+    status = f"redacted ({packet['reason_code']})" if is_stub(packet) else describe(kind, packet)
     return {"kind": kind, "ref": ref, "short_ref": short(ref), "observed_at": observed_at,
-            "status": describe(kind, packet), "_seq": seq}
+            "status": status, "_seq": seq}
 
 
 def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dcx import decisions
 from dcx.clock import clock_from_env
 from dcx.errors import InvalidInput, Refused
+from dcx.names import same_actor
 from dcx.ops._common import (
     check_decision_id,
     packet_context,
@@ -37,7 +38,7 @@ def check_acceptance(accepted: dict, proposal_packet: dict, agent: str, allow_se
             field="accepted_decision.option_id",
             code="unknown_option",
         )
-    if accepted["accepted_by"] == agent and not allow_self:
+    if same_actor(accepted["accepted_by"], agent) and not allow_self:
         raise InvalidInput(
             f"{display}: accepted_decision.accepted_by is the acting agent; self-confirmation is off",
             field="accepted_decision.accepted_by",

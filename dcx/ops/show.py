@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dcx.errors import InvalidInput
+from dcx.redaction import is_stub
 from dcx.refmap import PREFIXES, reveal
 from dcx.result import Result
 from dcx.store import Store, unique_prefix
@@ -56,9 +57,11 @@ def show(*, ws: Workspace, ref: str, reveal_refs: bool = False) -> Result:
             raise InvalidInput(f"no packet or event matches {ref.strip()[:80]!r}", code="ref_not_found",
                                field="ref") from None
     kind = store.kind_of(full)
-    packet = store.get(full)
+    packet = store.get_or_stub(full)
     raw = store.path_for(kind, full).read_bytes()
     data: dict[str, Any] = {"kind": kind, "ref": full, "packet": packet}
+    if is_stub(packet):
+        data["redacted"] = True
     if reveal_refs:
         data["revealed"] = {r: reveal(ws, r) for r in sorted(set(keyed_refs(packet)))}
     return Result("show", data, raw_json=None if reveal_refs else raw)

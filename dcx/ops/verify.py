@@ -11,6 +11,10 @@ Problems are collected, never raised, so one run lists them all:
   packets; one id never has two bodies;
 - no append-only log ends in a torn line (``--repair`` moves it aside).
 
+A redacted packet (a ``dcx_redacted_v0`` stub left by `dcx redact`) is
+listed under ``redacted``, not as a problem: links to it resolve to the stub
+(same goal and decision), and everything else is checked as usual.
+
 Packets minted with another key (merged from another host of the goal)
 verify too: their opaque refs are simply not comparable here.
 """
@@ -27,6 +31,7 @@ from dcx.canonical import REF_RE, digest_hex
 from dcx.errors import ExitCode
 from dcx.fsutil import atomic_write, ensure_dir, file_lock, read_lines
 from dcx.packets import BY_PREFIX, KINDS
+from dcx.redaction import is_stub
 from dcx.result import Result
 from dcx.store import Store, verify_file
 from dcx.workspace import Workspace
@@ -53,6 +58,8 @@ class Checker:
         self.problems: list[dict[str, Any]] = []
         self.packets: dict[str, dict[str, Any]] = {}  # ref -> packet, for files that verify
         self.key_ids: set[str] = set()
+        self.redacted: dict[str, dict[str, Any]] = {}  # ref -> its dcx_redacted_v0 stub
+        self.redacted_rows: list[dict[str, Any]] = []
 
     def problem(self, path: Path, message: str, *, ref: str | None = None, field: str | None = None) -> None:
         row: dict[str, Any] = {"file": self.ws.rel(path), "problem": message}
@@ -74,6 +81,12 @@ class Checker:
             if packet.get("goal_id") != self.ws.goal_id:
                 self.problem(path, "belongs to another goal", ref=path.stem, field="goal_id")
                 continue
+            if is_stub(packet):  # redacted: reported, not a problem; its links still resolve
+                self.redacted[path.stem] = packet
+                self.redacted_rows.append({"file": self.ws.rel(path), "ref": path.stem, "kind": kind,
+                                           "reason_code": packet["reason_code"],
+                                           "redacted_at": packet["redacted_at"]})
+                continue
             self.packets[path.stem] = packet
             self.key_ids.add(packet["key_id"])
         return checked
@@ -82,6 +95,8 @@ class Checker:
         """The verified packet behind ``ref``, or why it cannot be used."""
         if ref in self.packets:
             return self.packets[ref], None
+        if ref in self.redacted:
+            return self.redacted[ref], None
         kind = BY_PREFIX[REF_RE.fullmatch(ref).group("prefix")].folder  # type: ignore[union-attr]
         if self.store.path_for(kind, ref).exists():
             return None, f"names {ref}, which does not verify"
@@ -214,6 +229,7 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
         "events_checked": event_count,
         "decision_indexes_checked": index_count,
         "problems": checker.problems,
+        "redacted": checker.redacted_rows,
         "repaired": repaired,
         "foreign_key_ids": foreign,
     }

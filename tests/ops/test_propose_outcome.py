@@ -122,6 +122,17 @@ def test_self_confirmation_refused_by_default(dcx, seeded) -> None:
     assert result.exit_code == 2 and result.json()["error"]["code"] == "self_confirmation_not_allowed"
 
 
+@pytest.mark.parametrize("spelling", ["AGENT-A", "agent_a", "agent-a.", "Agent.A", "agenta", "AGENT__A"])
+def test_self_confirmation_is_judged_after_normalising_the_name(dcx, seeded, spelling: str) -> None:
+    """Issue 12: NFKC, case folding and removing - _ . and spaces before comparing."""
+    root, _ = seeded
+    _propose(dcx, root, PROPOSAL)
+    body = json.loads(json.dumps(OUTCOME))
+    body["accepted_decision"]["accepted_by"] = spelling
+    result = _outcome(dcx, root, body)
+    assert result.exit_code == 2 and result.json()["error"]["code"] == "self_confirmation_not_allowed"
+
+
 def test_outcome_option_must_be_proposed(dcx, seeded) -> None:
     root, _ = seeded
     _propose(dcx, root, PROPOSAL)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from dcx.cli._render import styled
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -79,8 +81,8 @@ def duration(seconds: int | None) -> str:
 def header(console: Console, title: str, packet: dict[str, Any], ref_field: str,
            extra: Sequence[str] = ()) -> None:
     """Title, full ref and schema; then goal, decision, extras, time and key."""
-    console.print(f"[bold]{title}[/]  {packet.get(ref_field, '')}  [dim]({packet.get('schema_version', '')})[/]",
-                  highlight=False)
+    console.print(styled("[bold]{}[/]  {}  [dim]({})[/]", title, packet.get(ref_field, ""),
+                         packet.get("schema_version", "")))
     parts = [f"goal {packet.get('goal_id', '-')}"]
     if packet.get("decision_id"):
         parts.append(f"decision {packet['decision_id']}")
@@ -125,12 +127,12 @@ def table(console: Console, title: str, columns: Sequence[str], rows: Sequence[S
 
     console.print()
     if not rows:
-        console.print(f"[bold]{title}[/]: {empty}", highlight=False)
+        console.print(styled("[bold]{}[/]: {}", title, empty))
         return
     cells = [["-" if cell is None else str(cell) for cell in row] for row in rows]
     keep = [i for i, name in enumerate(columns)
             if not (constant and name in constant and all(row[i] == str(constant[name]) for row in cells))]
-    console.print(f"[bold]{title}[/]", highlight=False)
+    console.print(styled("[bold]{}[/]", title))
     out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
     atomic = {i: all(" " not in row[i] and len(row[i]) <= 40 for row in cells) for i in keep}
     natural = {i: max(len(columns[i]), *(len(row[i]) for row in cells)) for i in keep}

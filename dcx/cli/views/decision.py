@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dcx.cli._render import styled
 from dcx.cli._views import view
 from dcx.cli.views.common import (
     banner,
@@ -95,8 +96,7 @@ def rebase(console: Console, packet: dict[str, Any]) -> None:
     ])
     cited = packet["cited_change_refs"]
     console.print()
-    console.print(f"[bold]Cited changes[/]: {', '.join(short(r) for r in cited) if cited else 'none'}",
-                  highlight=False)
+    console.print(styled("[bold]Cited changes[/]: {}", ", ".join(short(r) for r in cited) if cited else "none"))
 
 
 def dispositions(console: Console, title: str, packet: dict[str, Any]) -> None:

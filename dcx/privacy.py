@@ -1,0 +1,130 @@
+"""This workspace's private values, found in text with one multi-pattern matcher (SPEC §3.4, §9).
+
+The list ``dcx audit`` checks every public string against, and that public
+writers refuse text holding (SPEC §3.4): the goal root's absolute path, the
+key, resolved absolute locators and relative ones of at least two segments
+and eight characters, cursor values, string values of provider and adapter
+config, and the private values behind minted refs (indexed file paths,
+revisions, provider resource refs). Values shorter than eight characters are
+left out: they would match ordinary words.
+
+The matcher is an Aho-Corasick automaton (``pyahocorasick``, C): one pass over
+a string finds any of thousands of values, where a loop of substring searches
+costs values x strings. Built on first use: commands that check no text
+(``dcx status``) never load the values or import the library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from dcx.workspace import Workspace
+
+MIN_LENGTH = 8
+
+
+class PrivateValues:
+    """value → label, and :meth:`find`: the label of the first value a text holds."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+        self._automaton: Any = None
+
+    def add(self, value: Any, label: str) -> None:
+        if isinstance(value, str) and len(value) >= MIN_LENGTH:
+            self.values.setdefault(value, label)
+            self._automaton = None
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def _built(self) -> Any:
+        if self._automaton is None:
+            import ahocorasick
+
+            automaton = ahocorasick.Automaton()
+            for value, label in self.values.items():
+                automaton.add_word(value, label)
+            automaton.make_automaton()
+            self._automaton = automaton
+        return self._automaton
+
+    def find(self, text: str) -> str | None:
+        if not self.values or len(text) < MIN_LENGTH:
+            return None
+        for _, label in self._built().iter(text):
+            return label
+        return None
+
+
+def _config_strings(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _config_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _config_strings(item)
+    elif isinstance(value, str):
+        yield value
+
+
+def collect(ws: Workspace) -> PrivateValues:
+    """Every private value this workspace knows (never raises for a broken profile or registry)."""
+    from dcx.errors import DcxError
+    from dcx.profile import load_profile, load_registry
+    from dcx.refmap import all_private_values
+
+    found = PrivateValues()
+    found.add(str(ws.root.resolve()), "goal root path")
+    with contextlib.suppress(OSError):
+        found.add(ws.key_path.read_bytes().hex(), "workspace key")
+    try:
+        registry = load_registry(ws)
+        profile = load_profile(ws)
+    except DcxError:
+        registry, profile = None, None
+    if profile is not None:
+        for text in _config_strings(profile.context_provider.config):
+            found.add(text, "provider config value")
+        if profile.context_provider.scope_ref:
+            found.add(profile.context_provider.scope_ref, "scope ref")
+    if registry is not None:
+        for binding in registry.bindings:
+            for text in _config_strings(binding.config):
+                found.add(text, "adapter config value")
+        for source in registry.sources:
+            raw = source.locator["path"]
+            found.add(os.path.realpath(ws.root / raw), "locator")
+            if len(Path(raw).parts) >= 2:
+                found.add(raw, "locator")
+    try:
+        cursors = json.loads(ws.cursors.read_bytes()).get("cursors", {})
+        for value in cursors.values():
+            found.add(value, "cursor value")
+    except (OSError, ValueError, AttributeError):
+        pass
+    with contextlib.suppress(Exception):  # a missing or locked ref map is no private value
+        for _, fields in all_private_values(ws):
+            for field in fields[1:]:  # fields[0] is a source id or provider name: public tokens
+                found.add(field, "private value behind an opaque ref")
+    return found
+
+
+class LazyPrivateValues:
+    """Collected on the first :meth:`find`: bound for every command, paid only by writers."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self._values: PrivateValues | None = None
+
+    def find(self, text: str) -> str | None:
+        if len(text) < MIN_LENGTH:
+            return None
+        if self._values is None:
+            self._values = collect(self.ws)
+        return self._values.find(text)
