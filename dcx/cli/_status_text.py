@@ -60,7 +60,8 @@ def format_status(data: dict[str, Any], *, colour: bool) -> str:
             lines.append(f"check     recall {recall['provider']}: {mark}{why}")
     if ws["decisions"]:
         rows = [("decision", "last observed", "next step")] + [
-            (r["decision_id"], r["last_observed_at"] or "-", f"dcx {r['next_step']}" if r["next_step"] else "done")
+            (r["decision_id"], r["last_observed_at"] or "-",
+             "abandoned" if r.get("abandoned") else (f"dcx {r['next_step']}" if r["next_step"] else "done"))
             for r in ws["decisions"]
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from dcx import decisions, events
-from dcx.ops.status import CYCLE
+from dcx.ops.status import last_observed, next_step
 from dcx.result import Result
 from dcx.store import Store
 from dcx.workspace import Workspace
@@ -75,7 +75,7 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
         anchors = [seq_of[r] for r in event.get("artifact_refs", []) if r in seq_of]
         place = (max(anchors)[0], 2) if anchors else (len(entries), 0)
         rows.append({"kind": "event", "ref": event["event_id"], "short_ref": event["event_id"][:18],
-                     "observed_at": event.get("recorded_at"), "_seq": place,
+                     "observed_at": event.get("recorded_at"), "_seq": place, "event_kind": event.get("event_kind"),
                      "status": f"{event.get('event_kind')} · {event.get('summary', '')}"[:120]})
     seen: set[str] = set()
     unique = [r for r in rows if not (r["ref"] in seen or seen.add(r["ref"]))]
@@ -94,15 +94,19 @@ def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
     store = Store(ws)
     all_events = events.read_log(ws.events, ws.rel(ws.events))
     ids = [decision_id] if decision_id else decisions.decision_ids(ws)
+    abandoned = events.abandoned(all_events)
     rows = []
     for ident in ids:
         chain = _chain(store, ws, ident, all_events)
         if not chain:
             continue
-        kinds = {row["kind"] for row in chain}
-        next_step = next((verb for kind, verb in CYCLE if kind not in kinds), None)
-        last = max((row["observed_at"] or "" for row in chain), default="")
-        rows.append({"decision_id": ident, "last_observed_at": last or None, "next_step": next_step, "chain": chain})
+        kinds = {row["kind"] for row in chain if row.get("event_kind") != events.ABANDON}
+        gone = ident in abandoned
+        index_times = [e["observed_at"] for e in decisions.entries(ws, ident) if isinstance(e.get("observed_at"), str)]
+        event_times = [e["recorded_at"] for e in all_events if (e.get("causality") or {}).get("decision_id") == ident
+                       and isinstance(e.get("recorded_at"), str)]
+        rows.append({"decision_id": ident, "last_observed_at": last_observed(index_times, event_times),
+                     "next_step": next_step(kinds, abandoned=gone), "abandoned": gone, "chain": chain})
     rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
     if limit is not None:
         rows = rows[:limit]

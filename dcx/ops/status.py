@@ -35,33 +35,58 @@ def _count_json(folder) -> int:
 
 def _decision_steps(ws: Workspace, events: list[str]) -> list[dict[str, Any]]:
     with_event: set[str] = set()
+    abandoned: set[str] = set()
+    event_times: dict[str, list[str]] = {}
     for line in events:
         try:
             event = json.loads(line)
-            with_event.add(event["causality"]["decision_id"])
+            decision = event["causality"]["decision_id"]
         except (ValueError, KeyError, TypeError):
             continue
+        if event.get("event_kind") == "abandon":
+            abandoned.add(decision)
+        else:
+            with_event.add(decision)
+        if isinstance(event.get("recorded_at"), str):
+            event_times.setdefault(decision, []).append(event["recorded_at"])
     rows = []
     if not ws.decisions.is_dir():
         return rows
     for path in sorted(ws.decisions.glob("*.jsonl")):
         lines, _ = read_lines(path)
         kinds = set()
-        last = None
+        times = []
         for line in lines:
             try:
                 entry = json.loads(line)
                 kinds.add(entry["kind"])
-                last = entry.get("observed_at", last)
             except (ValueError, KeyError, TypeError):
                 continue
+            if isinstance(entry.get("observed_at"), str):
+                times.append(entry["observed_at"])
         decision = path.stem
         if decision in with_event:
             kinds.add("event")
-        next_step = next((verb for kind, verb in CYCLE if kind not in kinds), None)
-        rows.append({"decision_id": decision, "last_observed_at": last, "next_step": next_step})
+        rows.append({"decision_id": decision, "last_observed_at": last_observed(times, event_times.get(decision, [])),
+                     "next_step": next_step(kinds, abandoned=decision in abandoned),
+                     "abandoned": decision in abandoned})
     rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
     return rows
+
+
+def next_step(kinds: set[str], *, abandoned: bool) -> str | None:
+    """The first cycle step not yet taken; none for an abandoned decision. Shared by status and log."""
+    if abandoned:
+        return None
+    return next((verb for kind, verb in CYCLE if kind not in kinds), None)
+
+
+def last_observed(index_times: list[str], event_times: list[str]) -> str | None:
+    """The latest time a decision's index or events record (status and log agree on it).
+
+    By time, not file order: a union-merged index interleaves two agents' lines.
+    """
+    return max([*index_times, *event_times], default=None)
 
 
 def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Result:
