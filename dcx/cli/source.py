@@ -86,7 +86,8 @@ def list_(ctx: typer.Context, fmt: FormatOpt = OutputFormat.text) -> None:
     def call(g) -> Result:
         from dcx.ops.sources import sources
 
-        return sources(ws=g.ws(), write=False)
+        listed = sources(ws=g.ws(), write=False)
+        return Result("source list", listed.data, status=listed.status, warnings=listed.warnings)
 
     from dcx.cli.sources import render
 
