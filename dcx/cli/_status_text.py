@@ -28,10 +28,23 @@ def _paint(text: str, code: str | None, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour and code else text
 
 
+# One sentence per activation reason code: what it means and what to do.
+MESSAGES = {
+    "profile_missing": "no profile.toml: run `dcx init`",
+    "profile_disabled": "turned off for this goal: `dcx enable`",
+    "profile_unavailable_or_invalid": "profile.toml or sources.toml cannot be used (see below)",
+    "goal_scope_mismatch": "profile.toml serves another goal than workspace.toml",
+    "agent_id_required": "which agent? pass --agent-id or set DCX_AGENT_ID",
+    "agent_not_enabled": "this agent is not enabled: `dcx enable --agent AGENT_ID`",
+    "source_provider_adapter_unavailable": "a source adapter is not installed (recall and other sources still work)",
+}
+
+
 def format_status(data: dict[str, Any], *, colour: bool) -> str:
     act = data["activation"]
     ws = data["workspace"]
-    reason = f" ({act['reason_code']})" if act["reason_code"] else ""
+    code = act["reason_code"]
+    reason = f" — {MESSAGES.get(code, code)}" if code else ""
     lines = [
         f"goal      {_paint(act['goal_id'], '36', colour)}",
         f"agent     {act['agent_id'] or '-'}",

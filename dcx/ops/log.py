@@ -42,6 +42,29 @@ def describe(kind: str, packet: dict[str, Any]) -> str:
     return ""
 
 
+def details(kind: str, packet: dict[str, Any]) -> dict[str, Any]:
+    """The machine fields behind ``describe``'s line: counts and disposition codes."""
+    if kind == "assembly":
+        return {"preview": packet["preview"], "mode": packet["mode"], "coverage_status": packet["coverage_status"],
+                "ready_count": packet["checkpoint"]["ready_count"]}
+    if kind == "evidence":
+        return {"facts": len(packet["changed_facts"]), "accepted_claims": len(packet["recalled_claims"]),
+                "stale_or_rejected_claims": len(packet["stale_or_rejected_claims"]),
+                "conflicts": len(packet["conflicts"])}
+    if kind == "proposal":
+        rec = packet["recommended_decision"]
+        return {"option_id": rec["option_id"], "confidence": rec["confidence"]}
+    if kind == "outcome":
+        return {"verification_status": packet["verification_status"],
+                "option_id": packet["accepted_decision"]["option_id"]}
+    if kind == "commit":
+        return {"status": packet["status"],
+                "advanced": sum(1 for s in packet["sources"] if s["result"] == "advanced")}
+    if kind == "feedback":
+        return {"candidate_emitted": packet["candidate_emitted"]}
+    return {}
+
+
 def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The decision's packets in the order they happened. The rebase receipt and
     checkpoint are shown by the assembly that embeds them; its evidence follows it;
@@ -75,7 +98,8 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
         anchors = [seq_of[r] for r in event.get("artifact_refs", []) if r in seq_of]
         place = (max(anchors)[0], 2) if anchors else (len(entries), 0)
         rows.append({"kind": "event", "ref": event["event_id"], "short_ref": event["event_id"][:18],
-                     "observed_at": event.get("recorded_at"), "_seq": place, "event_kind": event.get("event_kind"),
+                     "observed_at": event.get("recorded_at"), "_seq": place,
+                     "details": {"event_kind": event.get("event_kind")},
                      "status": f"{event.get('event_kind')} · {event.get('summary', '')}"[:120]})
     seen: set[str] = set()
     unique = [r for r in rows if not (r["ref"] in seen or seen.add(r["ref"]))]
@@ -87,7 +111,7 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
 
 def _row(kind: str, ref: str, observed_at: str | None, packet: dict[str, Any], seq: tuple[int, int]) -> dict[str, Any]:
     return {"kind": kind, "ref": ref, "short_ref": short(ref), "observed_at": observed_at,
-            "status": describe(kind, packet), "_seq": seq}
+            "status": describe(kind, packet), "details": details(kind, packet), "_seq": seq}
 
 
 def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
@@ -100,7 +124,7 @@ def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
         chain = _chain(store, ws, ident, all_events)
         if not chain:
             continue
-        kinds = {row["kind"] for row in chain if row.get("event_kind") != events.ABANDON}
+        kinds = {row["kind"] for row in chain if row["details"].get("event_kind") != events.ABANDON}
         gone = ident in abandoned
         index_times = [e["observed_at"] for e in decisions.entries(ws, ident) if isinstance(e.get("observed_at"), str)]
         event_times = [e["recorded_at"] for e in all_events if (e.get("causality") or {}).get("decision_id") == ident

@@ -62,8 +62,9 @@ INVOCATIONS: dict[str, list[str] | str] = {
 
 
 def _leaf_commands() -> list[str]:
-    from dcx.cli.app import build_app
     from typer.main import get_command
+
+    from dcx.cli.app import build_app
 
     found: list[str] = []
 
