@@ -1,9 +1,10 @@
-"""Start-up time of `dcx --version` and `dcx status --format json` next to bare Python.
+"""Start-up time of `dcx --version`, `dcx status` and the read-only commands next to bare Python.
 
 Run on demand: `make bench` or `.venv/bin/python bench/startup.py [runs]`.
 Prints medians and ratios from one run (the machine is shared and noisy:
 compare ratios, not absolute times). Goals (SPEC §3.6, issue 2):
-`dcx --version` <= 2.5x `python -c pass`; `dcx status --format json` <= 60 ms.
+`dcx --version` <= 2.5x `python -c pass`; `dcx status --format json` <= 60 ms;
+issue 18: `log`, `show`, `verify`, `sources` on the example <= 70 ms.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         goal = Path(tmp) / "example"
         shutil.copytree(REPO / ".dcx-example", goal)
+        # one prepared decision, so log, show and verify have packets to read
+        subprocess.run([dcx, "-C", str(goal), "index"], capture_output=True, check=True)
+        subprocess.run([dcx, "-C", str(goal), "prepare", "--decision-id", "bench-d", "--auto-rebase"],
+                       capture_output=True, check=True)
         rows = [
             ("python -c pass", [sys.executable, "-c", "pass"]),
             ("python -S -c pass", [sys.executable, "-S", "-c", "pass"]),
@@ -41,6 +46,11 @@ def main() -> None:
             ("dcx status --format json", [dcx, "-C", str(goal), "status", "--format", "json"]),
             ("dcx status (text)", [dcx, "-C", str(goal), "status"]),
             ("dcx --help", [dcx, "--help"]),
+            ("dcx log", [dcx, "-C", str(goal), "log"]),
+            ("dcx log --format json", [dcx, "-C", str(goal), "log", "--format", "json"]),
+            ("dcx show (evidence)", [dcx, "-C", str(goal), "show", "decision-evidence"]),
+            ("dcx verify", [dcx, "-C", str(goal), "verify"]),
+            ("dcx sources", [dcx, "-C", str(goal), "sources"]),
         ]
         results = {name: median_ms(argv, runs) for name, argv in rows}
     base = results["python -c pass"]
@@ -52,6 +62,8 @@ def main() -> None:
     status_ok = results["dcx status --format json"] <= 60
     print(f"goal dcx --version <= 2.5x python: {'met' if version_ok else 'MISSED'}")
     print(f"goal dcx status --format json <= 60 ms: {'met' if status_ok else 'MISSED'}")
+    for name in ("dcx log", "dcx show (evidence)", "dcx verify", "dcx sources"):
+        print(f"goal {name} <= 70 ms: {'met' if results[name] <= 70 else 'MISSED'} ({results[name]:.0f} ms)")
 
 
 if __name__ == "__main__":

@@ -35,6 +35,10 @@ from dcx.workspace import Workspace
 
 SCHEMA = "loopx_rollout_event_v0"
 KINDS = ("validation", "todo_add", "todo_update", "todo_complete", "refresh_state")
+# dcx's own addition to the LoopX kinds: a person gave the decision up (`dcx abandon`).
+# Never a commit event: commit accepts KINDS only.
+ABANDON = "abandon"
+STORED_KINDS = (*KINDS, ABANDON)
 DCX_ID_RE = re.compile(r"^dcx-event-[0-9a-f]{32}$")
 LOOPX_ID_RE = re.compile(r"^[0-9a-f]{16}$")
 
@@ -57,7 +61,7 @@ EVENT = Shape(
         "event_id": Token(),
         "goal_id": Token(),
         "agent_id": Token(optional=True),
-        "event_kind": Enum(values=KINDS),
+        "event_kind": Enum(values=STORED_KINDS),
         "status": Const(value="committed"),
         "recorded_at": Timestamp(),
         "summary": Text(),
@@ -193,3 +197,12 @@ def check_kind(kind: str) -> str:
     if kind not in KINDS:
         raise InvalidInput(f"--kind: expected one of {', '.join(KINDS)}", field="--kind")
     return kind
+
+
+def abandoned(all_events: list[dict[str, Any]]) -> set[str]:
+    """The decisions an ``abandon`` event gave up."""
+    return {
+        (event.get("causality") or {}).get("decision_id")
+        for event in all_events
+        if event.get("event_kind") == ABANDON and isinstance(event.get("causality"), dict)
+    } - {None}

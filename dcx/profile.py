@@ -307,6 +307,11 @@ def load_registry(ws: Workspace) -> Registry:
     if not ws.sources.exists():
         return Registry((), (), {})
     data, text = load_toml(ws.sources, display)
+    return parse_registry(data, display, text)
+
+
+def parse_registry(data: dict[str, Any], display: str, text: str = "") -> Registry:
+    """A source registry from parsed TOML, checked strictly (errors name ``display`` and the line)."""
     clean = _validated(REGISTRY_SHAPE, data, display, text)
     bindings = tuple(
         Binding(b["provider_id"], b["adapter"], b.get("config", {})) for b in clean.get("bindings", [])

@@ -30,8 +30,10 @@ EXTRA_SHAPES = (
     ("dcx.packets.advisory", "REQUEST", "decision_context_advisory_retrieve_request_v0"),
     ("dcx.packets.advisory", "RESPONSE", "decision_context_advisory_retrieve_response_v0"),
     ("dcx.packets.advisory", "READINESS", "dcx_extension_provider_readiness_v0"),
-    ("dcx.packets.ephemeral", "SHAPE", "decision_context_ephemeral_recall_v0"),
+    ("dcx.packets.recall", "SHAPE", "decision_context_ephemeral_recall_v0"),
     ("dcx.redaction", "STUB", "dcx_redacted_v0"),
+    ("dcx.packets.output", "RESULT", "dcx_result_v0"),
+    ("dcx.packets.output", "ERROR", "dcx_error_v0"),
 )
 
 

@@ -37,8 +37,9 @@ class HashProgress:
             task = self.bar.add_task(f"hashing {source_id}", total=None)
             self.bar.refresh()
 
-            def update(done: int) -> None:
-                self.bar.update(task, completed=done)
+            def update(done: int, total: int | None = None) -> None:
+                # the total is known once the walk has listed everything
+                self.bar.update(task, completed=done, total=total)
                 now = time.monotonic()
                 if now - self.shown >= 0.1:
                     self.shown = now

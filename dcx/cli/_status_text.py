@@ -30,11 +30,24 @@ def _paint(text: str, code: str | None, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour and code else text
 
 
+# One sentence per activation reason code: what it means and what to do.
+MESSAGES = {
+    "profile_missing": "no profile.toml: run `dcx init`",
+    "profile_disabled": "turned off for this goal: `dcx enable`",
+    "profile_unavailable_or_invalid": "profile.toml or sources.toml cannot be used (see below)",
+    "goal_scope_mismatch": "profile.toml serves another goal than workspace.toml",
+    "agent_id_required": "which agent? pass --agent-id or set DCX_AGENT_ID",
+    "agent_not_enabled": "this agent is not enabled: `dcx enable --agent AGENT_ID`",
+    "source_provider_adapter_unavailable": "a source adapter is not installed (recall and other sources still work)",
+}
+
+
 def format_status(data: dict[str, Any], *, colour: bool) -> str:
     data = visible_data(data)  # ids and messages come from files a merge may have brought (SPEC 3.4.1)
     act = data["activation"]
     ws = data["workspace"]
-    reason = f" ({act['reason_code']})" if act["reason_code"] else ""
+    code = act["reason_code"]
+    reason = f" — {MESSAGES.get(code, code)}" if code else ""
     lines = [
         f"goal      {_paint(act['goal_id'], '36', colour)}",
         f"agent     {act['agent_id'] or '-'}",
@@ -63,7 +76,8 @@ def format_status(data: dict[str, Any], *, colour: bool) -> str:
             lines.append(f"check     recall {recall['provider']}: {mark}{why}")
     if ws["decisions"]:
         rows = [("decision", "last observed", "next step")] + [
-            (r["decision_id"], r["last_observed_at"] or "-", f"dcx {r['next_step']}" if r["next_step"] else "done")
+            (r["decision_id"], r["last_observed_at"] or "-",
+             "abandoned" if r.get("abandoned") else (f"dcx {r['next_step']}" if r["next_step"] else "done"))
             for r in ws["decisions"]
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]

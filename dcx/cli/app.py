@@ -19,6 +19,10 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     # set up a goal
     ("init", "init"),
     ("status", "status"),
+    ("enable", "enable"),
+    ("disable", "disable"),
+    ("source", "source"),
+    ("provider", "provider"),
     ("sources", "sources"),
     ("index", "index"),
     ("ext", "ext"),
@@ -33,6 +37,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("writeback", "writeback"),
     ("commit", "commit"),
     ("feedback", "feedback"),
+    ("abandon", "abandon"),
+    ("gc", "gc"),
     # reading what was decided
     ("log", "log"),
     ("show", "show"),
@@ -40,6 +46,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("verify", "verify"),
     ("audit", "audit"),
     ("redact", "redact"),
+    ("help", "help"),
 )
 
 _click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]
@@ -62,8 +69,13 @@ class DcxGroup(TyperGroup):
         from dcx.cli._render import emit_error
 
         argv = list(sys.argv[1:] if args is None else args)
+        _name_metavars(self)
         try:
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+        except _click.exceptions.NoArgsIsHelpError as exc:
+            # bare `dcx`, `dcx ext`, `dcx key`: their help, as asked for (exit 0, like gh)
+            sys.stdout.write(exc.ctx.get_help() + "\n")
+            code = 0
         except _click.exceptions.UsageError as exc:
             command = exc.ctx.command_path if exc.ctx else "dcx"
             emit_error(
@@ -85,6 +97,32 @@ class DcxGroup(TyperGroup):
         return code
 
 
+# Metavars are words a person reads, not typer's `<str>`: by option name, then by type.
+METAVARS = {
+    "--workspace": "PATH", "--scope": "SCOPE", "--query": "TEXT", "--query-summary": "TEXT",
+    "--summary": "TEXT", "--query-file": "FILE", "--from": "FILE", "--rebase": "FILE",
+    "--max-results": "N", "--timeout": "SECONDS", "--wait": "SECONDS", "--agent-id": "AGENT_ID",
+    "--observed-at": "TIME", "--decision-id": "ID", "--event-id": "EVENT_ID", "--source": "SOURCE_ID",
+    "--outcome": "REF", "--artifact": "REF", "--kind": "KIND", "--since": "TIME", "--reason": "CODE",
+}
+TYPE_METAVARS = {"integer": "N", "float": "NUMBER", "text": "TEXT", "path": "PATH", "file": "FILE"}
+
+
+def _name_metavars(command: Any) -> None:
+    for param in getattr(command, "params", ()):
+        if param.metavar is not None or getattr(param, "is_flag", False) or getattr(param, "count", False):
+            continue
+        if hasattr(param.type, "choices"):  # shown as [text|json]
+            continue
+        if param.param_type_name == "argument":
+            param.metavar = (param.name or "ARG").upper()
+            continue
+        long = next((o for o in param.opts if o.startswith("--")), "")
+        param.metavar = METAVARS.get(long) or TYPE_METAVARS.get(param.type.name, "VALUE")
+    for child in getattr(command, "commands", {}).values():
+        _name_metavars(child)
+
+
 def _version(value: bool) -> None:
     if value:
         sys.stdout.write(f"dcx {__version__}\n")
@@ -102,7 +140,7 @@ def build_app() -> typer.Typer:
         ),
         epilog="Example: dcx init --goal-id checkout-latency --agent-id agent-a",
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},

@@ -67,6 +67,11 @@ def render(console, result: Result) -> None:
                 f" · {row['files_indexed']} re-indexed, {row['files_removed']} removed",
                 markup=False,
             )
+            skipped = row.get("skipped") or []
+            if skipped:
+                console.print(f"  not searchable ({len(skipped)}{'+' if len(skipped) >= 50 else ''}):", markup=False)
+                for item in skipped:
+                    console.print(f"    {item['path']}  ({item['why']})", markup=False, soft_wrap=True)
         else:
             console.print(f"{row['source_id']}  {row['status']} ({row['reason_code']})", markup=False)
     verb = "built" if data["created"] else "updated"

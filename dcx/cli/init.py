@@ -48,5 +48,8 @@ def render(console, result: Result) -> None:
     for path in data["created"]:
         console.print(f"  created {path}", markup=False)
     if ".decision-context/profile.toml" in data["created"]:
-        console.print("Next: edit profile.toml (enabled = true) and sources.toml, then `dcx status`.", markup=False)
+        enable = "dcx enable" if data.get("agent_id") else "dcx enable --agent AGENT_ID"
+        console.print("Next, to make it a working goal:", markup=False)
+        console.print(f"  {enable}", markup=False)
+        console.print("  dcx source add source:authority:docs --path docs --include '**/*.md'", markup=False)
 

@@ -38,7 +38,7 @@ def render(console, result: Result) -> None:
     if not decisions and not result.data["goal_scans"]:
         console.print("no decisions yet: start one with `dcx prepare --decision-id ID`", markup=False)
     for row in decisions:
-        nxt = f"next: dcx {row['next_step']}" if row["next_step"] else "complete"
+        nxt = "abandoned" if row.get("abandoned") else (f"next: dcx {row['next_step']}" if row["next_step"] else "complete")
         console.print(styled("[yellow]*[/] [bold]{}[/]  {}  [dim]{}[/]", row["decision_id"],
                              row["last_observed_at"] or "", nxt))
         if row.get("next_hint"):

@@ -182,10 +182,13 @@ def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log
 
     # 1. exact-read the event
     log_path, display = _event_log(ws, profile, event_log)
-    log = events.read_log(log_path, display)
-    event_id = events.resolve_id(log, event_id)
-    event = events.find_event(log, event_id, display)
+    logged = events.read_log(log_path, display)
+    event_id = events.resolve_id(logged, event_id)
+    event = events.find_event(logged, event_id, display)
     chain = _check_event(ws, event, decision_id, display)
+    if decision_id in events.abandoned(events.read_log(ws.events, ws.rel(ws.events))):
+        raise _refuse("decision_abandoned", f"decision {decision_id} was abandoned (`dcx abandon`)",
+                      "prepare a new decision id to take the work up again")
 
     # 2. the one assembly of that evidence; every packet re-hashes; links hold
     asm = _find_assembly(store, ws, decision_id, chain["evidence"])

@@ -179,5 +179,6 @@ def init(*, root: Path, goal_id: str | None, agent_id: str | None, nested: bool 
         created.append(ws.rel(ws.key_path))
     return Result(
         "init",
-        {"goal_id": goal, "workspace": DC_DIR, "created": created, "already_initialised": not created},
+        {"goal_id": goal, "agent_id": agent_id, "workspace": DC_DIR, "created": created,
+         "already_initialised": not created},
     )

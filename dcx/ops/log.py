@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from dcx import decisions, events
-from dcx.ops.status import next_step
+from dcx.ops.status import last_observed, next_step
 from dcx.redaction import is_stub
 from dcx.result import Result
 from dcx.store import Store
@@ -41,6 +41,29 @@ def describe(kind: str, packet: dict[str, Any]) -> str:
     if kind == "feedback":
         return "candidate emitted" if packet["candidate_emitted"] else "no candidate"
     return ""
+
+
+def details(kind: str, packet: dict[str, Any]) -> dict[str, Any]:
+    """The machine fields behind ``describe``'s line: counts and disposition codes."""
+    if kind == "assembly":
+        return {"preview": packet["preview"], "mode": packet["mode"], "coverage_status": packet["coverage_status"],
+                "ready_count": packet["checkpoint"]["ready_count"]}
+    if kind == "evidence":
+        return {"facts": len(packet["changed_facts"]), "accepted_claims": len(packet["recalled_claims"]),
+                "stale_or_rejected_claims": len(packet["stale_or_rejected_claims"]),
+                "conflicts": len(packet["conflicts"])}
+    if kind == "proposal":
+        rec = packet["recommended_decision"]
+        return {"option_id": rec["option_id"], "confidence": rec["confidence"]}
+    if kind == "outcome":
+        return {"verification_status": packet["verification_status"],
+                "option_id": packet["accepted_decision"]["option_id"]}
+    if kind == "commit":
+        return {"status": packet["status"],
+                "advanced": sum(1 for s in packet["sources"] if s["result"] == "advanced")}
+    if kind == "feedback":
+        return {"candidate_emitted": packet["candidate_emitted"]}
+    return {}
 
 
 def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -77,6 +100,7 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
         place = (max(anchors)[0], 2) if anchors else (len(entries), 0)
         rows.append({"kind": "event", "ref": event["event_id"], "short_ref": event["event_id"][:18],
                      "observed_at": event.get("recorded_at"), "_seq": place,
+                     "details": {"event_kind": event.get("event_kind")},
                      "status": f"{event.get('event_kind')} · {event.get('summary', '')}"[:120]})
     seen: set[str] = set()
     unique = [r for r in rows if not (r["ref"] in seen or seen.add(r["ref"]))]
@@ -89,24 +113,29 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
 def _row(kind: str, ref: str, observed_at: str | None, packet: dict[str, Any], seq: tuple[int, int]) -> dict[str, Any]:
     status = f"redacted ({packet['reason_code']})" if is_stub(packet) else describe(kind, packet)
     return {"kind": kind, "ref": ref, "short_ref": short(ref), "observed_at": observed_at,
-            "status": status, "_seq": seq}
+            "status": status, "details": {} if is_stub(packet) else details(kind, packet), "_seq": seq}
 
 
 def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
     store = Store(ws)
     all_events = events.read_log(ws.events, ws.rel(ws.events))
     ids = [decision_id] if decision_id else decisions.decision_ids(ws)
+    abandoned = events.abandoned(all_events)
     rows = []
     for ident in ids:
         chain = _chain(store, ws, ident, all_events)
         if not chain:
             continue
-        kinds = {row["kind"] for row in chain}
+        kinds = {row["kind"] for row in chain if row["details"].get("event_kind") != events.ABANDON}
+        gone = ident in abandoned
         latest = decisions.latest(ws, ident, "assembly")
-        verb, hint = next_step(kinds, latest is not None and store.get(latest, kind="assembly")["preview"] is True)
-        last = max((row["observed_at"] or "" for row in chain), default="")
-        rows.append({"decision_id": ident, "last_observed_at": last or None, "next_step": verb, "next_hint": hint,
-                     "chain": chain})
+        preview = latest is not None and store.get(latest, kind="assembly").get("preview") is True
+        verb, hint = next_step(kinds, preview, abandoned=gone)
+        index_times = [e["observed_at"] for e in decisions.entries(ws, ident) if isinstance(e.get("observed_at"), str)]
+        event_times = [e["recorded_at"] for e in all_events if (e.get("causality") or {}).get("decision_id") == ident
+                       and isinstance(e.get("recorded_at"), str)]
+        rows.append({"decision_id": ident, "last_observed_at": last_observed(index_times, event_times),
+                     "next_step": verb, "next_hint": hint, "abandoned": gone, "chain": chain})
     rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
     if limit is not None:
         rows = rows[:limit]

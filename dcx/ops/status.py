@@ -30,12 +30,15 @@ PREVIEW_HINT = ("the latest assembly is a preview: nothing in it can be committe
                 "--auto-rebase, --rebase FILE or --baseline")
 
 
-def next_step(kinds: set[str], latest_is_preview: bool) -> tuple[str | None, str | None]:
+def next_step(kinds: set[str], latest_is_preview: bool, *, abandoned: bool = False) -> tuple[str | None, str | None]:
     """The next cycle verb for a decision whose steps left ``kinds``, and a hint when it is not obvious.
 
     A preview assembly can never be committed, so after one the next step is
-    another ``prepare`` (with a mode), whatever was recorded after it.
+    another ``prepare`` (with a mode), whatever was recorded after it. An
+    abandoned decision has no next step. Shared by status and log.
     """
+    if abandoned:
+        return None, None
     if latest_is_preview:
         return "prepare", PREVIEW_HINT
     return next((verb for kind, verb in CYCLE if kind not in kinds), None), None
@@ -60,36 +63,56 @@ def _count_json(folder) -> int:
 
 def _decision_steps(ws: Workspace, events: list[str]) -> list[dict[str, Any]]:
     with_event: set[str] = set()
+    abandoned: set[str] = set()
+    event_times: dict[str, list[str]] = {}
     for line in events:
         try:
             event = json.loads(line)
-            with_event.add(event["causality"]["decision_id"])
+            decision = event["causality"]["decision_id"]
         except (ValueError, KeyError, TypeError):
             continue
+        if event.get("event_kind") == "abandon":
+            abandoned.add(decision)
+        else:
+            with_event.add(decision)
+        if isinstance(event.get("recorded_at"), str):
+            event_times.setdefault(decision, []).append(event["recorded_at"])
     rows = []
     if not ws.decisions.is_dir():
         return rows
     for path in sorted(ws.decisions.glob("*.jsonl")):
         lines, _ = read_lines(path)
         kinds = set()
-        last = None
-        assembly = None
-        for line in lines:
+        times = []
+        assembly: tuple[str, int, str] | None = None
+        for number, line in enumerate(lines):
             try:
                 entry = json.loads(line)
                 kinds.add(entry["kind"])
-                last = entry.get("observed_at", last)
                 if entry["kind"] == "assembly":
-                    assembly = entry.get("ref")
+                    stamp = (str(entry.get("observed_at", "")), number, entry.get("ref"))
+                    assembly = stamp if assembly is None or stamp > assembly else assembly
             except (ValueError, KeyError, TypeError):
                 continue
+            if isinstance(entry.get("observed_at"), str):
+                times.append(entry["observed_at"])
         decision = path.stem
         if decision in with_event:
             kinds.add("event")
-        verb, hint = next_step(kinds, is_preview(ws, assembly))
-        rows.append({"decision_id": decision, "last_observed_at": last, "next_step": verb, "next_hint": hint})
+        gone = decision in abandoned
+        verb, hint = next_step(kinds, is_preview(ws, assembly[2] if assembly else None), abandoned=gone)
+        rows.append({"decision_id": decision, "last_observed_at": last_observed(times, event_times.get(decision, [])),
+                     "next_step": verb, "next_hint": hint, "abandoned": gone})
     rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
     return rows
+
+
+def last_observed(index_times: list[str], event_times: list[str]) -> str | None:
+    """The latest time a decision's index or events record (status and log agree on it).
+
+    By time, not file order: a union-merged index interleaves two agents' lines.
+    """
+    return max([*index_times, *event_times], default=None)
 
 
 def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Result:

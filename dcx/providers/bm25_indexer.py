@@ -52,9 +52,15 @@ class SourceReport(NamedTuple):
     chunks: int = 0
     skipped_binary: int = 0
     skipped_oversize: int = 0
+    skipped: tuple[tuple[str, str], ...] = ()  # (path, binary|oversize) of files not searchable, first SKIPPED_SHOWN
 
     def public(self) -> dict[str, Any]:
-        return self._asdict()
+        out = self._asdict()
+        out["skipped"] = [{"path": path, "why": why} for path, why in self.skipped]
+        return out
+
+
+SKIPPED_SHOWN = 50
 
 
 class IndexReport(NamedTuple):
@@ -144,7 +150,7 @@ def _index_source(
 ) -> SourceReport:
     sid = writer.sid(source.source_id)
     indexed = writer.files(sid)
-    tick = (lambda done: progress(source.source_id, done)) if progress else None
+    tick = (lambda done, total=None: progress(source.source_id, done)) if progress else None
     try:
         walked = walk(ws, source.source_id, source.locator, max_scan_bytes=max_scan_bytes, progress=tick)
     except LocatorError as exc:
@@ -182,7 +188,12 @@ def _index_source(
     chunks = writer.conn.execute(
         "SELECT COALESCE(SUM(chunk_count), 0), COUNT(*) FROM files WHERE sid = ?", (sid,)
     ).fetchone()
-    return SourceReport(source.source_id, "indexed", None, files=int(chunks[1]), chunks=int(chunks[0]), **stats)
+    skipped = tuple(
+        (str(path), str(kind)) for path, kind in writer.conn.execute(
+            "SELECT path, kind FROM files WHERE sid = ? AND kind != 'text' ORDER BY path LIMIT ?", (sid, SKIPPED_SHOWN))
+    )
+    return SourceReport(source.source_id, "indexed", None, files=int(chunks[1]), chunks=int(chunks[0]),
+                        skipped=skipped, **stats)
 
 
 def _connect(path: Path) -> sqlite3.Connection:

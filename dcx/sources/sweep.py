@@ -274,6 +274,13 @@ def sweep_tree(
     known = len(cache)
     cores = min(MAX_JOBS, os.cpu_count() or 1)
     can_fork = sys.platform == "linux" and cores > 1 and threading.active_count() == 1
+    def after(base: int) -> Callable[[int], None] | None:
+        """Progress of a sweep that continues another: counts from ``base`` on, while its own
+        ``done`` counts its files only (so the parts' ``done`` add up to the files listed)."""
+        if progress is None:
+            return None
+        return lambda n: progress(base + n)
+
     if not can_fork or PARALLEL_MIN_FILES // 4 <= known < PARALLEL_MIN_FILES:
         return [run([(top, "")], report=progress)]  # serial, or a tree the cache knows to be modest
     frontier: list[tuple[str, str]] = []
@@ -283,13 +290,13 @@ def sweep_tree(
         return [loose]
     large = known >= PARALLEL_MIN_FILES or len(frontier) >= PARALLEL_MIN_DIRS
     if not large or len(frontier) < 2:
-        return [loose, run(frontier, loose.done, progress)]
+        return [loose, run(frontier, 0, after(loose.done))]
     jobs = cores
     shares = _share(frontier, cache, jobs)
     pending = [(share, _fork_sweep(share, run)) for share in shares[1:]]
     results = [loose]
     try:
-        results.append(run(shares[0], loose.done, progress))
+        results.append(run(shares[0], 0, after(loose.done)))
         while pending:
             share, child = pending.pop(0)
             found = _collect(*child) if child is not None else None

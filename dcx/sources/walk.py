@@ -252,7 +252,7 @@ def walk(
     *,
     max_scan_bytes: int,
     deadline: float | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[..., None] | None = None,
     digest: bool = False,
     save_cache: bool = True,
 ) -> WalkResult:
@@ -260,7 +260,8 @@ def walk(
 
     ``deadline`` is a ``time.monotonic()`` value; past it, ``WalkTimeout`` is
     raised after saving the hashes made so far. ``progress`` (optional) is
-    called with the number of files listed so far. With ``digest``, the
+    called with the number of files listed so far, and at the end with
+    ``(listed, total)``, when the total is known. With ``digest``, the
     result carries the tree digest of its files, remembered in the cache so an
     unchanged tree is not re-serialised.
     """
@@ -296,7 +297,8 @@ def walk(
     unreadable = {rel for part in parts for rel in part.unreadable}
     files = FileMap(hits, hit_count + len(hashed_files), hashed_files)
     if progress is not None:
-        progress(sum(part.done for part in parts))
+        listed = sum(part.done for part in parts)
+        progress(listed, listed)  # (done, total): the total is known now
     tree = None
     memo = None
     exact = exact and not unreadable

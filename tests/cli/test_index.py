@@ -136,3 +136,15 @@ def test_index_text_output(dcx, example: Path) -> None:
     assert result.exit_code == 0
     assert "source:authority:docs" in result.stdout and "built" in result.stdout
     assert os.environ.get("HOME", "") not in result.stdout
+
+
+def test_index_lists_the_files_it_cannot_search(dcx, example) -> None:
+    (example / "docs" / "diagram.md").write_bytes(b"\xff\xfe not utf-8")
+    (example / "docs" / "notes.md").write_text("plain text is searchable\n")
+    result = dcx("-C", str(example), "index")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert "  not searchable (1):" in lines
+    assert "    diagram.md  (binary)" in lines
+    data = dcx("-C", str(example), "index", "--format", "json").json()["data"]
+    assert data["sources"][0]["skipped"] == [{"path": "diagram.md", "why": "binary"}]

@@ -123,3 +123,29 @@ def test_status_check_runs_live_checks(dcx, example: Path) -> None:
     assert after["recall"]["status"] == "ready"
     assert after["sources"][0]["reason_code"] == "locator_missing"
     assert "checks" not in dcx("-C", str(example), "status", "--format", "json").json()["data"]
+
+
+def test_every_activation_reason_code_has_one_message() -> None:
+    """Codes collected from activation.py's source (the 4th argument of each Activation(...))."""
+    import ast
+
+    from conftest import REPO
+
+    from dcx.cli._status_text import MESSAGES
+
+    tree = ast.parse((REPO / "dcx" / "activation.py").read_text())
+    codes = {
+        node.args[3].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Activation"
+        and len(node.args) >= 4 and isinstance(node.args[3], ast.Constant) and isinstance(node.args[3].value, str)
+    }
+    assert "goal_scope_mismatch" in codes and "agent_not_enabled" in codes
+    assert codes == set(MESSAGES)
+
+
+def test_status_names_the_code_once_with_its_meaning(dcx, example) -> None:
+    out = dcx("-C", str(example), "status", "--agent-id", "agent-z").stdout
+    line = next(line for line in out.splitlines() if line.startswith("status"))
+    assert line.count("agent_not_enabled") == 1
+    assert "dcx enable --agent" in line

@@ -1,0 +1,284 @@
+"""Configuration by command: ``enable``, ``disable``, ``source add|rm|list``, ``provider set``.
+
+Every edit goes the same way: lock the file, parse it with tomlkit (so
+comments, blank lines and key order survive), change only what the command
+names, then validate the *new text* exactly as every other command will read
+it (``parse_profile`` / ``parse_registry``). Only a text that validates is
+written, atomically and 0600; a refused edit changes nothing. Both files are
+private: what a command prints names the change, never a locator or a
+provider config value.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from dcx.errors import InvalidInput
+from dcx.fsutil import atomic_write, file_lock
+from dcx.profile import (
+    PRIORITIES,
+    PROFILE_SCHEMA,
+    PROVIDERS,
+    REGISTRY_SCHEMA,
+    SOURCE_KINDS,
+    parse_profile,
+    parse_registry,
+)
+from dcx.public import check_token
+from dcx.result import Result
+from dcx.workspace import Workspace
+
+LOCAL_FILE_BINDING = "files"
+DEFAULT_FRESHNESS = 86_400
+PROVIDER_KEYS = ("max_results", "timeout_seconds")
+
+
+def _edit(ws: Workspace, path: Path, template: str, mutate: Callable[[Any], None],
+          check: Callable[[dict[str, Any], str, str], Any], *, wait: float) -> bool:
+    """Apply ``mutate`` to the TOML document at ``path``; validate; write. True when the bytes changed."""
+    import tomlkit
+
+    display = ws.rel(path)
+    with file_lock(path, wait=wait, display=display):
+        try:
+            before = path.read_text(encoding="utf-8") if path.exists() else template
+        except UnicodeDecodeError:
+            raise InvalidInput(f"{display}: not UTF-8 text", code="invalid_toml") from None
+        try:
+            doc = tomlkit.parse(before)
+        except tomlkit.exceptions.ParseError as exc:
+            raise InvalidInput(f"{display}: invalid TOML: {exc}", code="invalid_toml",
+                               hint="fix the file by hand first; dcx edits only files it can read") from None
+        mutate(doc)
+        after = tomlkit.dumps(doc)
+        if not after.endswith("\n"):
+            after += "\n"
+        check(tomllib.loads(after), display, after)
+        if path.exists() and after == before:
+            return False
+        atomic_write(path, after.encode(), mode=0o600)
+        return True
+
+
+def _spaced(doc: Any) -> Any:
+    """``doc``, with a blank line added when its text does not end in one (new tables stand apart)."""
+    import tomlkit
+
+    if not tomlkit.dumps(doc).endswith("\n\n"):
+        doc.add(tomlkit.nl())
+    return doc
+
+
+def _profile_template(ws: Workspace) -> str:
+    return f'schema_version = "{PROFILE_SCHEMA}"\ngoal_id = "{ws.goal_id}"\nenabled = false\nenabled_agents = []\n'
+
+
+def _edit_profile(ws: Workspace, mutate: Callable[[Any], None], *, wait: float) -> bool:
+    return _edit(ws, ws.profile, _profile_template(ws), mutate, parse_profile, wait=wait)
+
+
+def _edit_registry(ws: Workspace, mutate: Callable[[Any], None], *, wait: float) -> bool:
+    return _edit(ws, ws.sources, f'schema_version = "{REGISTRY_SCHEMA}"\n', mutate, parse_registry, wait=wait)
+
+
+# --- enable / disable -----------------------------------------------------------------------------
+
+
+def enable(*, ws: Workspace, agents: Sequence[str], wait: float = 5.0) -> Result:
+    """``enabled = true``; each ``--agent`` joins ``enabled_agents`` (kept in the order given)."""
+    for agent in agents:
+        check_token(agent, field="--agent")
+    added: list[str] = []
+
+    def mutate(doc: Any) -> None:
+        import tomlkit
+
+        doc["enabled"] = True
+        current = doc.get("enabled_agents")
+        if current is None:
+            current = tomlkit.array()
+            doc["enabled_agents"] = current
+        for agent in agents:
+            if agent not in current:
+                current.append(agent)
+                added.append(agent)
+
+    try:
+        changed = _edit_profile(ws, mutate, wait=wait)
+    except InvalidInput as exc:
+        if exc.field == "enabled_agents":
+            raise InvalidInput("no agent is enabled for this goal", field="--agent", code="agent_required",
+                               hint="name one: dcx enable --agent AGENT_ID") from None
+        raise
+    return Result("enable", {"enabled": True, "agents_added": added, "changed": changed})
+
+
+def disable(*, ws: Workspace, wait: float = 5.0) -> Result:
+    def mutate(doc: Any) -> None:
+        doc["enabled"] = False
+
+    return Result("disable", {"enabled": False, "changed": _edit_profile(ws, mutate, wait=wait)})
+
+
+# --- sources ----------------------------------------------------------------------------------------
+
+
+def _check_path(ws: Workspace, path: str) -> None:
+    from dcx.sources.walk import LocatorError, resolve_locator
+
+    try:
+        resolve_locator(ws, {"path": path})
+    except LocatorError as exc:
+        code = str(exc.args[0]) if exc.args else "locator_invalid"
+        hints = {
+            "locator_missing": "create it first, or check the path (relative paths start at the goal root)",
+            "locator_outside_root": "a relative path may not leave the goal root; give an absolute path instead",
+            "locator_inside_workspace": ".decision-context/ is dcx's own folder, never a source",
+        }
+        raise InvalidInput(f"--path: {code.replace('_', ' ')}", field="--path", code=code,
+                           hint=hints.get(code)) from None
+
+
+def source_add(
+    *,
+    ws: Workspace,
+    source_id: str,
+    path: str,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    priority: str = "p0",
+    kind: str = "document",
+    objectives: Sequence[str] = (),
+    on_demand: bool = False,
+    wait: float = 5.0,
+) -> Result:
+    """Add a local-file source (and the ``files`` binding when there is none)."""
+    check_token(source_id, field="ID")
+    if priority not in PRIORITIES:
+        raise InvalidInput(f"--priority: expected one of {', '.join(PRIORITIES)}", field="--priority")
+    if kind not in SOURCE_KINDS:
+        raise InvalidInput(f"--kind: expected one of {', '.join(SOURCE_KINDS)}", field="--kind")
+    for objective in objectives:
+        check_token(objective, field="--objective")
+    _check_path(ws, path)
+    added_binding: list[str] = []
+
+    def mutate(doc: Any) -> None:
+        import tomlkit
+
+        sources = doc.get("sources")
+        if sources is not None and any(s.get("source_id") == source_id for s in sources):
+            raise InvalidInput(f"ID: a source {source_id!r} exists already", field="ID", code="duplicate_id",
+                               hint=f"remove it first: dcx source rm {source_id}")
+        bindings = doc.get("bindings")
+        if bindings is None:
+            bindings = tomlkit.aot()
+            _spaced(doc).append("bindings", bindings)
+        if not any(b.get("adapter") == "local-file" and b.get("provider_id") == LOCAL_FILE_BINDING for b in bindings):
+            if any(b.get("provider_id") == LOCAL_FILE_BINDING for b in bindings):
+                raise InvalidInput(f"bindings: provider_id {LOCAL_FILE_BINDING!r} is not a local-file binding",
+                                   field="bindings", code="binding_conflict")
+            bindings.append(tomlkit.item({"provider_id": LOCAL_FILE_BINDING, "adapter": "local-file"}))
+            added_binding.append(LOCAL_FILE_BINDING)
+        locator = tomlkit.inline_table()
+        locator["path"] = path
+        if include:
+            locator["include"] = list(include)
+        if exclude:
+            locator["exclude"] = list(exclude)
+        row = tomlkit.table()
+        row["source_id"] = source_id
+        row["provider_id"] = LOCAL_FILE_BINDING
+        row["source_kind"] = kind
+        row["priority"] = priority
+        row["evidence_level"] = "s1"
+        row["objectives"] = list(objectives) or [ws.goal_id]
+        row["scan_mode"] = "on_demand" if on_demand else "incremental"
+        row["exact_read_policy"] = "always"
+        row["freshness_seconds"] = DEFAULT_FRESHNESS
+        row["locator"] = locator
+        if sources is None:
+            sources = tomlkit.aot()
+            _spaced(doc).append("sources", sources)
+        sources.append(row)
+
+    _edit_registry(ws, mutate, wait=wait)
+    return Result("source add", {"source_id": source_id, "bindings_added": added_binding,
+                                 "scan_mode": "on_demand" if on_demand else "incremental", "priority": priority})
+
+
+def source_rm(*, ws: Workspace, source_id: str, wait: float = 5.0) -> Result:
+    def mutate(doc: Any) -> None:
+        sources = doc.get("sources")
+        index = next((i for i, s in enumerate(sources or []) if s.get("source_id") == source_id), None)
+        if index is None:
+            raise InvalidInput(f"ID: no source {source_id!r} in {ws.rel(ws.sources)}", field="ID",
+                               code="unknown_source", hint="`dcx source list` shows the sources")
+        del sources[index]
+        if len(sources) == 0:
+            del doc["sources"]
+
+    _edit_registry(ws, mutate, wait=wait)
+    return Result("source rm", {"source_id": source_id, "removed": True})
+
+
+# --- provider -----------------------------------------------------------------------------------------
+
+
+def _config_value(text: str) -> Any:
+    """``KEY=VALUE``'s value: a TOML value when it parses as one (``[0, 1]``, ``3``, ``true``), else the text."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def provider_set(
+    *,
+    ws: Workspace,
+    provider: str,
+    max_results: int | None = None,
+    timeout: float | None = None,
+    config: Sequence[str] = (),
+    wait: float = 5.0,
+) -> Result:
+    """Set ``[context_provider]``; a change of provider drops the old provider's config table."""
+    if provider not in PROVIDERS:
+        raise InvalidInput(f"PROVIDER: expected one of {', '.join(PROVIDERS)}", field="PROVIDER")
+    pairs: list[tuple[str, Any]] = []
+    for item in config:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidInput("--config: expected KEY=VALUE", field="--config")
+        pairs.append((key.strip(), _config_value(value)))
+    dropped: list[str] = []
+
+    def mutate(doc: Any) -> None:
+        import tomlkit
+
+        table = doc.get("context_provider")
+        if table is None:
+            table = tomlkit.table()
+            _spaced(doc).append("context_provider", table)
+        if table.get("provider") != provider and "config" in table:
+            dropped.extend(sorted(table["config"]))
+            del table["config"]
+        table["provider"] = provider
+        if max_results is not None:
+            table["max_results"] = max_results
+        if timeout is not None:
+            table["timeout_seconds"] = timeout
+        if pairs:
+            section = table.get("config")
+            if section is None:
+                section = tomlkit.table()
+                table["config"] = section
+            for key, value in pairs:
+                section[key] = value
+
+    changed = _edit_profile(ws, mutate, wait=wait)
+    return Result("provider set", {"provider": provider, "config_keys_set": sorted(k for k, _ in pairs),
+                                   "config_keys_dropped": dropped, "changed": changed})
