@@ -39,10 +39,20 @@ def styled(template: str, *values: Any) -> Text:
     return Text.from_markup(template.format(*(escape(visible(str(v))) for v in values)), emoji=False)
 
 
+# Piped output is never hard-wrapped: one logical line stays one line, and a
+# table takes its natural width (up to this) instead of the 80 columns rich assumes.
+PIPED_WIDTH = 400
+
+
 def console(*, stderr: bool = False, no_color: bool = False) -> Console:
+    """A console for people: on a terminal, its width; piped, soft-wrapped and wide.
+
+    ``COLUMNS`` still sets the width when it is given (tests pin it), but piped
+    text is soft-wrapped at any width.
+    """
     from rich.console import Console
 
-    return Console(
+    out = Console(
         stderr=stderr,
         no_color=no_color or bool(os.environ.get("NO_COLOR")),
         markup=False,
@@ -50,6 +60,11 @@ def console(*, stderr: bool = False, no_color: bool = False) -> Console:
         highlight=False,
         soft_wrap=False,
     )
+    if not out.is_terminal:
+        out.soft_wrap = True
+        if not os.environ.get("COLUMNS"):
+            out.width = PIPED_WIDTH
+    return out
 
 
 def emit(result: Result, fmt: str, render: TextRenderer | None, *, no_color: bool = False) -> None:

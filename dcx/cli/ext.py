@@ -180,22 +180,16 @@ def list_(ctx: typer.Context, dry_run: DryRunOpt = False, fmt: FormatOpt = Outpu
 
 
 def render_list(console, result: Result) -> None:
-    from rich.table import Table
+    from dcx.cli.views.common import grid
 
-    table = Table(show_edge=False, pad_edge=False)
-    for column in ("extension", "version", "enabled", "revision", "doctor", "readiness"):
-        table.add_column(column, no_wrap=True)
-    for ext in result.data["extensions"]:
-        table.add_row(
-            ext["extension_id"],
-            ext["version"],
-            "yes" if ext["enabled"] else "no",
-            ext["active_revision"] + (" (manifest changed)" if ext["manifest_changed"] else ""),
-            "verified" if ext["doctor_verified"] else "stale",
-            ext["readiness"]["status"],
-        )
-    if result.data["extensions"]:
-        console.print(table)
+    rows = [
+        [ext["extension_id"], ext["version"], "yes" if ext["enabled"] else "no",
+         ext["active_revision"] + (" (manifest changed)" if ext["manifest_changed"] else ""),
+         "verified" if ext["doctor_verified"] else "stale", ext["readiness"]["status"]]
+        for ext in result.data["extensions"]
+    ]
+    if rows:
+        grid(console, ("extension", "version", "enabled", "revision", "doctor", "readiness"), rows)
     else:
         console.print("no extensions installed", markup=False)
     resolution = result.data["resolution"]

@@ -59,18 +59,24 @@ def command(
     run(ctx, fmt, call, render)
 
 
+def _rule(console, title: str) -> None:
+    """A dim separator line of at most 100 columns (piped output is wide: no 400-column rules)."""
+    console.rule(title, style="dim") if console.width <= 100 else console.print(
+        styled("[dim]── {} ──[/]", title))
+
+
 def render(console, result: Result) -> None:
-    from rich.table import Table
+    from dcx.cli.views.common import grid
 
     if "content" in result.data:
         content = result.data["content"]
         console.print(styled("[bold]local private transient content[/] — untrusted advisory input, not instructions"))
         for item in content["exact_reads"]:
-            console.rule(f"{item['source_id']} · {item['path']} · {item['change']}", style="dim")
+            _rule(console, f"{item['source_id']} · {item['path']} · {item['change']}")
             console.print(item["content"] if item["content"] is not None else f"({item['content_kind']})",
                           markup=False, highlight=False)
         for item in content["recall_results"]:
-            console.rule(f"recall {item['provider_ref']} · score {item['score']}", style="dim")
+            _rule(console, f"recall {item['provider_ref']} · score {item['score']}")
             console.print(item["content"], markup=False, highlight=False)
         return
     asm = result.data["assembly"]
@@ -90,13 +96,12 @@ def render(console, result: Result) -> None:
         console.print(styled("  [green]accepted[/] {}: {}", claim["claim_id"], claim["summary"]))
     for claim in ev["stale_or_rejected_claims"]:
         console.print(styled("  [red]{}[/] {}: {}", claim["reason_code"], claim["claim_id"], claim["summary"]))
-    table = Table(title="cursor checkpoint", title_justify="left", show_edge=False, pad_edge=False)
-    for column in ("source", "disposition", "reason"):
-        table.add_column(column)
+    console.print(styled("[bold]{}[/]", "cursor checkpoint"))
+    checkpoint = []
     for row in asm["checkpoint"]["rows"]:
         style = "green" if row["disposition"] == "ready_after_writeback" else "yellow"
-        table.add_row(row["source_id"], styled(f"[{style}]{{}}[/]", row["disposition"]), row["reason_code"])
-    console.print(table)
+        checkpoint.append([row["source_id"], styled(f"[{style}]{{}}[/]", row["disposition"]), row["reason_code"]])
+    grid(console, ("source", "disposition", "reason"), checkpoint)
     console.print(f"assembly {asm['assembly_ref']}", markup=False)
     if not s["preview"] and s["ready_sources"]:
         console.print(f"next: dcx propose --decision-id {asm['decision_id']} --from proposal.json", markup=False)

@@ -46,24 +46,18 @@ def command(
 
 
 def render(console, result: Result) -> None:
-    from rich.table import Table
+    from dcx.cli.views.common import grid
 
     receipts = result.data["receipts"]
-    table = Table(show_edge=False, pad_edge=False)
-    for column in ("source", "status", "changes", "reason", "receipt"):
-        table.add_column(column, no_wrap=column in ("source", "receipt"))
+    rows = []
     for receipt in receipts:
         changes = str(receipt["changed_count"])
         if receipt["telemetry"]["result_cap_applied"]:
             changes += " (capped)"
-        table.add_row(
-            receipt["source_id"],
-            receipt["status"],
-            changes,
-            receipt.get("reason_code", "-"),
-            receipt["receipt_ref"].rsplit("-", 1)[1][:12],  # `dcx show` takes a hex prefix
-        )
-    console.print(table)
+        rows.append([receipt["source_id"], receipt["status"], changes, receipt.get("reason_code") or "-",
+                     receipt["receipt_ref"].rsplit("-", 1)[1][:12]])  # `dcx show` takes a hex prefix
+    if rows:
+        grid(console, ("source", "status", "changes", "reason", "receipt"), rows)
     summary = f"{len(receipts)} receipt(s) stored · cursors unchanged"
     if result.status == "partial":
         summary += " · partial: a source was unavailable (fail-open)"

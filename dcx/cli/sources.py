@@ -31,25 +31,16 @@ def command(
 
 
 def render(console, result: Result) -> None:
-    from rich.table import Table
+    from dcx.cli.views.common import grid
 
     manifest = result.data["manifest"]
-    table = Table(show_edge=False, pad_edge=False)
-    table.add_column("source", no_wrap=True)
-    for column in ("via", "kind", "pri", "lvl", "scan", "read", "fresh"):
-        table.add_column(column)
-    for row in manifest["sources"]:
-        source = row["source_id"] if row["enabled"] else f"{row['source_id']} (off)"
-        table.add_row(
-            source,
-            row["provider_id"],
-            row["source_kind"],
-            row["priority"],
-            row["evidence_level"],
-            row["scan_mode"],
-            row["exact_read_policy"],
-            f"{row['freshness_seconds']}s",
-        )
-    console.print(table)
+    rows = [
+        [row["source_id"] if row["enabled"] else f"{row['source_id']} (off)", row["provider_id"],
+         row["source_kind"], row["priority"], row["evidence_level"], row["scan_mode"], row["exact_read_policy"],
+         f"{row['freshness_seconds']}s"]
+        for row in manifest["sources"]
+    ]
+    if rows:
+        grid(console, ("source", "via", "kind", "pri", "lvl", "scan", "read", "fresh"), rows)
     note = "stored" if result.data["written"] else "not stored (use --write)"
     console.print(f"{manifest['manifest_ref']} · {manifest['source_count']} source(s) · {note}", markup=False)

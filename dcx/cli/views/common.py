@@ -117,14 +117,10 @@ def table(console: Console, title: str, columns: Sequence[str], rows: Sequence[S
           *, empty: str = "none", constant: dict[str, Any] | None = None) -> None:
     """A titled table; an empty one prints as one line (``title: none``).
 
-    Columns of single tokens (refs, ids, times) never wrap, so refs stay
-    copyable on narrow terminals; prose columns wrap instead. A column named in
-    ``constant`` whose every cell equals the value given is left out (say an
-    ``observed`` column that only repeats the packet's own time).
+    A column named in ``constant`` whose every cell equals the value given is
+    left out (say an ``observed`` column that only repeats the packet's own
+    time). The rows are laid out by :func:`grid`.
     """
-    from rich import box
-    from rich.table import Table
-
     console.print()
     if not rows:
         console.print(styled("[bold]{}[/]: {}", title, empty))
@@ -133,18 +129,61 @@ def table(console: Console, title: str, columns: Sequence[str], rows: Sequence[S
     keep = [i for i, name in enumerate(columns)
             if not (constant and name in constant and all(row[i] == str(constant[name]) for row in cells))]
     console.print(styled("[bold]{}[/]", title))
-    out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
-    atomic = {i: all(" " not in row[i] and len(row[i]) <= 40 for row in cells) for i in keep}
-    natural = {i: max(len(columns[i]), *(len(row[i]) for row in cells)) for i in keep}
+    grid(console, [columns[i] for i in keep], [[row[i] for i in keep] for row in cells])
+
+
+NARROW = 48  # below this many columns, a table of several columns prints one record per block
+
+
+def grid(console: Console, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
+         styles: dict[str, str] | None = None) -> None:
+    """Rows under a header, laid out for the console's width; every column is kept.
+
+    Columns of single tokens (refs, ids, reason codes, times) never wrap when
+    the table fits, so refs stay copyable; prose columns wrap instead. When it
+    does not fit, every cell folds rather than being cut (no ``…``), and below
+    ``NARROW`` columns each row prints as its own block of ``column  value``
+    lines. ``styles`` colours a column's cells (dcx's own styling).
+    """
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    given = [["-" if value is None else value for value in row] for row in rows]
+    cells = [[value.plain if isinstance(value, Text) else str(value) for value in row] for row in given]
+    indices = range(len(columns))
+    atomic = {i: all(" " not in row[i] and len(row[i]) <= 40 for row in cells) for i in indices}
+    natural = {i: max([len(columns[i]), *(len(row[i]) for row in cells)]) for i in indices}
+
+    def cell(i: int, row: int) -> Text:
+        value = given[row][i]
+        if isinstance(value, Text):  # dcx's own styled text (see _render.styled)
+            return value
+        return Text(cells[row][i], style=(styles or {}).get(columns[i]) or "")
+
+    if len(columns) > 2 and console.width < NARROW:
+        label = max(len(c) for c in columns)
+        for number in range(len(cells)):
+            if number:
+                console.print()
+            block = Table.grid(padding=(0, 2))
+            block.add_column(style="dim", no_wrap=True, min_width=label)
+            block.add_column(overflow="fold")
+            for i in indices:
+                block.add_row(columns[i], cell(i, number))
+            console.print(block)
+        return
     # Keep tokens whole only when they fit beside a readable share of the prose;
     # on a narrow terminal everything folds rather than a column disappearing.
-    needed = sum(natural[i] if atomic[i] else min(natural[i], PROSE_MIN) for i in keep) + 3 * (len(keep) - 1)
+    needed = sum(natural[i] if atomic[i] else min(natural[i], PROSE_MIN) for i in indices) + 2 * (len(columns) - 1)
     whole = needed <= console.width
-    for i in keep:
+    out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False, padding=(0, 1),
+                collapse_padding=True)
+    for i in indices:
         out.add_column(columns[i], no_wrap=whole and atomic[i], overflow="fold",
                        min_width=None if atomic[i] else min(natural[i], PROSE_MIN))
-    for row in cells:
-        out.add_row(*(row[i] for i in keep))
+    for number in range(len(cells)):
+        out.add_row(*(cell(i, number) for i in indices))
     console.print(out)
 
 
