@@ -86,6 +86,7 @@ _COMMIT = Shape(
     {
         "allow_self_confirmation": Bool(optional=True),
         "external_event_logs": _PathList(optional=True),
+        "require_review": Bool(optional=True),
     },
 )
 
@@ -184,6 +185,7 @@ class Profile(NamedTuple):
     allow_self_confirmation: bool
     external_event_logs: tuple[str, ...]
     raw: dict[str, Any]
+    require_review: bool = False
 
     @property
     def digest(self) -> str:
@@ -288,6 +290,7 @@ def load_profile(ws: Workspace) -> Profile | None:
         allow_self_confirmation=commit.get("allow_self_confirmation", False),
         external_event_logs=tuple(commit.get("external_event_logs", [])),
         raw=data,
+        require_review=commit.get("require_review", False),
     )
 
 

@@ -31,6 +31,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("outcome", "outcome"),
     ("writeback", "writeback"),
     ("commit", "commit"),
+    ("gate", "gate"),
+    ("review", "review"),
     ("feedback", "feedback"),
     # reading what was decided
     ("log", "log"),
