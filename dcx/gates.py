@@ -18,7 +18,18 @@ from __future__ import annotations
 from typing import Any
 
 from dcx import events
-from dcx.packets.spec import Const, DecisionId, Enum, Obj, Pattern, Shape, Text, Timestamp, Token, Tokens
+from dcx.packets.spec import (
+    Const,
+    DecisionId,
+    Enum,
+    Obj,
+    Pattern,
+    Shape,
+    Text,
+    Timestamp,
+    Token,
+    Tokens,
+)
 
 SCOPE_PREFIX = "direction:action:"
 TASK_CLASS = "user_gate"

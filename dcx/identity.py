@@ -3,7 +3,7 @@
 A person's gate (``dcx gate --by``) and an outcome's ``accepted_by`` may not
 name the acting agent unless the profile allows self-confirmation. Names are
 compared after NFKC, case folding and removing ``-``, ``_``, ``.`` and
-spaces, so ``Agent-A``, ``agent_a`` and ``ａｇｅｎｔ.a`` are one actor. A leaf
+spaces, so ``Agent-A``, ``agent_a`` and full-width ``agent.a`` are one actor. A leaf
 module (stdlib only) so every writer of a confirmation can share it.
 """
 

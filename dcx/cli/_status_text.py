@@ -28,6 +28,15 @@ def _paint(text: str, code: str | None, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour and code else text
 
 
+def _step(row: dict[str, Any]) -> str:
+    step = f"dcx {row['next_step']}" if row["next_step"] else "done"
+    if row.get("outcome_due"):
+        step += " (outcome due)"
+    elif row.get("settlement") and not row["next_step"]:
+        step = f"done ({row['settlement']})"
+    return step
+
+
 def format_status(data: dict[str, Any], *, colour: bool) -> str:
     act = data["activation"]
     ws = data["workspace"]
@@ -60,7 +69,7 @@ def format_status(data: dict[str, Any], *, colour: bool) -> str:
             lines.append(f"check     recall {recall['provider']}: {mark}{why}")
     if ws["decisions"]:
         rows = [("decision", "last observed", "next step")] + [
-            (r["decision_id"], r["last_observed_at"] or "-", f"dcx {r['next_step']}" if r["next_step"] else "done")
+            (r["decision_id"], r["last_observed_at"] or "-", _step(r))
             for r in ws["decisions"]
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]

@@ -18,7 +18,8 @@ def command(
     """List decisions newest first, each with its chain of packets, like git log.
 
     The chain runs assembly → evidence → proposal → outcomes → events →
-    commit receipt → feedback, with short refs (give any of them to `dcx show`).
+    commit receipt → feedback (or, settled by review: proposal → gate →
+    review → validation event → commit; "outcome due" after an approve), with short refs (give any of them to `dcx show`).
     Goal-level scans are listed apart.
 
     Example: dcx log --limit 5
@@ -38,6 +39,10 @@ def render(console, result: Result) -> None:
         console.print("no decisions yet: start one with `dcx prepare --decision-id ID`", markup=False)
     for row in decisions:
         nxt = f"next: dcx {row['next_step']}" if row["next_step"] else "complete"
+        if row.get("outcome_due"):
+            nxt = f"outcome due · {nxt}"
+        elif row.get("settlement"):
+            nxt = f"settled {row['settlement']} · {nxt}"
         console.print(f"[yellow]*[/] [bold]{row['decision_id']}[/]  {row['last_observed_at'] or ''}  [dim]{nxt}[/]")
         for link in row["chain"]:
             console.print(f"[yellow]|[/]   {link['kind']:<9} [cyan]{link['short_ref']}[/]  {link['status']}",

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx import decisions, events
-from dcx.ops.status import CYCLE
+from dcx import cycle, decisions, events, gates
 from dcx.result import Result
 from dcx.store import Store
 from dcx.workspace import Workspace
@@ -37,6 +36,9 @@ def describe(kind: str, packet: dict[str, Any]) -> str:
     if kind == "commit":
         moved = sum(1 for s in packet["sources"] if s["result"] == "advanced")
         return f"{packet['status']} · {moved} cursor(s) advanced"
+    if kind == "review":
+        who = "quiet" if packet["disposition"] == "no_change" else f"by {packet['actor_ref']}"
+        return f"{packet['disposition']} {who} · {packet['reason_code']}"
     if kind == "feedback":
         return "candidate emitted" if packet["candidate_emitted"] else "no candidate"
     return ""
@@ -75,8 +77,7 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
         anchors = [seq_of[r] for r in event.get("artifact_refs", []) if r in seq_of]
         place = (max(anchors)[0], 2) if anchors else (len(entries), 0)
         rows.append({"kind": "event", "ref": event["event_id"], "short_ref": event["event_id"][:18],
-                     "observed_at": event.get("recorded_at"), "_seq": place,
-                     "status": f"{event.get('event_kind')} · {event.get('summary', '')}"[:120]})
+                     "observed_at": event.get("recorded_at"), "_seq": place, "status": _event_status(event)})
     seen: set[str] = set()
     unique = [r for r in rows if not (r["ref"] in seen or seen.add(r["ref"]))]
     unique.sort(key=lambda r: r["_seq"])
@@ -85,13 +86,29 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
     return unique
 
 
+def _event_status(event: dict[str, Any]) -> str:
+    if gates.is_user_gate(event):
+        verdict = gates.disposition_of(event) or "no disposition"
+        text = f"gate {verdict} by {gates.actor_of(event) or '-'} · {event.get('summary', '')}"
+    else:
+        text = f"{event.get('event_kind')} · {event.get('summary', '')}"
+    return text[:120]
+
+
 def _row(kind: str, ref: str, observed_at: str | None, packet: dict[str, Any], seq: tuple[int, int]) -> dict[str, Any]:
     return {"kind": kind, "ref": ref, "short_ref": short(ref), "observed_at": observed_at,
             "status": describe(kind, packet), "_seq": seq}
 
 
 def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
+    from dcx.profile import load_profile
+
     store = Store(ws)
+    try:
+        profile = load_profile(ws)
+    except Exception:
+        profile = None
+    require_review = bool(profile and profile.require_review)
     all_events = events.read_log(ws.events, ws.rel(ws.events))
     ids = [decision_id] if decision_id else decisions.decision_ids(ws)
     rows = []
@@ -100,9 +117,14 @@ def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
         if not chain:
             continue
         kinds = {row["kind"] for row in chain}
-        next_step = next((verb for kind, verb in CYCLE if kind not in kinds), None)
+        mine = [e for e in all_events if (e.get("causality") or {}).get("decision_id") == ident]
+        settled = cycle.settlement(mine)
+        outcomes = [store.get(r, kind="outcome") for r in decisions.refs_of(ws, ident, "outcome")]
+        observed = cycle.outcome_observed(outcomes, settled["approved"])
+        next_step, due = cycle.next_step(kinds, settled, observed, require_review)
         last = max((row["observed_at"] or "" for row in chain), default="")
-        rows.append({"decision_id": ident, "last_observed_at": last or None, "next_step": next_step, "chain": chain})
+        rows.append({"decision_id": ident, "last_observed_at": last or None, "next_step": next_step,
+                     "settlement": settled["disposition"], "outcome_due": due, "chain": chain})
     rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
     if limit is not None:
         rows = rows[:limit]

@@ -9,21 +9,15 @@ import json
 import os
 from typing import Any
 
+from dcx import cycle
 from dcx.activation import activation
 from dcx.errors import ExitCode
 from dcx.fsutil import is_temp, read_lines
 from dcx.result import Result
 from dcx.workspace import Workspace
 
-# The decision cycle, in order: which packet kind each step leaves behind.
-CYCLE = (
-    ("assembly", "prepare"),
-    ("proposal", "propose"),
-    ("outcome", "outcome"),
-    ("event", "writeback"),
-    ("commit", "commit"),
-    ("feedback", "feedback"),
-)
+# kept for readers that import it from here
+CYCLE = cycle.CYCLE
 
 
 def _count_json(folder) -> int:
@@ -33,12 +27,25 @@ def _count_json(folder) -> int:
         return 0
 
 
-def _decision_steps(ws: Workspace, events: list[str]) -> list[dict[str, Any]]:
-    with_event: set[str] = set()
+def _outcomes(ws: Workspace, refs: list[str]) -> list[dict[str, Any]]:
+    """Outcome receipts read as plain JSON (status never re-hashes; verify does)."""
+    out = []
+    for ref in refs:
+        try:
+            packet = json.loads((ws.packets / "outcome" / f"{ref}.json").read_bytes())
+        except (OSError, ValueError):
+            continue
+        if isinstance(packet, dict):
+            out.append(packet)
+    return out
+
+
+def _decision_steps(ws: Workspace, events: list[str], require_review: bool) -> list[dict[str, Any]]:
+    by_decision: dict[str, list[dict[str, Any]]] = {}
     for line in events:
         try:
             event = json.loads(line)
-            with_event.add(event["causality"]["decision_id"])
+            by_decision.setdefault(event["causality"]["decision_id"], []).append(event)
         except (ValueError, KeyError, TypeError):
             continue
     rows = []
@@ -47,19 +54,24 @@ def _decision_steps(ws: Workspace, events: list[str]) -> list[dict[str, Any]]:
     for path in sorted(ws.decisions.glob("*.jsonl")):
         lines, _ = read_lines(path)
         kinds = set()
+        outcome_refs = []
         last = None
         for line in lines:
             try:
                 entry = json.loads(line)
                 kinds.add(entry["kind"])
                 last = entry.get("observed_at", last)
+                if entry["kind"] == "outcome":
+                    outcome_refs.append(entry["ref"])
             except (ValueError, KeyError, TypeError):
                 continue
         decision = path.stem
-        if decision in with_event:
-            kinds.add("event")
-        next_step = next((verb for kind, verb in CYCLE if kind not in kinds), None)
-        rows.append({"decision_id": decision, "last_observed_at": last, "next_step": next_step})
+        settled = cycle.settlement(by_decision.get(decision, []))
+        observed = cycle.outcome_observed(_outcomes(ws, outcome_refs) if settled["approved"] else [],
+                                          settled["approved"])
+        step, due = cycle.next_step(kinds, settled, observed, require_review)
+        rows.append({"decision_id": decision, "last_observed_at": last, "next_step": step,
+                     "settlement": settled["disposition"], "outcome_due": due})
     rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
     return rows
 
@@ -83,7 +95,7 @@ def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Resul
         "events": len(events),
         "committed_cursors": cursor_count,
         "pending_assemblies": _count_json(ws.pending),
-        "decisions": _decision_steps(ws, events),
+        "decisions": _decision_steps(ws, events, bool(state.profile and state.profile.require_review)),
     }
     data: dict[str, Any] = {"activation": state.public(), "workspace": summary}
     if check:
