@@ -31,6 +31,10 @@ def command(
         Optional[str],  # noqa: UP045
         typer.Option("--event-log", help="Read the gate event from a host log listed in [commit] external_event_logs."),
     ] = None,
+    by: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--by", help="Who decided, for a host gate event that does not say (no details.actor_ref)."),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the receipt, event and commit that would be written; write nothing.")
     ] = False,
@@ -55,7 +59,7 @@ def command(
 
         return review_decision(ws=g.ws(), decision_id=decision_id, gate_event=gate_event, no_change=no_change,
                                reason_code=reason_code, summary=summary, event_log=event_log,
-                               agent_id=agent_id, dry_run=dry_run, wait=wait)
+                               agent_id=agent_id, dry_run=dry_run, wait=wait, by=by)
 
     run(ctx, fmt, call, render)
 

@@ -70,7 +70,7 @@ def _read_gate(ws: Workspace, log: list[dict[str, Any]], gate_id: str, display: 
 
 
 def _gated_values(ws: Workspace, store: Store, decision_id: str, gate: dict[str, Any], latest_evidence: str,
-                  agent: str, allow_self: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+                  agent: str, allow_self: bool, by: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """The review fields a gate implies, after every §10 check; and the proposal it decided."""
     causality = gate.get("causality")
     if isinstance(causality, dict) and causality.get("decision_id") not in (None, decision_id):
@@ -99,9 +99,13 @@ def _gated_values(ws: Workspace, store: Store, decision_id: str, gate: dict[str,
     todo = gate.get("todo_id")
     if not isinstance(todo, str) or not todo:
         raise _refuse("gate_todo_missing", "the gate event has no todo_id")
-    actor = gates.actor_of(gate)
+    named = gates.details_of(gate).get("actor_ref")
+    if by is not None and named and not same_actor(by, str(named)):
+        raise _refuse("gate_actor_mismatch", f"--by {by} is not the gate's own actor_ref ({named})")
+    actor = str(named) if named else (by or gates.actor_of(gate))
     if actor is None:
-        raise _refuse("gate_actor_missing", "the gate event names nobody who decided (details.actor_ref, agent_id)")
+        raise _refuse("gate_actor_missing", "the gate event names nobody who decided (details.actor_ref, agent_id)",
+                      hint="name who decided with --by")
     if same_actor(actor, agent) and not allow_self:
         raise _refuse("self_confirmation_not_allowed", f"the gate was decided by the acting agent ({agent})",
                       hint="a person or another agent decides, or set [commit] allow_self_confirmation = true")
@@ -124,12 +128,14 @@ def _same_settlement(packet: dict[str, Any], values: dict[str, Any]) -> bool:
 
 def review_decision(*, ws: Workspace, decision_id: str, gate_event: str | None, no_change: bool,
                     reason_code: str | None, summary: str | None, event_log: str | None, agent_id: str | None,
-                    dry_run: bool, wait: float) -> Result:
+                    dry_run: bool, wait: float, by: str | None = None) -> Result:
     check_decision_id(decision_id)
     if (gate_event is None) == (not no_change):
         raise InvalidInput("give exactly one of --gate-event E or --no-change", field="--gate-event")
-    if no_change and event_log is not None:
-        raise InvalidInput("--event-log: the quiet path reads no gate event", field="--event-log")
+    if no_change and (event_log is not None or by is not None):
+        raise InvalidInput("--event-log and --by name a gate; the quiet path has none", field="--no-change")
+    if by is not None:
+        check_token(by, field="--by")
     if reason_code is not None:
         check_token(reason_code, field="--reason-code", limit=REASON_MAX)
     if summary is not None:
@@ -156,7 +162,8 @@ def review_decision(*, ws: Workspace, decision_id: str, gate_event: str | None, 
         assert gate_event is not None
         log_path, display = event_log_path(ws, profile, event_log)
         gate = _read_gate(ws, events.read_log(log_path, display), gate_event, display)
-        values, prop = _gated_values(ws, store, decision_id, gate, latest_ev, agent, profile.allow_self_confirmation)
+        values, prop = _gated_values(ws, store, decision_id, gate, latest_ev, agent, profile.allow_self_confirmation,
+                                     by)
     values["evidence_packet_ref"] = latest_ev
     values["reason_code"] = reason_code or review.DEFAULT_REASONS[values["disposition"]]
     values["summary"] = summary or values["summary"]
