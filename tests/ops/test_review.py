@@ -21,6 +21,7 @@ from cycle_fixture import D, cursor_bytes, packets
 from readers_support import QUERY, QUERY_SUMMARY, Runner, copy_example, stale_runbook
 
 OWNER = "storefront-platform-lead"
+FULLWIDTH = "\uff41\uff47\uff45\uff4e\uff54\uff0d\uff41"  # agent-a in full-width forms
 HOST_LOG = "host/rollout-event-log.jsonl"
 
 
@@ -133,7 +134,7 @@ def test_gate_event_has_the_loopx_user_gate_shape(ws: Path) -> None:
                                      ("AGENT.A", "self_confirmation_not_allowed"),
                                      ("agenta", "self_confirmation_not_allowed"),
                                      ("agent a", "invalid_token"),  # --by is a public token: refused before
-                                     ("ａｇｅｎｔ－ａ", "invalid_token")])
+                                     (FULLWIDTH, "invalid_token")])
 def test_gate_refuses_the_acting_agent_under_the_normalised_comparison(ws: Path, by: str, code: str) -> None:
     before = state(ws)
     exit_code, doc = cli(ws, "gate", "--decision-id", D, "--approve", "--by", by, "--summary", "Self approval")
@@ -147,7 +148,7 @@ def test_gate_refuses_the_acting_agent_under_the_normalised_comparison(ws: Path,
 def test_normalised_actor_comparison() -> None:
     from dcx.identity import normalise_actor, same_actor
 
-    assert normalise_actor("ａｇｅｎｔ－ａ") == normalise_actor("Agent_A") == "agenta"
+    assert normalise_actor(FULLWIDTH) == normalise_actor("Agent_A") == "agenta"
     assert same_actor("Owner.Maria", "owner-maria") and same_actor("ﬀ-lead", "FF lead")
     assert not same_actor("owner-maria", "owner-marie") and not same_actor(None, "x") and not same_actor("", "")
 
