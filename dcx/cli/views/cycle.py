@@ -106,7 +106,9 @@ def commit(console: Console, packet: dict[str, Any]) -> None:
                     + (f", {replayed} already there (replayed)" if replayed else "")
                     + f" · read back and verified: {yes(packet['readback_verified'])}")
     facts(console, [
-        ("event", f"{packet['event_id']} (the writeback that allowed it)"),
+        ("event", f"{packet['event_id']} ("
+                  + ("the review's validation event" if packet.get("review_packet_ref") else "the writeback that allowed it")
+                  + ")"),
         ("chain", f"assembly {short(packet['assembly_ref'])} → checkpoint {short(packet['checkpoint_ref'])}"),
         ("", _commit_chain(packet)),
     ])
