@@ -10,7 +10,6 @@ tests/test_schemas.py.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from readers_support import D, Runner, packet_files
 
@@ -56,7 +55,7 @@ def test_log_and_status_show_the_settlement(reviewed, snapshot, snapshot_json) -
 
 def test_outcome_due_until_an_observed_outcome(reviewed) -> None:
     """Drop the observed outcome and feedback from the index: the decision is outcome due again."""
-    root, refs = reviewed
+    root, _ = reviewed
     index = root / ".decision-context/decisions" / f"{D}.jsonl"
     kept = [line for line in index.read_text().splitlines() if json.loads(line)["kind"] not in ("outcome", "feedback")]
     index.write_text("\n".join(kept) + "\n")
@@ -72,8 +71,8 @@ def test_verify_checks_the_review_and_its_event_binding(reviewed) -> None:
     dcx = Runner(root)
     assert dcx.json("verify")["data"]["problems"] == []
     # a review rewritten with a recomputed ref that breaks its disposition's rules
-    from dcx.canonical import packet_ref
-    from dcx.canonical import pretty_bytes  # noqa: I001
+    from dcx.canonical import packet_ref, pretty_bytes
+
 
     path = root / ".decision-context/packets/review" / f"{refs['review']}.json"
     forged = json.loads(path.read_text())
