@@ -135,6 +135,19 @@ def existing_receipt(store: Store, decision_id: str, checkpoint_ref: str, event_
     return None
 
 
+def settled_by(store: Store, decision_id: str, checkpoint_ref: str, event_id: str):
+    """(this event's receipt of the checkpoint, another event's receipt of it) — from one listing."""
+    receipts = receipts_of(store, decision_id, checkpoint_ref)
+    mine = next((r for r in receipts if r["event_id"] == event_id), None)
+    other = next((r for r in receipts if r["event_id"] != event_id), None)
+    return mine, other
+
+
+def _already_settled(other: dict[str, Any]) -> Refused:
+    return _refuse("already_settled", f"this assembly was already committed by {other['receipt_ref']}",
+                   hint="prepare again for a new decision point")
+
+
 def replayed(ws: Workspace, receipt: dict[str, Any], observed_at: str, wait: float) -> Result:
     """Print the existing receipt; finish what an interrupted commit left (index line, companion)."""
     decisions.append(ws, receipt["decision_id"], "commit", receipt["receipt_ref"], observed_at, wait=wait)
@@ -239,15 +252,14 @@ def plan_commit(ws: Workspace, store: Store, state, decision_id: str, event_id: 
 
     checkpoint_ref = asm["checkpoint"]["checkpoint_ref"]
     # 3. replay
-    found = existing_receipt(store, decision_id, checkpoint_ref, event_id)
+    # one listing decides both (a racing twin may write its receipt between two listings)
+    found, other = settled_by(store, decision_id, checkpoint_ref, event_id)
     if found is not None:
         if not tidy:
             return Result("commit", {"receipt": found, "replayed": True})
         return replayed(ws, found, asm["observed_at"], wait)
-    others = receipts_of(store, decision_id, checkpoint_ref)
-    if others:
-        raise _refuse("already_settled", f"this assembly was already committed by {others[0]['receipt_ref']}",
-                      hint="prepare again for a new decision point")
+    if other is not None:
+        raise _already_settled(other)
 
     # 4. the private companion
     minter = RefMinter(ws, load_key(ws), record=False)
@@ -313,13 +325,11 @@ def apply_commit(ws: Workspace, store: Store, plan: Plan, *, wait: float,
     decision_id = plan.asm["decision_id"]
     checkpoint_ref = plan.asm["checkpoint"]["checkpoint_ref"]
     with file_lock(ws.cursors, wait=wait, display=ws.rel(ws.cursors)):
-        found = existing_receipt(store, decision_id, checkpoint_ref, plan.event_id)
+        found, other = settled_by(store, decision_id, checkpoint_ref, plan.event_id)
         if found is not None:
             return replayed(ws, found, plan.asm["observed_at"], wait)
-        others = receipts_of(store, decision_id, checkpoint_ref)
-        if others:
-            raise _refuse("already_settled", f"this assembly was already committed by {others[0]['receipt_ref']}",
-                          hint="prepare again for a new decision point")
+        if other is not None:
+            raise _already_settled(other)
         current = read_cursors(ws)
         results = _compare(plan, current)
         if before_write is not None:

@@ -33,6 +33,7 @@ from dcx.ops.commit import (
     plan_commit,
     preview_commit,
     receipts_of,
+    replayed,
 )
 from dcx.packets import evidence, proposal, review
 from dcx.public import REASON_MAX, SUMMARY_MAX, check_text, check_token
@@ -191,7 +192,10 @@ def review_decision(*, ws: Workspace, decision_id: str, gate_event: str | None, 
     log = events.read_log(ws.events, ws.rel(ws.events))
     for receipt in receipts_of(store, decision_id, asm["checkpoint"]["checkpoint_ref"]):
         if receipt.get("review_packet_ref") == rev["packet_ref"]:
-            # settled before (by this or another agent): replay that settlement as it was
+            # settled before (by this or another agent): replay that settlement as it was, and
+            # finish what an interrupted one left (its commit index line, the pending companion)
+            if not dry_run:
+                replayed(ws, receipt, asm["observed_at"], wait)
             event = next((e for e in log if e.get("event_id") == receipt["event_id"]), None)
             return _result(rev, event, receipt, replayed=True, dry_run=dry_run, warnings=warnings)
     event = _validation_event(ws, log, rev, agent)
