@@ -19,7 +19,7 @@ receipt and event under the same lock as the cursors.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -319,9 +319,10 @@ def preview_commit(ws: Workspace, plan: Plan) -> dict[str, Any]:
 
 
 def apply_commit(ws: Workspace, store: Store, plan: Plan, *, wait: float,
-                 before_write: Callable[[], None] | None = None) -> Result:
+                 before_write: Sequence[tuple[str, Callable[[], None]]] = ()) -> Result:
     """Steps 6 to 8 under the cursor lock: re-check, compare-and-swap, write, read back, receipt.
-    ``before_write`` runs under the lock once the swap is known to succeed (review's own writes)."""
+    ``before_write``: (fault step, write) pairs run in order under the lock once the swap is known
+    to succeed — review's receipt and event; each is followed by its fault step."""
     decision_id = plan.asm["decision_id"]
     checkpoint_ref = plan.asm["checkpoint"]["checkpoint_ref"]
     with file_lock(ws.cursors, wait=wait, display=ws.rel(ws.cursors)):
@@ -332,8 +333,9 @@ def apply_commit(ws: Workspace, store: Store, plan: Plan, *, wait: float,
             raise _already_settled(other)
         current = read_cursors(ws)
         results = _compare(plan, current)
-        if before_write is not None:
-            before_write()
+        for step, write in before_write:
+            write()
+            fault_point(step)
         if any(result == "advanced" for result in results.values()):
             updated = {**current, **{sid: plan.pend["proposed_cursors"][sid] for sid in results}}
             fault_point("commit.before_cursor_write")

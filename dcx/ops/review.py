@@ -23,7 +23,6 @@ from dcx import decisions, events, gates
 from dcx.activation import require_active
 from dcx.clock import normalise_ts
 from dcx.errors import DcxError, InvalidInput, Refused
-from dcx.fsutil import fault_point
 from dcx.identity import same_actor
 from dcx.ops._common import check_decision_id, packet_context
 from dcx.ops.commit import (
@@ -207,14 +206,16 @@ def review_decision(*, ws: Workspace, decision_id: str, gate_event: str | None, 
     if dry_run:
         return _result(rev, event, preview_commit(ws, plan), replayed=False, dry_run=True, warnings=warnings)
 
-    def write_settlement() -> None:
+    def write_receipt() -> None:
         store.put_built(review.SPEC, rev)
         decisions.append(ws, decision_id, "review", rev["packet_ref"], rev["recorded_at"], wait=wait)
-        fault_point("review.after_receipt")
-        events.append_event(ws, event, wait=wait)
-        fault_point("review.after_event")
 
-    done = apply_commit(ws, store, plan, wait=wait, before_write=write_settlement)
+    def write_event() -> None:
+        events.append_event(ws, event, wait=wait)
+
+    # under the cursor lock, right before the swap; each write is followed by its fault step
+    done = apply_commit(ws, store, plan, wait=wait,
+                        before_write=(("review.after_receipt", write_receipt), ("review.after_event", write_event)))
     return _result(rev, event, done.data["receipt"], replayed=done.data["replayed"], dry_run=False,
                    warnings=warnings)
 
