@@ -34,6 +34,8 @@ def command(
 
 
 def render(console, result: Result) -> None:
+    from rich.markup import escape
+
     decisions = result.data["decisions"]
     if not decisions and not result.data["goal_scans"]:
         console.print("no decisions yet: start one with `dcx prepare --decision-id ID`", markup=False)
@@ -45,8 +47,9 @@ def render(console, result: Result) -> None:
             nxt = f"settled {row['settlement']} · {nxt}"
         console.print(f"[yellow]*[/] [bold]{row['decision_id']}[/]  {row['last_observed_at'] or ''}  [dim]{nxt}[/]")
         for link in row["chain"]:
-            console.print(f"[yellow]|[/]   {link['kind']:<9} [cyan]{link['short_ref']}[/]  {link['status']}",
-                          highlight=False)
+            # a status can carry text read back from public files (event summaries, a host gate's actor)
+            console.print(f"[yellow]|[/]   {link['kind']:<9} [cyan]{escape(link['short_ref'])}[/]  "
+                          f"{escape(link['status'])}", highlight=False)
         console.print("[yellow]|[/]")
     scans = result.data["goal_scans"]
     if scans:

@@ -450,3 +450,44 @@ def test_review_settles_the_loopx_host_gate_event_unchanged(ws: Path) -> None:
     (ws / HOST_LOG).unlink()
     code, verify = cli(ws, "verify")
     assert code == 0 and verify["data"]["unchecked_gate_events"] == [event["event_id"]] and verify["warnings"]
+
+
+def test_a_gate_whose_artifacts_name_another_chain(ws: Path) -> None:
+    event = gate(ws)
+    refs = [*event["artifact_refs"], "decision-proposal-" + "2" * 32]
+    refused(ws, "gate_proposal_mismatch", "--gate-event", _forged(ws, artifact_refs=sorted(refs), summary="odd refs"))
+
+
+def test_by_may_not_contradict_the_gate_s_own_actor(ws: Path) -> None:
+    refused(ws, "gate_actor_mismatch", "--gate-event", gate(ws)["event_id"], "--by", "someone-else")
+    # the same actor written another way is the same actor
+    code, doc = review(ws, "--gate-event", gate(ws)["event_id"], "--by", "Storefront_Platform.Lead", "--dry-run")
+    assert code == 0 and doc["data"]["review"]["actor_ref"] == OWNER
+
+
+def test_a_gate_summary_the_receipt_cannot_hold(ws: Path) -> None:
+    long = "Keep the 90 s TTL " + "and watch origin latency closely " * 8
+    code, doc = cli(ws, "gate", "--decision-id", D, "--approve", "--by", OWNER, "--summary", long.strip()[:300])
+    assert code == 0
+    before = state(ws)
+    code, err = review(ws, "--gate-event", doc["data"]["event"]["event_id"])
+    assert code == 2 and err["error"]["code"] == "unsafe_summary" and state(ws) == before
+    code, ok = review(ws, "--gate-event", doc["data"]["event"]["event_id"], "--summary", "Keep the 90 s TTL")
+    assert code == 0 and ok["data"]["review"]["summary"] == "Keep the 90 s TTL"
+
+
+def test_a_dry_run_after_settlement_writes_nothing_either(ws: Path) -> None:
+    event = gate(ws)
+    assert review(ws, "--gate-event", event["event_id"])[0] == 0
+    before = state(ws)
+    code, doc = review(ws, "--gate-event", event["event_id"], "--dry-run")
+    assert code == 0 and doc["data"]["replayed"] is True and doc["data"]["dry_run"] is True
+    assert state(ws) == before
+
+
+def test_flags_that_do_not_fit(ws: Path) -> None:
+    for args in ([], ["--no-change", "--gate-event", "x"], ["--no-change", "--by", OWNER]):
+        code, doc = review(ws, *args)
+        assert code == 2, (args, doc)
+    code, doc = review(ws, "--gate-event", gate(ws)["event_id"], "--reason-code", "not a token")
+    assert code == 2 and doc["error"]["field"] == "--reason-code"
