@@ -73,6 +73,22 @@ def report(fig: dict[str, dict[str, Any]]) -> list[tuple[str, bool]]:
               ("crash: 0 lost updates", runs > 0 and lost == 0),
               ("crash: every run recovered", runs > 0 and _get(named, "failures") + _get(rnd, "failures") == 0)]
 
+    rnamed, rrand = crash.get("review_named_steps", {}), crash.get("review_random", {})
+    rgate = fig["concurrency"].get("same_gate_review", {})
+    print("\ncrash injection and races on `dcx review` (issue 14)")
+    print(f"  runs {_get(rnamed, 'runs') + _get(rrand, 'runs')} ({_get(rnamed, 'runs')} at "
+          f"{len(_get(rnamed, 'steps', default=[]))} named fault steps, {_get(rrand, 'runs')} at random times) · "
+          f"kills {_get(rnamed, 'kills') + _get(rrand, 'kills')} · cursor file after the kill: "
+          f"{', '.join(f'{k} {v}' for k, v in sorted(_get(rrand, 'phases', default={}).items()))} · "
+          f"failures {_get(rnamed, 'failures') + _get(rrand, 'failures')}")
+    print(f"  one gate, {_get(rgate, 'processes')} processes: settled {_get(rgate, 'settled')}, replayed "
+          f"{_get(rgate, 'replayed')}, lock busy {_get(rgate, 'lock_busy')}, other {_get(rgate, 'other')}, hung "
+          f"{_get(rgate, 'hung')}, slowest {_get(rgate, 'max_seconds')} s")
+    goals += [("review: every killed review recovered", bool(rnamed) and _get(rnamed, "failures")
+               + _get(rrand, "failures") == 0),
+              ("review: exactly one of concurrent reviews of one gate settles", bool(rgate)
+               and _get(rgate, "settled") == 1 and _get(rgate, "other") + _get(rgate, "hung") == 0)]
+
     conc = fig["concurrency"]
     same, two = conc.get("same_assembly", {}), conc.get("two_decisions", {})
     print("\nconcurrent commits")

@@ -21,6 +21,7 @@ from dcx.canonical import canonical_bytes, digest_hex
 from dcx.errors import InvalidInput, Refused
 from dcx.fsutil import DEFAULT_WAIT, locked_append, read_lines
 from dcx.packets.spec import (
+    Bool,
     Const,
     DecisionId,
     Enum,
@@ -54,6 +55,16 @@ BOUNDARY = Shape(
 BOUNDARY_VALUES = {"authority_granted": False, "cursor_advanced": False,
                    "external_writes_performed": False, "memory_ingested": False}
 
+VALIDATION_DETAILS = Shape(
+    "validation_details",
+    {
+        "capability": Const(value="decision_context"),
+        "disposition": Enum(values=("approve", "reject", "defer", "no_change")),
+        "quiet_noop": Bool(),
+    },
+    doc="What a review's validation event settled (present only on events `dcx review` writes).",
+)
+
 EVENT = Shape(
     SCHEMA,
     {
@@ -65,8 +76,12 @@ EVENT = Shape(
         "status": Const(value="committed"),
         "recorded_at": Timestamp(),
         "summary": Text(),
-        "causality": Obj(shape=Shape("causality", {"decision_id": DecisionId()})),
+        "causality": Obj(shape=Shape("causality", {
+            "decision_id": DecisionId(),
+            "caused_by": Token(limit=160, optional=True, doc="The user-gate event a review settled."),
+        })),
         "artifact_refs": Tokens(min_items=1, max_items=32, item=Token(limit=160)),
+        "details": Obj(shape=VALIDATION_DETAILS, optional=True),
         "boundary": Obj(shape=BOUNDARY),
     },
     doc="A lifecycle writeback event as dcx writes it (the LoopX rollout event shape).",
@@ -98,7 +113,11 @@ def id_recomputes(event: dict[str, Any]) -> bool:
 
 
 def build_event(*, goal_id: str, agent_id: str | None, decision_id: str, kind: str, summary: str,
-                artifact_refs: list[str], recorded_at: str) -> dict[str, Any]:
+                artifact_refs: list[str], recorded_at: str, caused_by: str | None = None,
+                details: dict[str, Any] | None = None) -> dict[str, Any]:
+    causality: dict[str, Any] = {"decision_id": decision_id}
+    if caused_by is not None:
+        causality["caused_by"] = caused_by
     draft = {
         "schema_version": SCHEMA,
         "event_id": "dcx-event-" + "0" * 32,
@@ -108,8 +127,9 @@ def build_event(*, goal_id: str, agent_id: str | None, decision_id: str, kind: s
         "status": "committed",
         "recorded_at": recorded_at,
         "summary": summary,
-        "causality": {"decision_id": decision_id},
+        "causality": causality,
         "artifact_refs": artifact_refs,
+        "details": details,
         "boundary": dict(BOUNDARY_VALUES),
     }
     event = EVENT.check(draft)
@@ -118,7 +138,7 @@ def build_event(*, goal_id: str, agent_id: str | None, decision_id: str, kind: s
 
 
 def _same_intent(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    keys = ("event_kind", "summary", "artifact_refs", "goal_id")
+    keys = ("event_kind", "status", "summary", "artifact_refs", "goal_id", "todo_id", "details")
     return all(a.get(k) == b.get(k) for k in keys) and a.get("causality") == b.get("causality")
 
 

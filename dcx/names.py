@@ -22,5 +22,8 @@ def actor_key(name: str) -> str:
     return _DROP.sub("", text)
 
 
-def same_actor(a: str, b: str) -> bool:
+def same_actor(a: str | None, b: str | None) -> bool:
+    """True when both name the same actor (a missing name matches nobody)."""
+    if not a or not b:
+        return False
     return actor_key(a) == actor_key(b)

@@ -86,6 +86,7 @@ _COMMIT = Shape(
     {
         "allow_self_confirmation": Bool(optional=True),
         "external_event_logs": _PathList(optional=True),
+        "require_review": Bool(optional=True),
     },
 )
 
@@ -185,6 +186,7 @@ class Profile(NamedTuple):
     allow_self_confirmation: bool
     external_event_logs: tuple[str, ...]
     raw: dict[str, Any]
+    require_review: bool = False
 
     @property
     def digest(self) -> str:
@@ -298,6 +300,7 @@ def parse_profile(data: dict[str, Any], display: str, text: str = "") -> Profile
         allow_self_confirmation=commit.get("allow_self_confirmation", False),
         external_event_logs=tuple(commit.get("external_event_logs", [])),
         raw=data,
+        require_review=commit.get("require_review", False),
     )
 
 

@@ -27,6 +27,7 @@ EXTRA_SHAPES = (
     ("dcx.packets.outcome", "INPUT", "decision_outcome_input_v0"),
     ("dcx.packets.rebase", "INPUT", "decision_rebase_input_v0"),
     ("dcx.events", "EVENT", "loopx_rollout_event_v0"),
+    ("dcx.gates", "GATE_EVENT", "loopx_rollout_event_v0_user_gate"),
     ("dcx.packets.advisory", "REQUEST", "decision_context_advisory_retrieve_request_v0"),
     ("dcx.packets.advisory", "RESPONSE", "decision_context_advisory_retrieve_response_v0"),
     ("dcx.packets.advisory", "READINESS", "dcx_extension_provider_readiness_v0"),

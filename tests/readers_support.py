@@ -107,3 +107,63 @@ def cycled(_cycle_template: Path, tmp_path: Path) -> Path:
 def packet_files(root: Path) -> dict[str, Path]:
     """ref -> file of every stored packet."""
     return {p.stem: p for p in sorted((root / ".decision-context" / "packets").glob("*/*.json"))}
+
+
+OWNER = "storefront-platform-lead"
+
+
+def run_review_cycle(root: Path, decision_id: str = D, *, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The gated story on ``root``: prepare, propose, a person's approve gate, review (which
+    commits), then an observed outcome and feedback. Every packet kind is stored once."""
+    from cycle_helpers import verified_outcome
+
+    dcx = Runner(root, env)
+    dcx("index")
+    stale_runbook(root)
+    prepared = dcx.json("prepare", "--decision-id", decision_id, "--auto-rebase", "--query", QUERY,
+                        "--query-summary", QUERY_SUMMARY)["data"]["assembly"]
+    evidence_ref = prepared["evidence"]["packet_ref"]
+    proposal = dcx.json("propose", "--decision-id", decision_id, "--from", str(root / "proposal.json"))
+    gate = dcx.json("gate", "--decision-id", decision_id, "--approve", "--by", OWNER,
+                    "--summary", "Keep the 90 s TTL; watch origin p99")["data"]["event"]
+    settled = dcx.json("review", "--decision-id", decision_id, "--gate-event", gate["event_id"])["data"]
+    observed = root / "outcome-observed.json"
+    observed.write_text(json.dumps(verified_outcome(evidence_ref)))
+    outcome = dcx.json("outcome", "--decision-id", decision_id, "--from", str(observed))
+    feedback = dcx.json("feedback", "--decision-id", decision_id)
+    return {
+        "assembly": prepared["assembly_ref"],
+        "evidence": evidence_ref,
+        "proposal": proposal["data"]["proposal"]["packet_ref"],
+        "gate": gate["event_id"],
+        "review": settled["review"]["packet_ref"],
+        "event": settled["event"]["event_id"],
+        "commit": settled["commit"]["receipt_ref"],
+        "outcome": outcome["data"]["outcome"]["packet_ref"],
+        "feedback": feedback["data"]["feedback"]["feedback_ref"],
+    }
+
+
+@pytest.fixture(scope="session")
+def _review_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    if "review" not in _TEMPLATES:
+        base = tmp_path_factory.mktemp("review-template")
+        home = base / "home"
+        home.mkdir()
+        root = copy_example(base / "example")
+        refs = run_review_cycle(root, env={"HOME": str(home)})
+        _TEMPLATES["review"] = root
+        _REVIEW_REFS.update(refs)
+    return _TEMPLATES["review"], dict(_REVIEW_REFS)
+
+
+_REVIEW_REFS: dict[str, str] = {}
+
+
+@pytest.fixture
+def reviewed(_review_template: tuple[Path, dict[str, str]], tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A private copy of the example after the gated story (see ``run_review_cycle``), and its refs."""
+    template, refs = _review_template
+    dest = tmp_path / "example"
+    shutil.copytree(template, dest, symlinks=True)
+    return dest, refs

@@ -42,6 +42,17 @@ MESSAGES = {
 }
 
 
+def _step(row: dict[str, Any]) -> str:
+    if row.get("abandoned"):
+        return "abandoned"
+    step = f"dcx {row['next_step']}" if row["next_step"] else "done"
+    if row.get("outcome_due"):
+        step += " (outcome due)"
+    elif row.get("settlement") and not row["next_step"]:
+        step = f"done ({row['settlement']})"
+    return step
+
+
 def format_status(data: dict[str, Any], *, colour: bool) -> str:
     data = visible_data(data)  # ids and messages come from files a merge may have brought (SPEC 3.4.1)
     act = data["activation"]
@@ -76,8 +87,7 @@ def format_status(data: dict[str, Any], *, colour: bool) -> str:
             lines.append(f"check     recall {recall['provider']}: {mark}{why}")
     if ws["decisions"]:
         rows = [("decision", "last observed", "next step")] + [
-            (r["decision_id"], r["last_observed_at"] or "-",
-             "abandoned" if r.get("abandoned") else (f"dcx {r['next_step']}" if r["next_step"] else "done"))
+            (r["decision_id"], r["last_observed_at"] or "-", _step(r))
             for r in ws["decisions"]
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]

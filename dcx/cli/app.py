@@ -36,6 +36,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("outcome", "outcome"),
     ("writeback", "writeback"),
     ("commit", "commit"),
+    ("gate", "gate"),
+    ("review", "review"),
     ("feedback", "feedback"),
     ("abandon", "abandon"),
     ("gc", "gc"),

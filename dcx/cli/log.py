@@ -19,7 +19,8 @@ def command(
     """List decisions newest first, each with its chain of packets, like git log.
 
     The chain runs assembly → evidence → proposal → outcomes → events →
-    commit receipt → feedback, with short refs (give any of them to `dcx show`).
+    commit receipt → feedback (or, settled by review: proposal → gate →
+    review → validation event → commit; "outcome due" after an approve), with short refs (give any of them to `dcx show`).
     Goal-level scans are listed apart.
 
     Example: dcx log --limit 5
@@ -34,11 +35,19 @@ def command(
 
 
 def render(console, result: Result) -> None:
+
     decisions = result.data["decisions"]
     if not decisions and not result.data["goal_scans"]:
         console.print("no decisions yet: start one with `dcx prepare --decision-id ID`", markup=False)
     for row in decisions:
-        nxt = "abandoned" if row.get("abandoned") else (f"next: dcx {row['next_step']}" if row["next_step"] else "complete")
+        if row.get("abandoned"):
+            nxt = "abandoned"
+        else:
+            nxt = f"next: dcx {row['next_step']}" if row["next_step"] else "complete"
+            if row.get("outcome_due"):
+                nxt = f"outcome due · {nxt}"
+            elif row.get("settlement"):
+                nxt = f"settled {row['settlement']} · {nxt}"
         console.print(styled("[yellow]*[/] [bold]{}[/]  {}  [dim]{}[/]", row["decision_id"],
                              row["last_observed_at"] or "", nxt))
         if row.get("next_hint"):

@@ -105,3 +105,6 @@ def render(console, result: Result) -> None:
     console.print(f"assembly {asm['assembly_ref']}", markup=False)
     if not s["preview"] and s["ready_sources"]:
         console.print(f"next: dcx propose --decision-id {asm['decision_id']} --from proposal.json", markup=False)
+        if asm["rebase"]["status"] == "no_material_change":
+            console.print(f"  or, nothing material changed: dcx review --decision-id {asm['decision_id']} --no-change",
+                          markup=False)

@@ -1,20 +1,29 @@
-"""``dcx commit``: advance private cursors through a verified, crash-safe chain (SPEC §8.6).
+"""``dcx commit``: advance private cursors through a verified, crash-safe chain (SPEC §8.6, §10).
 
-Commit never guesses "latest": the chain comes from the event. Every check
-below refuses with exit 1 (reason code in the error) and writes nothing. The
-cursor file is written last under its lock — compare-and-swap, atomic
-replace, fsync, read back — like ``git update-ref``. A commit killed after
-the replace is completed by the next one (cursors already equal the
-proposals → the receipt is written with status ``replayed``).
+Commit never guesses "latest": the chain comes from the event. The event binds
+either chain: the **review** chain (evidence, review receipt, and the proposal
+when a gate decided it — what ``dcx review`` writes) or the **legacy** chain
+(evidence, proposal, outcome); ``[commit] require_review = true`` refuses the
+legacy one. Every check below refuses with exit 1 (reason code in the error)
+and writes nothing. The cursor file is written last under its lock —
+compare-and-swap, atomic replace, fsync, read back — like ``git update-ref``.
+A commit killed after the replace is completed by the next one (cursors
+already equal the proposals → the receipt is written with status
+``replayed``).
+
+``plan_commit`` runs every check and ``apply_commit`` does the locked write,
+so ``dcx review`` can check a chain it has not written yet, then write its
+receipt and event under the same lock as the cursors.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from dcx import decisions, events, pending
+from dcx import decisions, events, gates, pending
 from dcx.activation import require_active
 from dcx.checkpoints import READY, derive_rows
 from dcx.clock import clock_from_env
@@ -24,14 +33,15 @@ from dcx.fsutil import fault_point, file_lock
 from dcx.keys import load_key
 from dcx.names import same_actor
 from dcx.ops._common import check_decision_id, packet_context
-from dcx.packets import commit, evidence, outcome, proposal
+from dcx.packets import commit, evidence, outcome, proposal, review
 from dcx.redaction import Redacted, is_stub
 from dcx.refmap import RefMinter
 from dcx.result import Result
 from dcx.store import Store
 from dcx.workspace import Workspace
 
-ARTIFACT_KINDS = {"decision-evidence": "evidence", "decision-proposal": "proposal", "decision-outcome": "outcome"}
+ARTIFACT_KINDS = {"decision-evidence": "evidence", "decision-proposal": "proposal", "decision-outcome": "outcome",
+                  "decision-review": "review"}
 
 
 def _refuse(code: str, message: str, hint: str | None = None) -> Refused:
@@ -43,7 +53,7 @@ def _redacted(stub: dict[str, Any]) -> Redacted:
                     hint="a redacted packet cannot bind a commit: prepare the decision again")
 
 
-def _event_log(ws: Workspace, profile, event_log: str | None) -> tuple[Path, str]:
+def event_log_path(ws: Workspace, profile, event_log: str | None) -> tuple[Path, str]:
     if event_log is None:
         return ws.events, ws.rel(ws.events)
     wanted = os.path.realpath(event_log)
@@ -53,8 +63,40 @@ def _event_log(ws: Workspace, profile, event_log: str | None) -> tuple[Path, str
     return Path(wanted), "the external event log"
 
 
-def _check_event(ws: Workspace, event: dict[str, Any], decision_id: str, display: str) -> dict[str, str]:
-    """Step 1: the event recomputes and binds exactly one evidence, proposal and outcome of D."""
+def gate_logs(ws: Workspace, profile) -> list[dict[str, Any]]:
+    """Every event of events.jsonl and of the host logs listed in ``[commit] external_event_logs``."""
+    out = events.read_log(ws.events, ws.rel(ws.events))
+    for listed in profile.external_event_logs if profile is not None else ():
+        path = ws.root / listed
+        if path.is_file():
+            out += events.read_log(path, "the external event log")
+    return out
+
+
+def chain_of(refs: list[str], indexed: set[str], decision_id: str) -> dict[str, str | None]:
+    """Which chain ``refs`` bind: kind -> ref (None where the chain has no such link)."""
+    found: dict[str, list[str]] = {kind: [] for kind in ARTIFACT_KINDS.values()}
+    for ref in refs:
+        prefix = ref.rsplit("-", 1)[0] if isinstance(ref, str) else ""
+        if prefix in ARTIFACT_KINDS and ref in indexed:
+            found[ARTIFACT_KINDS[prefix]].append(ref)
+    if found["review"]:
+        wanted = {"evidence": (1,), "review": (1,), "proposal": (0, 1), "outcome": (0,)}
+    else:
+        wanted = {"evidence": (1,), "proposal": (1,), "outcome": (1,)}
+    for kind, counts in wanted.items():
+        if len(found[kind]) not in counts:
+            chain = "review" if found["review"] else "legacy"
+            raise _refuse(
+                "event_artifacts_invalid",
+                f"the event must reference {' or '.join(map(str, counts))} {kind} of decision {decision_id} "
+                f"for the {chain} chain (found {len(found[kind])})",
+            )
+    return {kind: (found[kind][0] if found[kind] else None) for kind in ARTIFACT_KINDS.values()}
+
+
+def _check_event(ws: Workspace, event: dict[str, Any], decision_id: str, display: str) -> dict[str, str | None]:
+    """Step 1: the event recomputes and binds one chain of D."""
     if not events.id_recomputes(event):
         raise _refuse("event_id_mismatch", f"{display}: the event id does not recompute from its body")
     if event.get("goal_id") != ws.goal_id:
@@ -70,21 +112,10 @@ def _check_event(ws: Workspace, event: dict[str, Any], decision_id: str, display
     if not isinstance(refs, list):
         raise _refuse("event_artifacts_invalid", "the event has no artifact_refs list")
     indexed = {entry["ref"] for entry in decisions.entries(ws, decision_id)}
-    found: dict[str, list[str]] = {kind: [] for kind in ARTIFACT_KINDS.values()}
-    for ref in refs:
-        prefix = ref.rsplit("-", 1)[0] if isinstance(ref, str) else ""
-        if prefix in ARTIFACT_KINDS and ref in indexed:
-            found[ARTIFACT_KINDS[prefix]].append(ref)
-    for kind, matches in found.items():
-        if len(matches) != 1:
-            raise _refuse(
-                "event_artifacts_invalid",
-                f"the event must reference exactly one {kind} of decision {decision_id} (found {len(matches)})",
-            )
-    return {kind: matches[0] for kind, matches in found.items()}
+    return chain_of(refs, indexed, decision_id)
 
 
-def _find_assembly(store: Store, ws: Workspace, decision_id: str, evidence_ref: str) -> dict[str, Any]:
+def find_assembly(store: Store, ws: Workspace, decision_id: str, evidence_ref: str) -> dict[str, Any]:
     candidates, stubs = [], []
     for ref in decisions.refs_of(ws, decision_id, "assembly"):
         packet = store.get_or_stub(ref, kind="assembly")
@@ -100,33 +131,44 @@ def _find_assembly(store: Store, ws: Workspace, decision_id: str, evidence_ref: 
     return candidates[0]
 
 
-def _existing_receipt(store: Store, decision_id: str, checkpoint_ref: str, event_id: str):
-    """A stored receipt for (checkpoint, event) — looked up in the store itself, not the
-    index, so a commit killed between writing its receipt and indexing it is found."""
-    for stored in store.iter_packets("commit"):
-        receipt = stored.packet
-        if (receipt["decision_id"], receipt["checkpoint_ref"], receipt["event_id"]) == (
-            decision_id, checkpoint_ref, event_id
-        ):
+def receipts_of(store: Store, decision_id: str, checkpoint_ref: str) -> list[dict[str, Any]]:
+    """Stored receipts of one checkpoint — looked up in the store itself, not the index, so a
+    commit killed between writing its receipt and indexing it is found."""
+    return [stored.packet for stored in store.iter_packets("commit")
+            if (stored.packet["decision_id"], stored.packet["checkpoint_ref"]) == (decision_id, checkpoint_ref)]
+
+
+def existing_receipt(store: Store, decision_id: str, checkpoint_ref: str, event_id: str):
+    for receipt in receipts_of(store, decision_id, checkpoint_ref):
+        if receipt["event_id"] == event_id:
             return receipt
     return None
 
 
-def _refuse_if_committed(store: Store, decision_id: str, checkpoint_ref: str) -> None:
-    """A receipt for this checkpoint under another event: the assembly is spent, not lost."""
-    for stored in store.iter_packets("commit"):
-        receipt = stored.packet
-        if (receipt["decision_id"], receipt["checkpoint_ref"]) == (decision_id, checkpoint_ref):
-            raise _refuse(
-                "already_committed",
-                f"decision {decision_id} is already committed: receipt {receipt['receipt_ref']} "
-                f"(event {receipt['event_id']}) advanced this assembly's cursors",
-                hint=f"an assembly commits once; to advance again, `dcx prepare --decision-id {decision_id}` "
-                     "anew and run the cycle on the new assembly (or commit the first event again to replay it)",
-            )
+def settled_by(store: Store, decision_id: str, checkpoint_ref: str, event_id: str):
+    """(this event's receipt of the checkpoint, another event's receipt of it) — from one listing."""
+    receipts = receipts_of(store, decision_id, checkpoint_ref)
+    mine = next((r for r in receipts if r["event_id"] == event_id), None)
+    other = next((r for r in receipts if r["event_id"] != event_id), None)
+    return mine, other
 
 
-def _replayed(ws: Workspace, receipt: dict[str, Any], observed_at: str, wait: float) -> Result:
+def _already_settled(other: dict[str, Any], *, by_review: bool) -> Refused:
+    """Another event's receipt spent this assembly: it is committed, not lost."""
+    if by_review:
+        return _refuse("already_settled", f"this assembly was already committed by {other['receipt_ref']}",
+                       hint="prepare again for a new decision point")
+    decision_id = other["decision_id"]
+    return _refuse(
+        "already_committed",
+        f"decision {decision_id} is already committed: receipt {other['receipt_ref']} "
+        f"(event {other['event_id']}) advanced this assembly's cursors",
+        hint=f"an assembly commits once; to advance again, `dcx prepare --decision-id {decision_id}` "
+             "anew and run the cycle on the new assembly (or commit the first event again to replay it)",
+    )
+
+
+def replayed(ws: Workspace, receipt: dict[str, Any], observed_at: str, wait: float) -> Result:
     """Print the existing receipt; finish what an interrupted commit left (index line, companion)."""
     decisions.append(ws, receipt["decision_id"], "commit", receipt["receipt_ref"], observed_at, wait=wait)
     pending.remove(ws, receipt["assembly_ref"])
@@ -172,60 +214,98 @@ def _check_pending(ws: Workspace, minter: RefMinter, asm: dict[str, Any], pend: 
     return ready
 
 
-def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log: str | None,
-                    agent_id: str | None, wait: float) -> Result:
-    check_decision_id(decision_id)
-    state = require_active(ws, agent_id)
+def check_gate_binding(rev: dict[str, Any], gate_event: dict[str, Any] | None) -> None:
+    """A gated review still matches the gate event it cites (what verify and commit re-check)."""
+    if gate_event is None:
+        raise _refuse("gate_event_missing", f"the review's gate event {rev['source_event_id']} is not in the log")
+    if (gates.disposition_of(gate_event) != rev["disposition"]
+            or gates.scoped_proposal(gate_event) != rev["proposal_packet_ref"]
+            or gate_event.get("todo_id") != rev["gate_todo_id"]
+            or gate_event.get("recorded_at") != rev["recorded_at"]):
+        raise _refuse("gate_mismatch", "the review does not match its gate event (disposition, scope, todo or time)")
+
+
+class Plan(NamedTuple):
+    """A chain that passed every check of §8.6 steps 1-5: what apply_commit needs."""
+
+    asm: dict[str, Any]
+    pend: dict[str, Any]
+    ready: list[dict[str, Any]]
+    links: dict[str, str]  # commit receipt fields: evidence/proposal/outcome/review refs
+    event_id: str
+
+
+def plan_commit(ws: Workspace, store: Store, state, decision_id: str, event_id: str,
+                chain: dict[str, dict[str, Any] | None], *, gate_event: dict[str, Any] | None = None,
+                wait: float, tidy: bool = True) -> Plan | Result:
+    """Steps 2 to 5 on verified packets; a Result when the commit already happened (replay).
+    ``tidy=False`` (a dry run) finds a replay without finishing what an interrupted commit left."""
     profile, registry = state.profile, state.registry
-    assert profile is not None and registry is not None
-    store = Store(ws)
-
-    # 1. exact-read the event
-    log_path, display = _event_log(ws, profile, event_log)
-    logged = events.read_log(log_path, display)
-    event_id = events.resolve_id(logged, event_id)
-    event = events.find_event(logged, event_id, display)
-    chain = _check_event(ws, event, decision_id, display)
-    if decision_id in events.abandoned(events.read_log(ws.events, ws.rel(ws.events))):
-        raise _refuse("decision_abandoned", f"decision {decision_id} was abandoned (`dcx abandon`)",
-                      "prepare a new decision id to take the work up again")
-
-    # 2. the one assembly of that evidence; every packet re-hashes; links hold
-    asm = _find_assembly(store, ws, decision_id, chain["evidence"])
+    ev, prop, out, rev = chain["evidence"], chain.get("proposal"), chain.get("outcome"), chain.get("review")
+    if ev is None:
+        raise _refuse("chain_missing", "the event names no evidence packet")
+    asm = find_assembly(store, ws, decision_id, ev["packet_ref"])
     try:
-        ev = store.get(chain["evidence"], kind=evidence.SPEC.kind)
-        prop = store.get(chain["proposal"], kind=proposal.SPEC.kind)
-        out = store.get(chain["outcome"], kind=outcome.SPEC.kind)
         store.get(asm["checkpoint"]["checkpoint_ref"], kind="checkpoint")
     except Redacted as exc:
         raise _redacted(exc.stub) from None
     if ev != asm["evidence"]:
         raise _refuse("chain_mismatch", "the stored evidence differs from the assembly's")
-    if prop["evidence_packet_ref"] != ev["packet_ref"]:
+    if prop is not None and prop["evidence_packet_ref"] != ev["packet_ref"]:
         raise _refuse("chain_mismatch", "the proposal is not bound to that evidence")
-    if out["proposal_packet_ref"] != prop["packet_ref"]:
-        raise _refuse("chain_mismatch", "the outcome is not bound to that proposal")
-    if same_actor(out["accepted_decision"]["accepted_by"], out["recorded_by"]) and not profile.allow_self_confirmation:
-        raise _refuse("self_confirmation_not_allowed", "the outcome was confirmed by the agent that recorded it")
+    if rev is None:
+        if prop is None or out is None:
+            raise _refuse("chain_missing", "the event names no proposal and outcome, nor a review")
+        if profile.require_review:
+            raise _refuse("review_required", "the profile sets [commit] require_review = true: this decision is "
+                          "settled by review, not by an outcome", hint="dcx gate, then dcx review")
+        if out["proposal_packet_ref"] != prop["packet_ref"]:
+            raise _refuse("chain_mismatch", "the outcome is not bound to that proposal")
+        if same_actor(out["accepted_decision"]["accepted_by"], out["recorded_by"]) \
+                and not profile.allow_self_confirmation:
+            raise _refuse("self_confirmation_not_allowed", "the outcome was confirmed by the agent that recorded it")
+        links = {"proposal_packet_ref": prop["packet_ref"], "outcome_packet_ref": out["packet_ref"]}
+    else:
+        if rev["evidence_packet_ref"] != ev["packet_ref"]:
+            raise _refuse("chain_mismatch", "the review is not bound to that evidence")
+        if rev["disposition"] == "no_change":
+            if prop is not None:
+                raise _refuse("chain_mismatch", "a no_change review settles no proposal")
+            if asm["rebase"]["status"] != "no_material_change":
+                raise _refuse("no_change_without_semantic_proof",
+                              "the assembly's rebase receipt does not say no_material_change")
+            links = {}
+        else:
+            if prop is None or rev.get("proposal_packet_ref") != prop["packet_ref"]:
+                raise _refuse("chain_mismatch", "the review is not bound to the event's proposal")
+            check_gate_binding(rev, gate_event)
+            if same_actor(rev["actor_ref"], state.agent_id) and not profile.allow_self_confirmation:
+                raise _refuse("self_confirmation_not_allowed", "the gate was decided by the acting agent")
+            links = {"proposal_packet_ref": prop["packet_ref"]}
+        links["review_packet_ref"] = rev["packet_ref"]
 
     checkpoint_ref = asm["checkpoint"]["checkpoint_ref"]
     # 3. replay
-    existing = _existing_receipt(store, decision_id, checkpoint_ref, event_id)
-    if existing is not None:
-        return _replayed(ws, existing, asm["observed_at"], wait)
+    # one listing decides both (a racing twin may write its receipt between two listings)
+    found, other = settled_by(store, decision_id, checkpoint_ref, event_id)
+    if found is not None:
+        if not tidy:
+            return Result("commit", {"receipt": found, "replayed": True})
+        return replayed(ws, found, asm["observed_at"], wait)
+    if other is not None:
+        raise _already_settled(other, by_review=rev is not None)
 
     # 4. the private companion
-    key = load_key(ws)
-    minter = RefMinter(ws, key, record=False)
+    minter = RefMinter(ws, load_key(ws), record=False)
     try:
         pend = pending.read(ws, asm["assembly_ref"])
     except Refused:
         # a racing commit of this chain may have finished since step 3: it writes its receipt before
         # it removes the companion, so look again before refusing
-        existing = _existing_receipt(store, decision_id, checkpoint_ref, event_id)
-        if existing is not None:
-            return _replayed(ws, existing, asm["observed_at"], wait)
-        _refuse_if_committed(store, decision_id, checkpoint_ref)
+        found = existing_receipt(store, decision_id, checkpoint_ref, event_id)
+        if found is not None:
+            return replayed(ws, found, asm["observed_at"], wait) if tidy else Result(
+                "commit", {"receipt": found, "replayed": True})
         raise
     ready = _check_pending(ws, minter, asm, pend)
 
@@ -233,55 +313,111 @@ def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log
     if (profile.digest, registry.digest) != (pend["profile_digest"], pend["registry_digest"]):
         raise _refuse("profile_changed", "profile.toml or sources.toml changed since prepare",
                       hint="prepare again with the current profile")
+    return Plan(asm, pend, ready, {"evidence_packet_ref": ev["packet_ref"], **links}, event_id)
 
-    # 6. to 8. under the cursor lock: re-check, compare-and-swap, write, read back, receipt
+
+def _compare(plan: Plan, current: dict[str, str]) -> dict[str, str]:
+    results = {}
+    for row in plan.ready:
+        sid = row["source_id"]
+        have = current.get(sid)
+        if have == plan.pend["proposed_cursors"][sid]:
+            results[sid] = "replayed"
+        elif have == plan.pend["expected_cursors"][sid]:
+            results[sid] = "advanced"
+        else:
+            raise _refuse("cursor_moved", f"the committed cursor of {sid} moved since prepare",
+                          hint="prepare again: another decision advanced this source")
+    return results
+
+
+def receipt_values(plan: Plan, results: dict[str, str]) -> dict[str, Any]:
+    return {
+        "assembly_ref": plan.asm["assembly_ref"],
+        "checkpoint_ref": plan.asm["checkpoint"]["checkpoint_ref"],
+        **plan.links,
+        "event_id": plan.event_id,
+        "status": "committed" if "advanced" in results.values() else "replayed",
+        "sources": [
+            {"source_id": row["source_id"], "cursor_before_ref": row["cursor_before_ref"],
+             "cursor_after_ref": row["cursor_after_ref"], "result": results[row["source_id"]]}
+            for row in plan.ready
+        ],
+    }
+
+
+def preview_commit(ws: Workspace, plan: Plan) -> dict[str, Any]:
+    """The receipt this plan would write now (``--dry-run``): cursors compared without the lock."""
+    return commit.SPEC.build(packet_context(ws, plan.asm["decision_id"]),
+                             receipt_values(plan, _compare(plan, read_cursors(ws))))
+
+
+def apply_commit(ws: Workspace, store: Store, plan: Plan, *, wait: float,
+                 before_write: Sequence[tuple[str, Callable[[], None]]] = ()) -> Result:
+    """Steps 6 to 8 under the cursor lock: re-check, compare-and-swap, write, read back, receipt.
+    ``before_write``: (fault step, write) pairs run in order under the lock once the swap is known
+    to succeed — review's receipt and event; each is followed by its fault step."""
+    decision_id = plan.asm["decision_id"]
+    checkpoint_ref = plan.asm["checkpoint"]["checkpoint_ref"]
     with file_lock(ws.cursors, wait=wait, display=ws.rel(ws.cursors)):
-        existing = _existing_receipt(store, decision_id, checkpoint_ref, event_id)
-        if existing is not None:
-            return _replayed(ws, existing, asm["observed_at"], wait)
+        found, other = settled_by(store, decision_id, checkpoint_ref, plan.event_id)
+        if found is not None:
+            return replayed(ws, found, plan.asm["observed_at"], wait)
+        if other is not None:
+            raise _already_settled(other, by_review="review_packet_ref" in plan.links)
         current = read_cursors(ws)
-        results = {}
-        for row in ready:
-            sid = row["source_id"]
-            have = current.get(sid)
-            if have == pend["proposed_cursors"][sid]:
-                results[sid] = "replayed"
-            elif have == pend["expected_cursors"][sid]:
-                results[sid] = "advanced"
-            else:
-                raise _refuse("cursor_moved", f"the committed cursor of {sid} moved since prepare",
-                              hint="prepare again: another decision advanced this source")
+        results = _compare(plan, current)
+        for step, write in before_write:
+            write()
+            fault_point(step)
         if any(result == "advanced" for result in results.values()):
-            updated = {**current, **{sid: pend["proposed_cursors"][sid] for sid in results}}
+            updated = {**current, **{sid: plan.pend["proposed_cursors"][sid] for sid in results}}
             fault_point("commit.before_cursor_write")
             write_cursors(ws, updated)
             fault_point("commit.after_cursor_write")
             if read_cursors(ws) != updated:
                 raise _refuse("readback_failed", "the cursor file did not read back as written")
-        receipt = store.put(
-            commit.SPEC,
-            packet_context(ws, decision_id),
-            {
-                "assembly_ref": asm["assembly_ref"],
-                "checkpoint_ref": checkpoint_ref,
-                "evidence_packet_ref": ev["packet_ref"],
-                "proposal_packet_ref": prop["packet_ref"],
-                "outcome_packet_ref": out["packet_ref"],
-                "event_id": event_id,
-                "status": "committed" if "advanced" in results.values() else "replayed",
-                "sources": [
-                    {
-                        "source_id": row["source_id"],
-                        "cursor_before_ref": row["cursor_before_ref"],
-                        "cursor_after_ref": row["cursor_after_ref"],
-                        "result": results[row["source_id"]],
-                    }
-                    for row in ready
-                ],
-            },
-        )
+        receipt = store.put(commit.SPEC, packet_context(ws, decision_id), receipt_values(plan, results))
         fault_point("commit.after_receipt")
         decisions.append(ws, decision_id, "commit", receipt["receipt_ref"], clock_from_env().now(), wait=wait)
     fault_point("commit.after_index")
-    pending.remove(ws, asm["assembly_ref"])
+    pending.remove(ws, plan.asm["assembly_ref"])
     return Result("commit", {"receipt": receipt, "replayed": False})
+
+
+def load_chain(store: Store, refs: dict[str, str | None]) -> dict[str, dict[str, Any] | None]:
+    """Every packet of the chain, re-hashed on read."""
+    specs = {"evidence": evidence.SPEC, "proposal": proposal.SPEC, "outcome": outcome.SPEC, "review": review.SPEC}
+    return {kind: (store.get(ref, kind=specs[kind].kind) if ref else None) for kind, ref in refs.items()}
+
+
+def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log: str | None,
+                    agent_id: str | None, wait: float) -> Result:
+    check_decision_id(decision_id)
+    state = require_active(ws, agent_id)
+    assert state.profile is not None and state.registry is not None
+    store = Store(ws)
+
+    # 1. exact-read the event
+    log_path, display = event_log_path(ws, state.profile, event_log)
+    log = events.read_log(log_path, display)
+    event_id = events.resolve_id(log, event_id)
+    event = events.find_event(log, event_id, display)
+    refs = _check_event(ws, event, decision_id, display)
+    if decision_id in events.abandoned(events.read_log(ws.events, ws.rel(ws.events))):
+        raise _refuse("decision_abandoned", f"decision {decision_id} was abandoned (`dcx abandon`)",
+                      "prepare a new decision id to take the work up again")
+    try:
+        chain = load_chain(store, refs)
+    except Redacted as exc:
+        raise _redacted(exc.stub) from None
+    gate_event = None
+    rev = chain.get("review")
+    if rev is not None and rev.get("source_event_id"):
+        # the gate sits in events.jsonl or in a host log the profile lists
+        matches = [e for e in gate_logs(ws, state.profile) if e.get("event_id") == rev["source_event_id"]]
+        gate_event = events.find_event(matches, rev["source_event_id"], display) if matches else None
+    plan = plan_commit(ws, store, state, decision_id, event_id, chain, gate_event=gate_event, wait=wait)
+    if isinstance(plan, Result):
+        return plan
+    return apply_commit(ws, store, plan, wait=wait)

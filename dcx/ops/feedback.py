@@ -16,7 +16,7 @@ from dcx import decisions
 from dcx.clock import clock_from_env
 from dcx.errors import Refused
 from dcx.ops._common import check_decision_id, packet_context
-from dcx.packets import evidence, feedback, outcome
+from dcx.packets import evidence, feedback, outcome, review
 from dcx.result import Result
 from dcx.store import Store
 from dcx.workspace import Workspace
@@ -86,9 +86,15 @@ def record_feedback(*, ws: Workspace, decision_id: str, outcome_ref: str | None,
     check_decision_id(decision_id)
     store = Store(ws)
     known = decisions.refs_of(ws, decision_id, "outcome")
+    reviews = [store.get(ref, kind=review.SPEC.kind) for ref in decisions.refs_of(ws, decision_id, "review")]
     if outcome_ref is None:
         if not known:
-            raise Refused(f"decision {decision_id} has no outcome", code="outcome_missing",
+            settled = reviews[-1]["disposition"] if reviews else None
+            if settled in ("reject", "defer", "no_change"):
+                raise Refused(f"decision {decision_id} was settled by review ({settled}): no outcome is expected, "
+                              "so there is nothing to learn from", code="outcome_missing")
+            due = " (the approve left an observed outcome due)" if settled == "approve" else ""
+            raise Refused(f"decision {decision_id} has no outcome{due}", code="outcome_missing",
                           hint=f"run `dcx outcome --decision-id {decision_id}` first")
         outcome_ref = known[-1]
     else:
@@ -99,10 +105,13 @@ def record_feedback(*, ws: Workspace, decision_id: str, outcome_ref: str | None,
     ev = store.get(out["evidence_packet_ref"], kind=evidence.SPEC.kind)
     retrieval = _assembly_retrieval(store, ws, decision_id, ev["packet_ref"])
     verdict = evaluate(ev, out, retrieval)
+    approved = [r for r in reviews if r["disposition"] == "approve"
+                and r.get("proposal_packet_ref") == out["proposal_packet_ref"]]
     values = {
         "evidence_packet_ref": ev["packet_ref"],
         "outcome_packet_ref": out["packet_ref"],
         "retrieval_ref": retrieval["retrieval_ref"] if retrieval else None,
+        "review_packet_ref": approved[-1]["packet_ref"] if approved else None,
         "telemetry": verdict["telemetry"],
         "candidate_emitted": verdict["candidate"] is not None,
         "candidate": verdict["candidate"],

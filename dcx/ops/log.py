@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx import decisions, events
-from dcx.ops.status import last_observed, next_step
+from dcx import cycle, decisions, events, gates
 from dcx.redaction import is_stub
 from dcx.result import Result
 from dcx.store import Store
@@ -38,6 +37,9 @@ def describe(kind: str, packet: dict[str, Any]) -> str:
     if kind == "commit":
         moved = sum(1 for s in packet["sources"] if s["result"] == "advanced")
         return f"{packet['status']} · {moved} cursor(s) advanced"
+    if kind == "review":
+        who = "quiet" if packet["disposition"] == "no_change" else f"by {packet['actor_ref']}"
+        return f"{packet['disposition']} {who} · {packet['reason_code']}"
     if kind == "feedback":
         return "candidate emitted" if packet["candidate_emitted"] else "no candidate"
     return ""
@@ -100,14 +102,22 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
         place = (max(anchors)[0], 2) if anchors else (len(entries), 0)
         rows.append({"kind": "event", "ref": event["event_id"], "short_ref": event["event_id"][:18],
                      "observed_at": event.get("recorded_at"), "_seq": place,
-                     "details": {"event_kind": event.get("event_kind")},
-                     "status": f"{event.get('event_kind')} · {event.get('summary', '')}"[:120]})
+                     "details": {"event_kind": event.get("event_kind")}, "status": _event_status(event)})
     seen: set[str] = set()
     unique = [r for r in rows if not (r["ref"] in seen or seen.add(r["ref"]))]
     unique.sort(key=lambda r: r["_seq"])
     for row in unique:
         del row["_seq"]
     return unique
+
+
+def _event_status(event: dict[str, Any]) -> str:
+    if gates.is_user_gate(event):
+        verdict = gates.disposition_of(event) or "no disposition"
+        text = f"gate {verdict} by {gates.actor_of(event) or '-'} · {event.get('summary', '')}"
+    else:
+        text = f"{event.get('event_kind')} · {event.get('summary', '')}"
+    return text[:120]
 
 
 def _row(kind: str, ref: str, observed_at: str | None, packet: dict[str, Any], seq: tuple[int, int]) -> dict[str, Any]:
@@ -117,25 +127,34 @@ def _row(kind: str, ref: str, observed_at: str | None, packet: dict[str, Any], s
 
 
 def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
+    from dcx.profile import load_profile
+
     store = Store(ws)
+    try:
+        profile = load_profile(ws)
+    except Exception:
+        profile = None
+    require_review = bool(profile and profile.require_review)
     all_events = events.read_log(ws.events, ws.rel(ws.events))
     ids = [decision_id] if decision_id else decisions.decision_ids(ws)
-    abandoned = events.abandoned(all_events)
     rows = []
     for ident in ids:
         chain = _chain(store, ws, ident, all_events)
         if not chain:
             continue
-        kinds = {row["kind"] for row in chain if row["details"].get("event_kind") != events.ABANDON}
-        gone = ident in abandoned
+        kinds = {row["kind"] for row in chain}
+        mine = [e for e in all_events if (e.get("causality") or {}).get("decision_id") == ident]
+        settled = cycle.settlement(mine)
+        outcomes = [p for p in (store.get_or_stub(r, kind="outcome") for r in decisions.refs_of(ws, ident, "outcome"))
+                    if not is_stub(p)]
+        observed = cycle.outcome_observed(outcomes, settled["approved"])
         latest = decisions.latest(ws, ident, "assembly")
-        preview = latest is not None and store.get(latest, kind="assembly").get("preview") is True
-        verb, hint = next_step(kinds, preview, abandoned=gone)
+        preview = latest is not None and store.get_or_stub(latest, kind="assembly").get("preview") is True
+        where = cycle.standing(kinds, settled, observed, require_review=require_review, latest_is_preview=preview)
         index_times = [e["observed_at"] for e in decisions.entries(ws, ident) if isinstance(e.get("observed_at"), str)]
-        event_times = [e["recorded_at"] for e in all_events if (e.get("causality") or {}).get("decision_id") == ident
-                       and isinstance(e.get("recorded_at"), str)]
-        rows.append({"decision_id": ident, "last_observed_at": last_observed(index_times, event_times),
-                     "next_step": verb, "next_hint": hint, "abandoned": gone, "chain": chain})
+        event_times = [e["recorded_at"] for e in mine if isinstance(e.get("recorded_at"), str)]
+        rows.append({"decision_id": ident, "last_observed_at": cycle.last_observed(index_times, event_times),
+                     **where, "chain": chain})
     rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
     if limit is not None:
         rows = rows[:limit]

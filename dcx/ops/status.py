@@ -9,39 +9,15 @@ import json
 import os
 from typing import Any
 
+from dcx import cycle
 from dcx.activation import activation
 from dcx.errors import ExitCode
 from dcx.fsutil import is_temp, read_lines
 from dcx.result import Result
 from dcx.workspace import Workspace
 
-# The decision cycle, in order: which packet kind each step leaves behind.
-CYCLE = (
-    ("assembly", "prepare"),
-    ("proposal", "propose"),
-    ("outcome", "outcome"),
-    ("event", "writeback"),
-    ("commit", "commit"),
-    ("feedback", "feedback"),
-)
-
-
-PREVIEW_HINT = ("the latest assembly is a preview: nothing in it can be committed; prepare again with "
-                "--auto-rebase, --rebase FILE or --baseline")
-
-
-def next_step(kinds: set[str], latest_is_preview: bool, *, abandoned: bool = False) -> tuple[str | None, str | None]:
-    """The next cycle verb for a decision whose steps left ``kinds``, and a hint when it is not obvious.
-
-    A preview assembly can never be committed, so after one the next step is
-    another ``prepare`` (with a mode), whatever was recorded after it. An
-    abandoned decision has no next step. Shared by status and log.
-    """
-    if abandoned:
-        return None, None
-    if latest_is_preview:
-        return "prepare", PREVIEW_HINT
-    return next((verb for kind, verb in CYCLE if kind not in kinds), None), None
+# kept for readers that import it from here
+CYCLE = cycle.CYCLE
 
 
 def is_preview(ws: Workspace, assembly_ref: str | None) -> bool:
@@ -61,58 +37,60 @@ def _count_json(folder) -> int:
         return 0
 
 
-def _decision_steps(ws: Workspace, events: list[str]) -> list[dict[str, Any]]:
-    with_event: set[str] = set()
-    abandoned: set[str] = set()
-    event_times: dict[str, list[str]] = {}
+def _outcomes(ws: Workspace, refs: list[str]) -> list[dict[str, Any]]:
+    """Outcome receipts read as plain JSON (status never re-hashes; verify does)."""
+    out = []
+    for ref in refs:
+        try:
+            packet = json.loads((ws.packets / "outcome" / f"{ref}.json").read_bytes())
+        except (OSError, ValueError):
+            continue
+        if isinstance(packet, dict):
+            out.append(packet)
+    return out
+
+
+def _decision_steps(ws: Workspace, events: list[str], require_review: bool) -> list[dict[str, Any]]:
+    by_decision: dict[str, list[dict[str, Any]]] = {}
     for line in events:
         try:
             event = json.loads(line)
-            decision = event["causality"]["decision_id"]
+            by_decision.setdefault(event["causality"]["decision_id"], []).append(event)
         except (ValueError, KeyError, TypeError):
             continue
-        if event.get("event_kind") == "abandon":
-            abandoned.add(decision)
-        else:
-            with_event.add(decision)
-        if isinstance(event.get("recorded_at"), str):
-            event_times.setdefault(decision, []).append(event["recorded_at"])
     rows = []
     if not ws.decisions.is_dir():
         return rows
     for path in sorted(ws.decisions.glob("*.jsonl")):
         lines, _ = read_lines(path)
         kinds = set()
+        outcome_refs = []
         times = []
-        assembly: tuple[str, int, str] | None = None
+        assembly: tuple[str, int, str] | None = None  # the latest by time, not by line
         for number, line in enumerate(lines):
             try:
                 entry = json.loads(line)
                 kinds.add(entry["kind"])
+                if entry["kind"] == "outcome":
+                    outcome_refs.append(entry["ref"])
                 if entry["kind"] == "assembly":
-                    stamp = (str(entry.get("observed_at", "")), number, entry.get("ref"))
+                    stamp = (str(entry.get("observed_at", "")), number, entry["ref"])
                     assembly = stamp if assembly is None or stamp > assembly else assembly
             except (ValueError, KeyError, TypeError):
                 continue
             if isinstance(entry.get("observed_at"), str):
                 times.append(entry["observed_at"])
         decision = path.stem
-        if decision in with_event:
-            kinds.add("event")
-        gone = decision in abandoned
-        verb, hint = next_step(kinds, is_preview(ws, assembly[2] if assembly else None), abandoned=gone)
-        rows.append({"decision_id": decision, "last_observed_at": last_observed(times, event_times.get(decision, [])),
-                     "next_step": verb, "next_hint": hint, "abandoned": gone})
+        mine = by_decision.get(decision, [])
+        settled = cycle.settlement(mine)
+        observed = cycle.outcome_observed(_outcomes(ws, outcome_refs) if settled["approved"] else [],
+                                          settled["approved"])
+        where = cycle.standing(kinds, settled, observed, require_review=require_review,
+                               latest_is_preview=is_preview(ws, assembly[2] if assembly else None))
+        event_times = [e["recorded_at"] for e in mine if isinstance(e.get("recorded_at"), str)]
+        rows.append({"decision_id": decision, "last_observed_at": cycle.last_observed(times, event_times), **where})
     rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
     return rows
-
-
-def last_observed(index_times: list[str], event_times: list[str]) -> str | None:
-    """The latest time a decision's index or events record (status and log agree on it).
-
-    By time, not file order: a union-merged index interleaves two agents' lines.
-    """
-    return max([*index_times, *event_times], default=None)
 
 
 def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Result:
@@ -134,7 +112,7 @@ def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Resul
         "events": len(events),
         "committed_cursors": cursor_count,
         "pending_assemblies": _count_json(ws.pending),
-        "decisions": _decision_steps(ws, events),
+        "decisions": _decision_steps(ws, events, bool(state.profile and state.profile.require_review)),
     }
     data: dict[str, Any] = {"activation": state.public(), "workspace": summary}
     if check:

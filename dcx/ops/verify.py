@@ -9,6 +9,9 @@ Problems are collected, never raised, so one run lists them all:
   kind, goal and decision;
 - every event recomputes its id, belongs to this goal, and names existing
   packets; one id never has two bodies;
+- every review receipt keeps the rules of its disposition, still matches the
+  user-gate event it cites (disposition, scope, todo, time), and the
+  validation event that names it says the same disposition and cause;
 - no append-only log ends in a torn line (``--repair`` moves it aside).
 
 A redacted packet (a ``dcx_redacted_v0`` stub left by `dcx redact`) is
@@ -60,6 +63,7 @@ class Checker:
         self.key_ids: set[str] = set()
         self.redacted: dict[str, dict[str, Any]] = {}  # ref -> its dcx_redacted_v0 stub
         self.redacted_rows: list[dict[str, Any]] = []
+        self.unchecked: list[str] = []  # gate events of reviews that no log on this host holds
 
     def problem(self, path: Path, message: str, *, ref: str | None = None, field: str | None = None) -> None:
         row: dict[str, Any] = {"file": self.ws.rel(path), "problem": message}
@@ -148,6 +152,65 @@ class Checker:
                     self.problem(path, "the checkpoint does not follow from the receipts, evidence and rebase",
                                  ref=ref, field="checkpoint")
 
+    def reviews(self) -> None:
+        """Review receipts against their rules and the gate and validation events they bind (SPEC §10)."""
+        from dcx import gates
+        from dcx.packets.review import rule_problems
+
+        logs = events.read_log(self.ws.events, self.ws.rel(self.ws.events))
+        foreign = self._external_events()
+        by_id: dict[str, dict[str, Any]] = {}
+        for event in logs + foreign:
+            if isinstance(event.get("event_id"), str):
+                by_id.setdefault(event["event_id"], event)
+        reviews = {ref: p for ref, p in self.packets.items() if ref.startswith("decision-review-")}
+        for ref, packet in reviews.items():
+            path = self.store.path_for("review", ref)
+            for why in rule_problems(packet):
+                self.problem(path, why, ref=ref, field="disposition")
+            gate_id = packet.get("source_event_id")
+            if not gate_id:
+                continue
+            gate = by_id.get(gate_id)
+            if gate is None:
+                self.unchecked.append(gate_id)
+                continue
+            if not events.id_recomputes(gate):
+                self.problem(path, f"its gate event {gate_id} does not recompute", ref=ref, field="source_event_id")
+            elif (gates.disposition_of(gate), gates.scoped_proposal(gate), gate.get("todo_id"),
+                  gate.get("recorded_at")) != (packet["disposition"], packet.get("proposal_packet_ref"),
+                                               packet.get("gate_todo_id"), packet["recorded_at"]):
+                self.problem(path, f"does not match its gate event {gate_id} (disposition, scope, todo or time)",
+                             ref=ref, field="source_event_id")
+        for number, event in enumerate(logs, start=1):
+            details = event.get("details") if isinstance(event.get("details"), dict) else {}
+            if details.get("capability") != "decision_context":
+                continue
+            named = [r for r in event.get("artifact_refs") or [] if str(r).startswith("decision-review-")]
+            for review_ref in named:
+                packet = reviews.get(review_ref)
+                if packet is None:
+                    continue  # a missing or broken packet is reported by the link checks
+                cause = (event.get("causality") or {}).get("caused_by")
+                if details.get("disposition") != packet["disposition"] or cause != packet.get("source_event_id"):
+                    self.problem(self.ws.events, f"line {number}: the validation event does not match review "
+                                 f"{review_ref} (disposition or caused_by)", ref=review_ref, field=f"line {number}")
+
+    def _external_events(self) -> list[dict[str, Any]]:
+        from dcx.errors import DcxError
+        from dcx.profile import load_profile
+
+        try:
+            profile = load_profile(self.ws)
+        except DcxError:
+            return []
+        out: list[dict[str, Any]] = []
+        for listed in profile.external_event_logs if profile else ():
+            path = self.ws.root / listed
+            if path.is_file():
+                out += events.read_log(path, "the external event log")
+        return out
+
     def decision_index(self) -> int:
         if not self.ws.decisions.is_dir():
             return 0
@@ -212,6 +275,7 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
     checked = checker.files()
     checker.links()
     checker.semantics()
+    checker.reviews()
     index_count = checker.decision_index()
     event_count = checker.event_log()
     repaired: list[str] = []
@@ -232,10 +296,13 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
         "redacted": checker.redacted_rows,
         "repaired": repaired,
         "foreign_key_ids": foreign,
+        "unchecked_gate_events": sorted(set(checker.unchecked)),
     }
+    warnings = [f"gate event {gate} of a review is in no log on this host: its binding was not checked"
+                for gate in data["unchecked_gate_events"]]
     if checker.problems:
-        return Result("verify", data, status="error", exit_code=ExitCode.REFUSED)
-    return Result("verify", data)
+        return Result("verify", data, status="error", exit_code=ExitCode.REFUSED, warnings=warnings)
+    return Result("verify", data, warnings=warnings)
 
 
 def _own_key_id(ws: Workspace) -> str | None:

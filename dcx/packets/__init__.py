@@ -32,6 +32,7 @@ KINDS: dict[str, Kind] = {
         Kind("proposal", "decision_proposal_v0", "decision-proposal", "packet_ref", "proposal"),
         Kind("outcome", "decision_outcome_receipt_v0", "decision-outcome", "packet_ref", "outcome"),
         Kind("commit", "decision_cursor_commit_receipt_v0", "decision-cursor-commit", "receipt_ref", "commit"),
+        Kind("review", "decision_review_receipt_v0", "decision-review", "packet_ref", "review"),
         Kind("feedback", "decision_outcome_feedback_v0", "decision-feedback", "feedback_ref", "feedback"),
     )
 }

@@ -10,7 +10,8 @@ from readers_support import D, packet_files
 
 from dcx.packets import KINDS
 
-KIND_NAMES = sorted(KINDS)
+# the legacy cycle stores every kind but the review receipt (tests/cli/test_review_readers.py shows that one)
+KIND_NAMES = sorted(set(KINDS) - {"review"})
 
 
 def _ref_of(root: Path, kind: str) -> str:
@@ -21,7 +22,7 @@ def _ref_of(root: Path, kind: str) -> str:
 
 def test_the_cycle_stores_every_kind_once(cycled: Path) -> None:
     kinds = {path.parent.name for path in packet_files(cycled).values()}
-    assert kinds == set(KINDS)
+    assert kinds == set(KIND_NAMES)
 
 
 @pytest.mark.parametrize("kind", KIND_NAMES)

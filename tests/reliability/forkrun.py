@@ -30,6 +30,7 @@ import rfc8785  # noqa: F401
 import rich.console  # noqa: F401
 
 import dcx.ops.commit
+import dcx.ops.review
 import dcx.ops.verify
 import dcx.packets  # noqa: F401
 from dcx.cli import main as dcx_main

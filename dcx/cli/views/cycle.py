@@ -1,4 +1,4 @@
-"""Views of the rest of the cycle: proposal, outcome, commit receipt, feedback."""
+"""Views of the rest of the cycle: proposal, outcome, review, commit receipt, feedback."""
 
 from __future__ import annotations
 
@@ -63,6 +63,40 @@ def outcome(console: Console, packet: dict[str, Any]) -> None:
            for a in packet["invalidated_assumptions"]])
 
 
+DISPOSITION_WORDS = {
+    "approve": "approved: the proposal may proceed; an observed outcome is due",
+    "reject": "rejected: the proposal does not proceed; the material it was based on is consumed",
+    "defer": "deferred: no decision now; the material it was based on is consumed",
+    "no_change": "no change: nothing material changed, settled quietly without a proposal or gate",
+}
+
+
+@view("review")
+def review(console: Console, packet: dict[str, Any]) -> None:
+    disposition = packet["disposition"]
+    header(console, "Review settlement", packet, "packet_ref", extra=(f"recorded {packet['recorded_at']}",))
+    who = "quiet path" if packet["quiet_noop"] else f"decided by {packet['actor_ref']}"
+    banner(console, f"{disposition} · {who} · {packet['reason_code']}\n{packet['summary']}",
+           "yellow" if disposition in ("reject", "defer") else "")
+    rows = [("meaning", DISPOSITION_WORDS.get(disposition, disposition))]
+    if packet.get("source_event_id"):
+        rows.append(("gate", f"{packet['source_event_id']} (todo {packet['gate_todo_id']})"))
+        rows.append(("chain", f"proposal {short(packet['proposal_packet_ref'])} → evidence "
+                              f"{short(packet['evidence_packet_ref'])}"))
+    else:
+        rows.append(("chain", f"evidence {short(packet['evidence_packet_ref'])} (no proposal: a semantic no-change)"))
+        rows.append(("actor", f"{packet['actor_ref']} (the agent that settled it)"))
+    rows += [
+        ("authority", f"confirmation required {yes(packet['authority_confirmation_required'])} · "
+                      f"confirmed {yes(packet['authority_confirmed'])}"),
+        ("outcome", "due: record observed outcomes with dcx outcome" if packet["outcome_observation_required"]
+         else "none expected"),
+        ("cursors", "may advance: settlement, not the outcome, is the cursor boundary"
+         if packet["cursor_commit_allowed"] else "held"),
+    ]
+    facts(console, rows)
+
+
 @view("commit")
 def commit(console: Console, packet: dict[str, Any]) -> None:
     header(console, "Cursor commit receipt", packet, "receipt_ref")
@@ -72,15 +106,27 @@ def commit(console: Console, packet: dict[str, Any]) -> None:
                     + (f", {replayed} already there (replayed)" if replayed else "")
                     + f" · read back and verified: {yes(packet['readback_verified'])}")
     facts(console, [
-        ("event", f"{packet['event_id']} (the writeback that allowed it)"),
+        ("event", f"{packet['event_id']} ("
+                  + ("the review's validation event" if packet.get("review_packet_ref") else "the writeback that allowed it")
+                  + ")"),
         ("chain", f"assembly {short(packet['assembly_ref'])} → checkpoint {short(packet['checkpoint_ref'])}"),
-        ("", f"evidence {short(packet['evidence_packet_ref'])} → proposal {short(packet['proposal_packet_ref'])}"
-             f" → outcome {short(packet['outcome_packet_ref'])}"),
+        ("", _commit_chain(packet)),
     ])
     table(console, "Sources (cursor refs are keyed hashes: the cursor values stay private)",
           ("source", "committed before", "committed now", "result"),
           [(s["source_id"], short(s["cursor_before_ref"]), short(s["cursor_after_ref"]), s["result"])
            for s in packet["sources"]])
+
+
+def _commit_chain(packet: dict[str, Any]) -> str:
+    links = [f"evidence {short(packet['evidence_packet_ref'])}"]
+    if packet.get("proposal_packet_ref"):
+        links.append(f"proposal {short(packet['proposal_packet_ref'])}")
+    if packet.get("review_packet_ref"):
+        links.append(f"review {short(packet['review_packet_ref'])} (settled by review)")
+    if packet.get("outcome_packet_ref"):
+        links.append(f"outcome {short(packet['outcome_packet_ref'])}")
+    return " → ".join(links)
 
 
 TELEMETRY_LABELS = (
