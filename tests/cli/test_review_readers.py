@@ -49,7 +49,7 @@ def test_log_and_status_show_the_settlement(reviewed, snapshot, snapshot_json) -
     assert log == snapshot_json(name="log_json")
     status = dcx.json("status")["data"]["workspace"]["decisions"]
     assert status == [{"decision_id": D, "last_observed_at": status[0]["last_observed_at"], "next_step": None,
-                       "settlement": "approve", "outcome_due": False}]
+                       "next_hint": None, "settlement": "approve", "outcome_due": False, "abandoned": False}]
     assert "done (approve)" in dcx("status").stdout
 
 

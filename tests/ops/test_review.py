@@ -146,7 +146,8 @@ def test_gate_refuses_the_acting_agent_under_the_normalised_comparison(ws: Path,
 
 
 def test_normalised_actor_comparison() -> None:
-    from dcx.names import actor_key as normalise_actor, same_actor
+    from dcx.names import actor_key as normalise_actor
+    from dcx.names import same_actor
 
     assert normalise_actor(FULLWIDTH) == normalise_actor("Agent_A") == "agenta"
     assert same_actor("Owner.Maria", "owner-maria") and same_actor("ﬀ-lead", "FF lead")
