@@ -28,7 +28,20 @@ from dcx import events
 from dcx.errors import InvalidInput
 from dcx.packets import KINDS, outcome, proposal, rebase
 from dcx.packets.advisory import REQUEST
-from dcx.packets.spec import Bool, DecisionId, Field, Int, Number, Obj, PrivateText, Ref, Shape, Timestamp, Token, Tokens
+from dcx.packets.spec import (
+    Bool,
+    DecisionId,
+    Field,
+    Int,
+    Number,
+    Obj,
+    PrivateText,
+    Ref,
+    Shape,
+    Timestamp,
+    Token,
+    Tokens,
+)
 from dcx.result import Result
 from dcx.workspace import Workspace
 

@@ -7,8 +7,8 @@ from dcx.clock import clock_from_env
 from dcx.errors import InvalidInput, Refused
 from dcx.ops._common import (
     check_decision_id,
-    packet_context,
     json_input,
+    packet_context,
     require_agent,
     validated,
 )
