@@ -52,7 +52,8 @@ def test_ops_never_import_typer_or_rich() -> None:
                 assert not name.startswith(("typer", "rich", "dcx.cli")), f"{path.name} imports {name}"
 
 
-HEAVY = ("typer", "rich", "tomlkit", "portalocker", "dcx.providers", "dcx.sources", "dcx.extensions")
+HEAVY = ("typer", "rich", "tomlkit", "portalocker", "dcx.providers", "dcx.sources", "dcx.extensions", "dcx.mcp",
+         "mcp", "mcp_types", "pydantic", "anyio")
 
 
 @pytest.mark.parametrize("args", [["--version"], ["status", "--format", "json"], ["status"], ["--no-color", "status"]])

@@ -16,7 +16,6 @@ import pytest
 from mcp_support import connect, data, error, run
 from readers_support import Runner, copy_example
 
-pytest.importorskip("mcp")
 
 D = "ttl-two-hosts"
 N = 6  # writebacks per client

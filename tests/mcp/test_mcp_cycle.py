@@ -20,7 +20,6 @@ from cycle_fixture import QUERY, RUNBOOK, D, stale_runbook
 from mcp_support import connect, data, run
 from readers_support import QUERY_SUMMARY, copy_example, run_cycle
 
-pytest.importorskip("mcp")
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -84,7 +83,7 @@ def cycle(tmp_path_factory):
 
 
 def test_the_decision_is_byte_identical_to_the_cli_run(cycle) -> None:
-    out, mcp_root, cli_root, _ = cycle
+    _, mcp_root, cli_root, _ = cycle
     mine, theirs = _files(mcp_root), _files(cli_root)
     assert sorted(mine) == sorted(theirs)
     assert [name for name in mine if mine[name] != theirs[name]] == []
