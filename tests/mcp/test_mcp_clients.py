@@ -12,10 +12,8 @@ import time
 from pathlib import Path
 
 import anyio
-import pytest
 from mcp_support import connect, data, error, run
 from readers_support import Runner, copy_example
-
 
 D = "ttl-two-hosts"
 N = 6  # writebacks per client

@@ -21,7 +21,6 @@ from mcp_support import connect, data, run
 from readers_support import QUERY_SUMMARY, copy_example, run_cycle
 
 
-
 def _files(root: Path) -> dict[str, bytes]:
     dc = root / ".decision-context"
     picked = [*dc.glob("packets/*/*.json"), *dc.glob("decisions/*.jsonl"), dc / "events.jsonl",

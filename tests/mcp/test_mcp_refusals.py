@@ -19,7 +19,6 @@ from cycle_helpers import PROPOSAL
 from mcp_support import connect, data, error, run
 from readers_support import Runner, copy_example
 
-
 D = "ttl-refusals"
 PROFILE = Path(".decision-context/profile.toml")
 

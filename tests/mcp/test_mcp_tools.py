@@ -15,7 +15,6 @@ from conftest import REPO
 from cycle_helpers import PROPOSAL
 from mcp_support import connect, error, run
 
-
 # SPEC §14: tools mirror these commands (those that exist today; gate, review and report are to come).
 SPEC_14 = ("status", "scan", "index", "prepare", "recall", "propose", "outcome", "writeback", "gate", "review",
            "commit", "feedback", "log", "show", "verify", "audit", "report")

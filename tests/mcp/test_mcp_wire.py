@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from mcp_support import DCX, server_env
 
-
 SDK = ("mcp", "mcp_types", "pydantic", "pydantic_core", "anyio", "starlette", "httpx")
 
 
