@@ -37,4 +37,14 @@ def command(
         raise typer.Exit(int(exc.exit_code)) from None
     from dcx.mcp.server import serve
 
-    serve(session)
+    try:
+        serve(session)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    except Exception as exc:  # the SDK failed: one line, the stack (no messages) in private/log/
+        from dcx.errors import InternalError
+        from dcx.mcp.answer import internal
+
+        error = internal(session.ws, exc).structured
+        emit_error(InternalError(error["message"], hint=error["hint"]), getattr(fmt, "value", fmt))
+        raise typer.Exit(5) from None

@@ -101,7 +101,10 @@ def _wait(args: dict[str, Any]) -> float:
 def inside_root(ws: Workspace, path: str, name: str) -> str:
     """An argument path, relative to the goal root, that must resolve inside it."""
     root = os.path.realpath(ws.root)
-    full = os.path.realpath(os.path.join(root, path))
+    try:
+        full = os.path.realpath(os.path.join(root, path))
+    except ValueError:  # a NUL byte
+        raise InvalidInput(f"{name}: not a usable path", field=name) from None
     if os.path.commonpath([root, full]) != root:
         raise InvalidInput(f"{name}: must name a file inside the goal root", field=name, code="path_outside_root")
     return full

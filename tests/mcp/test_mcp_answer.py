@@ -40,3 +40,19 @@ def test_arguments_that_are_not_an_object_are_refused_before_the_op(example: Pat
     one = answer.call(Session(ws, None), probe, ["not", "an", "object"])
     assert one.is_error and one.structured["code"] == "invalid_type" and called == []
     assert not answer.call(Session(ws, None), probe, None).is_error and called == [{}]
+
+
+def test_event_log_paths_stay_inside_the_goal_root(example: Path, tmp_path: Path) -> None:
+    from dcx.mcp.tools import BY_NAME
+
+    ws = Workspace(example.resolve())
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text("")
+    (example / "escape.jsonl").symlink_to(outside)
+    commit = BY_NAME["commit"]
+    base = {"decision_id": "d1", "event_id": "dcx-event-" + "0" * 32}
+    for path, code in (("escape.jsonl", "path_outside_root"), (str(outside), "path_outside_root"),
+                       ("../outside.jsonl", "path_outside_root"), ("a\x00b", "invalid_input")):
+        one = answer.call(Session(ws, None), commit, {**base, "event_log": path})
+        assert one.is_error and one.structured["code"] == code, (path, one.structured)
+        assert str(tmp_path) not in one.text
