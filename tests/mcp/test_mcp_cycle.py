@@ -43,6 +43,8 @@ def _mcp_cycle(root: Path, errlog) -> dict:
             before = _all_bytes(root)
             out["preview"] = data(await c.call_tool("prepare", {
                 "decision_id": D, "show_content": True, "query": QUERY, "query_summary": QUERY_SUMMARY}))
+            recalled = await c.call_tool("recall", {"scope": "", "query": QUERY, "query_summary": QUERY_SUMMARY})
+            out["recall"], out["recall_status"] = data(recalled), recalled.meta["dcx/status"]
             out["preview_wrote"] = _all_bytes(root) != before
             prepared = await c.call_tool("prepare", {
                 "decision_id": D, "auto_rebase": True, "query": QUERY, "query_summary": QUERY_SUMMARY})
@@ -66,6 +68,8 @@ def _mcp_cycle(root: Path, errlog) -> dict:
             out["packet_resource"] = ((await c.read_resource(f"dcx://packets/{ref}")).contents[0].text, ref)
             shown = await c.call_tool("show", {"ref": ref})
             out["show_text"] = shown.content[0].text
+            out["audit"] = data(await c.call_tool("audit", {}))
+            out["verify"] = data(await c.call_tool("verify", {}))
     run(main)
     return out
 
@@ -101,6 +105,7 @@ def test_each_step_answers_with_the_data_the_cli_prints(cycle) -> None:
     assert out["feedback"]["feedback"]["decision_id"] == D
     assert out["log"]["decisions"][0]["next_step"] is None  # complete
     assert [row["decision_id"] for row in out["status"]["workspace"]["decisions"]] == [D]
+    assert out["audit"]["findings"] == [] and out["verify"]["problems"] == []  # nothing leaked, all verifies
 
 
 def test_resources_are_the_stored_records(cycle) -> None:
@@ -123,6 +128,11 @@ def test_transient_content_reaches_the_tool_result_only(cycle) -> None:
     assert (root / RUNBOOK).read_text() in {item["content"] for item in read}  # the edited text, read exactly
     recalled = [item["content"] for item in preview["recall_results"]]
     assert recalled
+    # recall: the ephemeral packet, content included, in the result; nothing written (the preview check
+    # above spans it, and the byte comparison with the CLI run would catch a stored packet)
+    assert out["recall_status"] == "ok" and out["recall"]["results"]
+    assert {row["content"] for row in out["recall"]["results"]} <= set(recalled)
+    recalled += [row["content"] for row in out["recall"]["results"]]
     assert stderr == ""
     everything = b"".join(_all_bytes(root).values())
     assert QUERY.encode() not in everything

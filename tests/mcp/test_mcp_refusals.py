@@ -44,6 +44,7 @@ def _cases(root: Path) -> dict:
             (root / PROFILE).write_text(profile.replace('["agent-a"]', '["agent-b"]'))
             await call("agent_not_enabled", "prepare", {"decision_id": D, "auto_rebase": True})
             (root / PROFILE).write_text(profile)
+            await call("scan_when_active_again", "scan", {})
             await call("flags_exclusive", "prepare", {"decision_id": D, "auto_rebase": True, "baseline": True})
             await call("unknown_source", "prepare", {"decision_id": D, "auto_rebase": True, "sources": ["nope"]})
             prepared = data(await c.call_tool("prepare", {"decision_id": D, "auto_rebase": True}))
@@ -131,6 +132,8 @@ def test_refusals_write_nothing_and_locks_do_not_hang(cases) -> None:
 
 def test_commands_without_the_gate_still_answer(cases) -> None:
     assert "decisions" in data(cases[0]["disabled_log_still_reads"])
+    receipts = data(cases[0]["scan_when_active_again"])["receipts"]  # the gate reads the profile per call
+    assert receipts and all(r["schema_version"] == "decision_source_scan_receipt_v0" for r in receipts)
 
 
 def test_a_non_zero_result_carries_its_data(cases) -> None:
