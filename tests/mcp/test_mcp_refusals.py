@@ -47,6 +47,10 @@ def _cases(root: Path) -> dict:
             await call("scan_when_active_again", "scan", {})
             await call("flags_exclusive", "prepare", {"decision_id": D, "auto_rebase": True, "baseline": True})
             await call("unknown_source", "prepare", {"decision_id": D, "auto_rebase": True, "sources": ["nope"]})
+            rebase = json.loads((root / "rebase.json").read_text())
+            out["agent_rebase"] = await c.call_tool("prepare", {"decision_id": "ttl-agent", "rebase": rebase})
+            await call("semantic_no_change_with_records", "prepare", {"decision_id": "ttl-agent", "rebase": {
+                "semantic_no_change": True, "changed_facts": rebase["changed_facts"][:1]}})
             prepared = data(await c.call_tool("prepare", {"decision_id": D, "auto_rebase": True}))
             evidence = prepared["summary"]["evidence_packet_ref"]
             index_before = (dc / "decisions" / f"{D}.jsonl").read_bytes()
@@ -95,6 +99,7 @@ def cases(tmp_path_factory):
     ("evidence_missing", "evidence_missing", 1),
     ("event_missing", "event_missing", 1),
     ("flags_exclusive", "flags_exclusive", 2),
+    ("semantic_no_change_with_records", "semantic_no_change_with_records", 2),
     ("unknown_source", "unknown_source", 2),
     ("unsafe_public_text", "unsafe_public_text", 2),
     ("path_outside_root", "path_outside_root", 2),
@@ -128,6 +133,11 @@ def test_refusals_write_nothing_and_locks_do_not_hang(cases) -> None:
     assert out["lock_busy_seconds"] < 5
     assert error(out["lock_busy"])["hint"]
     assert not out["after_release"].is_error
+
+
+def test_an_inline_rebase_is_the_agent_mode(cases) -> None:
+    summary = data(cases[0]["agent_rebase"])["summary"]
+    assert summary["mode"] == "agent" and summary["facts"] == 5 and not summary["preview"]
 
 
 def test_commands_without_the_gate_still_answer(cases) -> None:
