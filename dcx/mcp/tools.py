@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from dcx import events
 from dcx.errors import InvalidInput
+from dcx.fsutil import DEFAULT_WAIT
 from dcx.packets import KINDS, outcome, proposal, rebase
 from dcx.packets.advisory import REQUEST
 from dcx.packets.spec import (
@@ -95,7 +96,7 @@ PACKET_REF = Ref([k.prefix for k in KINDS.values()], doc="A stored packet's full
 
 
 def _wait(args: dict[str, Any]) -> float:
-    return float(args.get("wait", 5.0))
+    return float(args.get("wait", DEFAULT_WAIT))
 
 
 def inside_root(ws: Workspace, path: str, name: str) -> str:
