@@ -49,6 +49,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("audit", "audit"),
     ("redact", "redact"),
     ("help", "help"),
+    # agents over MCP
+    ("mcp", "mcp"),
 )
 
 _click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]

@@ -91,6 +91,19 @@ def read_json_input(source: str, *, flag: str = "--from") -> tuple[object, str]:
     return value, display
 
 
+def json_input(source: str | None, document: object, *, flag: str, name: str) -> tuple[object, str]:
+    """The input of ``flag``: a JSON file (or ``-``) read here, or ``document`` already parsed.
+
+    ``dcx mcp`` passes documents inline (a tool argument never names a file);
+    messages then name the argument, ``name``, where a file would be named.
+    """
+    if document is not None:
+        return document, name
+    if source is None:
+        raise InvalidInput(f"{flag}: needed", field=flag, code="usage_error")
+    return read_json_input(source, flag=flag)
+
+
 def validated(shape, data: object, display: str) -> dict:
     """``shape.check`` with the file named in the message."""
     try:

@@ -8,8 +8,8 @@ from dcx.errors import InvalidInput, Refused
 from dcx.names import same_actor
 from dcx.ops._common import (
     check_decision_id,
+    json_input,
     packet_context,
-    read_json_input,
     require_agent,
     validated,
 )
@@ -47,11 +47,11 @@ def check_acceptance(accepted: dict, proposal_packet: dict, agent: str, allow_se
         )
 
 
-def record_outcome(*, ws: Workspace, decision_id: str, source: str, agent_id: str | None,
-                   observed_at: str | None, wait: float) -> Result:
+def record_outcome(*, ws: Workspace, decision_id: str, source: str | None, agent_id: str | None,
+                   observed_at: str | None, wait: float, document: object = None) -> Result:
     check_decision_id(decision_id)
     agent = require_agent(ws, agent_id)
-    data, display = read_json_input(source)
+    data, display = json_input(source, document, flag="--from", name="outcome")
     clean = validated(outcome.INPUT, data, display)
     verified_outcomes = [o for o in clean["observed_outcomes"] if o["status"] == "verified"]
     if clean["verification_status"] == "verified" and not verified_outcomes:

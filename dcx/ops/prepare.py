@@ -32,7 +32,7 @@ from dcx.clock import clock_from_env, parse_ts
 from dcx.cursors import read_cursors, read_freshness, record_freshness
 from dcx.errors import InvalidInput
 from dcx.keys import load_key
-from dcx.ops._common import check_decision_id, read_json_input, validated
+from dcx.ops._common import check_decision_id, json_input, validated
 from dcx.packets import assembly, checkpoint, evidence, manifest, rebase, retrieval
 from dcx.packets import coverage as coverage_packets
 from dcx.packets import freshness as freshness_packets
@@ -127,9 +127,11 @@ def prepare(
     show_content: bool,
     wait: float,
     progress: Any = None,
+    rebase_document: object = None,
 ) -> Result:
     check_decision_id(decision_id)
-    chosen = [flag for flag, on in (("--rebase", rebase_file is not None), ("--auto-rebase", auto_rebase),
+    agent_rebase = rebase_file is not None or rebase_document is not None
+    chosen = [flag for flag, on in (("--rebase", agent_rebase), ("--auto-rebase", auto_rebase),
                                      ("--baseline", baseline), ("--show-content", show_content)) if on]
     if len(chosen) > 1:
         raise InvalidInput(f"{' and '.join(chosen)} cannot be combined", field=chosen[1], code="flags_exclusive")
@@ -137,14 +139,14 @@ def prepare(
         raise InvalidInput("--rebase - and --query-file -: only one input can come from stdin",
                            field="--query-file", code="stdin_twice",
                            hint="put the query or the rebase input in a file")
-    mode = "agent" if rebase_file is not None else "auto" if auto_rebase else "baseline" if baseline else "none"
+    mode = "agent" if agent_rebase else "auto" if auto_rebase else "baseline" if baseline else "none"
     state = require_active(ws, agent_id)
     profile, registry = state.profile, state.registry
     assert profile is not None and registry is not None and state.agent_id is not None
     body = None
     input_digest = None
-    if rebase_file is not None:
-        raw, display = read_json_input(rebase_file, flag="--rebase")
+    if agent_rebase:
+        raw, display = json_input(rebase_file, rebase_document, flag="--rebase", name="rebase")
         body = validated(rebase.INPUT, raw, display)
         if body.get("semantic_no_change") and any(body.get(k) for k in (
                 "changed_facts", "recalled_claims", "stale_or_rejected_claims", "conflicts")):

@@ -7,8 +7,8 @@ from dcx.clock import clock_from_env
 from dcx.errors import Refused
 from dcx.ops._common import (
     check_decision_id,
+    json_input,
     packet_context,
-    read_json_input,
     require_agent,
     validated,
 )
@@ -29,11 +29,11 @@ def latest_evidence(ws: Workspace, decision_id: str) -> str:
     return ref
 
 
-def propose(*, ws: Workspace, decision_id: str, source: str, agent_id: str | None,
-            observed_at: str | None, wait: float) -> Result:
+def propose(*, ws: Workspace, decision_id: str, source: str | None, agent_id: str | None,
+            observed_at: str | None, wait: float, document: object = None) -> Result:
     check_decision_id(decision_id)
     agent = require_agent(ws, agent_id)
-    data, display = read_json_input(source)
+    data, display = json_input(source, document, flag="--from", name="proposal")
     clean = validated(proposal.INPUT, data, display)
     latest = latest_evidence(ws, decision_id)
     given = clean.pop("evidence_packet_ref", None)

@@ -1,0 +1,50 @@
+"""``dcx mcp``: serve this workspace to an agent host over MCP (stdio)."""
+
+from __future__ import annotations
+
+import typer
+
+from dcx.cli._options import AgentOpt, FormatOpt, OutputFormat, globals_of
+from dcx.errors import DcxError
+
+
+def command(
+    ctx: typer.Context,
+    agent_id: AgentOpt = None,
+    fmt: FormatOpt = OutputFormat.text,
+) -> None:
+    """Serve this goal to an agent host over the Model Context Protocol, on stdio.
+
+    One tool per command (status, scan, index, prepare, recall, propose,
+    outcome, writeback, commit, feedback, log, show, verify, audit) and the
+    resources dcx://decisions/<id> and dcx://packets/<ref>. The workspace
+    (-C) and the acting agent are fixed when the server starts; no tool
+    argument can name another workspace or a file outside the goal root.
+    A start-up error is printed as --format says and exits as the CLI does;
+    after that stdout belongs to the protocol, and the server runs until the
+    host closes its stdin. Needs the optional dependency group mcp
+    (pip install 'dcx[mcp]'; make install does).
+
+    Example: dcx -C ~/goals/catalog mcp --agent-id agent-a
+    """
+    from dcx.cli._render import emit_error
+    from dcx.ops.mcp import open_session
+
+    try:
+        session = open_session(ws=globals_of(ctx).ws(), agent_id=agent_id)
+    except DcxError as exc:
+        emit_error(exc, getattr(fmt, "value", fmt))
+        raise typer.Exit(int(exc.exit_code)) from None
+    from dcx.mcp.server import serve
+
+    try:
+        serve(session)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    except Exception as exc:  # the SDK failed: one line, the stack (no messages) in private/log/
+        from dcx.errors import InternalError
+        from dcx.mcp.answer import internal
+
+        error = internal(session.ws, exc).structured
+        emit_error(InternalError(error["message"], hint=error["hint"]), getattr(fmt, "value", fmt))
+        raise typer.Exit(5) from None
