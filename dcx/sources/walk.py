@@ -230,14 +230,18 @@ def revision_of(data: bytes) -> str:
 
 
 def _matcher(include: tuple[str, ...], exclude: tuple[str, ...]) -> Callable[[str], bool] | None:
+    """gitwildmatch include/exclude as one predicate; pathspec is imported and the patterns
+    compiled on the first path that needs them (a warm rescan answers from the stat cache)."""
     if not include and not exclude:
         return None
-    import pathspec
-
-    inc = pathspec.GitIgnoreSpec.from_lines(include) if include else None
-    exc = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    specs: list[Any] = []
 
     def match(rel: str) -> bool:
+        if not specs:
+            import pathspec
+
+            specs.extend(pathspec.GitIgnoreSpec.from_lines(p) if p else None for p in (include, exclude))
+        inc, exc = specs
         if inc is not None and not inc.match_file(rel):
             return False
         return not (exc is not None and exc.match_file(rel))
