@@ -19,7 +19,7 @@ KEYED_RE = re.compile(rf"^(?:{'|'.join(PREFIXES)})-[0-9a-f]{{32}}$")
 
 
 def _show_event(ws: Workspace, text: str) -> Result:
-    """One event of events.jsonl by its id or a unique prefix (the line as stored)."""
+    """One event of events.jsonl by its id or a unique prefix (its stored fields, pretty-printed for JSON)."""
     from dcx import events
 
     log = events.read_log(ws.events, ws.rel(ws.events))

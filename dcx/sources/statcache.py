@@ -15,6 +15,13 @@ lists took a fifth of a second; the layout is parsed with bounds checks only,
 so a damaged file is just a cold cache. The header also carries a small
 ``memo``: the walker keeps there the digest of the file list the entries
 describe (dropped whenever an entry changes).
+
+Glob matching depends only on a path and the locator's include/exclude
+patterns, so its answers are kept too (v2): the header names the patterns
+(``globs``, a digest) the entries were matched under, and a last column lists
+the paths those patterns rejected (NUL-separated). Under the same patterns an
+entry's path is known to match and a listed path known not to; other patterns
+trust neither.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ import blake3
 from dcx.fsutil import atomic_write
 from dcx.workspace import Workspace
 
-SCHEMA = "dcx_stat_cache_v1"
+SCHEMA = "dcx_stat_cache_v2"
 MAGIC = b"dcx-stat-cache\n"
 KINDS = {b"t"[0]: "text", b"b"[0]: "binary"}
 KIND_BYTES = {"text": b"t", "binary": b"b"}
@@ -67,6 +74,9 @@ class StatCache:
         self._revs = b""
         self._kinds = b""
         self._fresh: dict[str, tuple[StatKey, str, str]] = {}
+        self.globs: str | None = None  # digest of the patterns the entries were matched under
+        self._rejected: frozenset[str] = frozenset()  # paths those patterns rejected
+        self._globs_dirty = False
         self._load()
 
     def _load(self) -> None:
@@ -94,7 +104,13 @@ class StatCache:
             kinds = data[at:at + count]
             if len(paths) != count or len(stats) != 4 * count or len(revs) != 32 * count or len(kinds) != count:
                 return
-            if at + count != len(data):
+            at += count
+            rejected_len = int(header.get("rejected_bytes", 0))
+            rejected = data[at:at + rejected_len].decode("utf-8").split("\0") if rejected_len else []
+            if at + rejected_len != len(data):
+                return
+            globs = header.get("globs")
+            if globs is not None and not isinstance(globs, str):
                 return
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
             return  # a cache is only a cache: start over
@@ -102,6 +118,7 @@ class StatCache:
         self._index = {p: i for i, p in enumerate(paths)}
         self._stats, self._revs, self._kinds = stats, revs, kinds
         self.memo = dict(header.get("memo") or {})
+        self.globs, self._rejected = globs, frozenset(rejected)
         self.written_ns = written_ns
 
     @property
@@ -164,6 +181,19 @@ class StatCache:
         upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
         return bisect_left(self.paths, upper) - bisect_left(self.paths, prefix)
 
+    def glob_answers(self, globs: str) -> tuple[Collection[str], Collection[str]]:
+        """(paths known to match, paths known not to) under the patterns ``globs`` names."""
+        if globs != self.globs:
+            return (), ()
+        return self._index, self._rejected
+
+    def set_glob_answers(self, globs: str | None, rejected: Iterable[str]) -> None:
+        """Remember which patterns the entries are matched under, and the paths they rejected."""
+        rejected = frozenset(rejected)
+        if (globs, rejected) != (self.globs, self._rejected):
+            self.globs, self._rejected = globs, rejected
+            self._globs_dirty = True
+
     def store(self, rel: str, key: StatKey, revision: str, kind: str = "text") -> None:
         self._fresh[rel] = (key, revision, kind)
         self.dirty = True
@@ -194,23 +224,26 @@ class StatCache:
         if memo is not None and memo != self.memo:
             self.memo = dict(memo)
             changed = True
-        if not changed:
+        if not changed and not self._globs_dirty:
             return
         if not gone and all(rel in self._index for rel in self._fresh):
             paths, stats, revs, kinds = self._patched()  # same paths: update in place, O(changes)
         else:
             paths, stats, revs, kinds = self._rebuilt(gone)
         path_bytes = "\0".join(paths).encode("utf-8")
+        rejected_bytes = "\0".join(sorted(self._rejected)).encode("utf-8")
         header = {
             "schema_version": SCHEMA,
             "byteorder": sys.byteorder,
             "count": len(paths),
             "paths_bytes": len(path_bytes),
             "memo": self.memo,
+            "globs": self.globs,
+            "rejected_bytes": len(rejected_bytes),
         }
         body = b"".join(
             [MAGIC, json.dumps(header, separators=(",", ":")).encode(), b"\n", path_bytes,
-             stats.tobytes(), revs, kinds]
+             stats.tobytes(), revs, kinds, rejected_bytes]
         )
         atomic_write(self.path, body, mode=0o600)
         self.written_ns = self.path.stat().st_mtime_ns
@@ -220,6 +253,7 @@ class StatCache:
         self._stats, self._revs, self._kinds = stats, revs, kinds
         self._fresh.clear()
         self.dirty = False
+        self._globs_dirty = False
 
     def _patched(self) -> tuple[list[str], array, bytes, bytes]:
         stats = array("q", self._stats)

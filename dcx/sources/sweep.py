@@ -67,6 +67,7 @@ class Sweep(NamedTuple):
     oversized: list[str]  # rel paths over max_scan_bytes
     done: int  # files listed
     timed_out: bool = False  # stopped at the deadline; what it holds so far is still valid
+    rejected: list[str] = []  # noqa: RUF012 — listed files the include/exclude patterns rejected
 
 
 def _utf8(name: str) -> bool:
@@ -150,6 +151,7 @@ def sweep(
     hashed: list[Hashed] = []
     unreadable: list[str] = []
     oversized: list[str] = []
+    rejected: list[str] = []
     outside = 0
     add_hit = hits.append
     timed_out = False
@@ -165,6 +167,7 @@ def sweep(
             outside += 1
             continue
         if match is not None and not match(rel):
+            rejected.append(rel)
             continue
         if st.st_size > max_scan_bytes:
             oversized.append(rel)
@@ -188,7 +191,7 @@ def sweep(
         if deadline is not None and time.monotonic() > deadline:
             timed_out = True
             break
-    return Sweep(hits, hashed, unreadable, outside, oversized, done, timed_out)
+    return Sweep(hits, hashed, unreadable, outside, oversized, done, timed_out, rejected)
 
 
 def _share(frontier: list[tuple[str, str]], cache: StatCache, jobs: int) -> list[list[tuple[str, str]]]:
@@ -218,7 +221,7 @@ def _fork_sweep(share: list[tuple[str, str]], run: Callable[[list[tuple[str, str
             os.close(read_fd)
             found = run(share)
             body = marshal.dumps((found.hits.tobytes(), found.hashed, found.unreadable, found.outside,
-                                  found.oversized, found.done, found.timed_out))
+                                  found.oversized, found.done, found.timed_out, found.rejected))
             view = memoryview(body)
             while view:
                 view = view[os.write(write_fd, view):]

@@ -230,19 +230,44 @@ def revision_of(data: bytes) -> str:
 
 
 def _matcher(include: tuple[str, ...], exclude: tuple[str, ...]) -> Callable[[str], bool] | None:
+    """gitwildmatch include/exclude as one predicate; pathspec is imported and the patterns
+    compiled on the first path that needs them (a warm rescan answers from the stat cache)."""
     if not include and not exclude:
         return None
-    import pathspec
-
-    inc = pathspec.GitIgnoreSpec.from_lines(include) if include else None
-    exc = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    specs: list[Any] = []
 
     def match(rel: str) -> bool:
+        if not specs:
+            import pathspec
+
+            specs.extend(pathspec.GitIgnoreSpec.from_lines(p) if p else None for p in (include, exclude))
+        inc, exc = specs
         if inc is not None and not inc.match_file(rel):
             return False
         return not (exc is not None and exc.match_file(rel))
 
     return match
+
+
+def _globs_key(include: tuple[str, ...], exclude: tuple[str, ...]) -> str:
+    import json
+
+    return blake3.blake3(json.dumps([list(include), list(exclude)]).encode()).hexdigest()[:32]
+
+
+def _remembered(match: Callable[[str], bool], known: Any, rejected: Any) -> Callable[[str], bool]:
+    """``match`` answered from the stat cache where it already knows (the patterns did not change)."""
+    if not known and not rejected:
+        return match
+
+    def remembered(rel: str) -> bool:
+        if rel in known:
+            return True
+        if rel in rejected:
+            return False
+        return match(rel)
+
+    return remembered
 
 
 def walk(
@@ -274,7 +299,11 @@ def walk(
     else:
         root = str(ws.root.resolve())
         excluded = frozenset(os.path.join(root, name) for name in ALWAYS_EXCLUDED)
-        parts = sweep_tree(str(loc.path), excluded, cache, match=_matcher(loc.include, loc.exclude),
+        match = _matcher(loc.include, loc.exclude)
+        globs = _globs_key(loc.include, loc.exclude) if match is not None else None
+        if match is not None and globs is not None:
+            match = _remembered(match, *cache.glob_answers(globs))
+        parts = sweep_tree(str(loc.path), excluded, cache, match=match,
                            max_scan_bytes=max_scan_bytes, hasher=hash_and_kind, deadline=deadline,
                            progress=progress)
     hit_count = sum(len(part.hits) for part in parts)
@@ -293,6 +322,8 @@ def walk(
         if save_cache:
             cache.save()  # keep the hashes made so far; prune nothing
         raise WalkTimeout()
+    if not loc.is_file:
+        cache.set_glob_answers(globs, (rel for part in parts for rel in part.rejected))
     unhashed = {rel for part in parts for rel in part.oversized}
     unreadable = {rel for part in parts for rel in part.unreadable}
     files = FileMap(hits, hit_count + len(hashed_files), hashed_files)
