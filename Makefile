@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.dcx-installed
 
-.PHONY: demo test install bench bench-scan reliability lint clean
+.PHONY: demo test deep-test install bench bench-scan reliability lint clean
 
 $(STAMP): pyproject.toml packages/dcx-obelisk/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# the model-based cycle test and differential recall at 20-50x their CI size (tens of minutes)
+deep-test: $(STAMP)
+	DCX_HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest -q tests/model tests/providers/test_recall_differential.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/startup.py

@@ -198,7 +198,7 @@ def prepare(
         if source_id not in last_reads or parse_ts(stamp) > parse_ts(last_reads[source_id]):
             last_reads[source_id] = stamp
     fresh = build_freshness(ctx, registry, scans, last_reads, now)
-    coverage = build_coverage(ctx, registry, scans, reads)
+    coverage = build_coverage(ctx, registry, scans, reads, reads_required=mode != "baseline")
     man = manifest.build_manifest(goal_ctx, registry)
     freshness_of = {row["source_id"]: ("current" if row["status"] == "fresh" else "stale") for row in fresh["sources"]}
 

@@ -6,6 +6,8 @@ priority's row. A source is **complete** when its scan is ``completed`` or
 and every exact read its policy requires ended verified or terminal
 (binary, oversize and deleted do not make coverage incomplete; a transient
 failure or a read never made does — ``exact_read_incomplete_count``).
+A ``--baseline`` prepare makes no exact reads by design (it adopts each
+source's current state): there, a completed scan is complete.
 ``status_counts`` counts scan statuses plus ``not_selected`` for enabled
 sources this run did not scan (e.g. on-demand ones not named). Coverage is
 ``partial`` when any enabled p0 source is not complete, including one that
@@ -64,18 +66,20 @@ SPEC = PacketSpec(
 )
 
 
-def source_complete(scan: SourceScan, reads: Mapping[str, ReadResult]) -> tuple[bool, bool]:
+def source_complete(scan: SourceScan, reads: Mapping[str, ReadResult], *,
+                    reads_required: bool = True) -> tuple[bool, bool]:
     """(complete, exact_read_incomplete) for one scanned source."""
     from dcx.sources.plane import read_complete
 
     if not scan.ok:
         return False, False
-    reads_ok = read_complete(scan, reads)
+    reads_ok = read_complete(scan, reads) if reads_required else True
     return reads_ok and not scan.telemetry.result_cap_applied, not reads_ok
 
 
 def coverage_values(
-    registry: Registry, scans: Sequence[SourceScan], reads: Mapping[str, Mapping[str, ReadResult]]
+    registry: Registry, scans: Sequence[SourceScan], reads: Mapping[str, Mapping[str, ReadResult]],
+    *, reads_required: bool = True,
 ) -> dict[str, Any]:
     by_id = {scan.source_id: scan for scan in scans}
     rows = {p: {"priority": p, "source_count": 0, "complete_count": 0, "exact_read_incomplete_count": 0,
@@ -90,7 +94,8 @@ def coverage_values(
         row["status_counts"][status] = row["status_counts"].get(status, 0) + 1
         complete = False
         if scan is not None:
-            complete, read_incomplete = source_complete(scan, reads.get(source.source_id, {}))
+            complete, read_incomplete = source_complete(scan, reads.get(source.source_id, {}),
+                                                        reads_required=reads_required)
             row["exact_read_incomplete_count"] += read_incomplete
         row["complete_count"] += complete
         if not complete and source.priority == REQUIRED_PRIORITY:
@@ -108,6 +113,10 @@ def build_coverage(
     registry: Registry,
     scans: Sequence[SourceScan],
     reads: Mapping[str, Mapping[str, ReadResult]],
+    *,
+    reads_required: bool = True,
 ) -> dict[str, Any]:
-    """Build (not store) the coverage packet; ``reads`` is ``{source_id: {resource_ref: ReadResult}}``."""
-    return SPEC.build(ctx, coverage_values(registry, scans, reads))
+    """Build (not store) the coverage packet; ``reads`` is ``{source_id: {resource_ref: ReadResult}}``.
+
+    ``reads_required=False`` for a baseline, which adopts without reading."""
+    return SPEC.build(ctx, coverage_values(registry, scans, reads, reads_required=reads_required))

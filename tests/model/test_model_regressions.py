@@ -1,0 +1,62 @@
+"""Failing examples the model-based test (``test_cycle_model.py``) found, kept as plain regression tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fastcli import invoker
+
+PROFILE = """schema_version = "decision_context_profile_v0"
+goal_id = "goal-model"
+enabled = true
+enabled_agents = ["agent-a"]
+[context_provider]
+provider = "bm25"
+"""
+SOURCE = """[[sources]]
+source_id = "{sid}"
+provider_id = "files"
+source_kind = "document"
+priority = "p0"
+evidence_level = "s1"
+objectives = ["latency"]
+scan_mode = "incremental"
+exact_read_policy = "always"
+freshness_seconds = 86400
+locator = "{sid}"
+"""
+
+
+def _goal(tmp_path: Path) -> tuple[Path, object]:
+    dcx = invoker()
+    root = tmp_path / "goal"
+    for sid in ("docs", "vanish"):
+        (root / sid).mkdir(parents=True)
+        (root / sid / "a.md").write_text(f"# {sid}\n\nThe catalog TTL rule holds for the storefront edge.\n")
+    assert dcx("-C", str(root), "init", "--goal-id", "goal-model", "--agent-id", "agent-a").exit_code == 0
+    (root / ".decision-context" / "profile.toml").write_text(PROFILE)
+    (root / ".decision-context" / "sources.toml").write_text(
+        'schema_version = "decision_source_registry_v0"\n[[bindings]]\nprovider_id = "files"\n'
+        'adapter = "local-file"\n' + "".join(SOURCE.format(sid=sid) for sid in ("docs", "vanish")))
+    return root, dcx
+
+
+def test_a_baseline_is_complete_coverage_when_no_source_failed(tmp_path: Path) -> None:
+    """Found by the model (coverage_partial_iff_p0_failed): `--baseline` makes no exact reads by design,
+    and coverage called every baseline `partial` (`exact_read_incomplete`) though nothing failed."""
+    root, dcx = _goal(tmp_path)
+    out = dcx("-C", str(root), "prepare", "--decision-id", "d0", "--baseline", "--format", "json",
+              env={"DCX_AGENT_ID": "agent-a"})
+    assert out.exit_code == 0, out.stdout
+    data = json.loads(out.stdout)
+    coverage = data["data"]["assembly"]["coverage"]
+    assert (coverage["status"], coverage["incomplete_required_source_ids"]) == ("complete", [])
+    assert data["status"] == "ok"
+    # a p0 source that did fail still makes a baseline partial
+    (root / "vanish" / "a.md").unlink()
+    (root / "vanish").rmdir()
+    out = dcx("-C", str(root), "prepare", "--decision-id", "d1", "--baseline", "--format", "json",
+              env={"DCX_AGENT_ID": "agent-a"})
+    coverage = json.loads(out.stdout)["data"]["assembly"]["coverage"]
+    assert (coverage["status"], coverage["incomplete_required_source_ids"]) == ("partial", ["vanish"])
