@@ -26,6 +26,9 @@ from typing import Any
 from dcx.workspace import Workspace
 
 MIN_LENGTH = 8
+# Provider config keys whose values are public by design: an installed extension's id
+# is named in its receipts and readiness records.
+PUBLIC_CONFIG_KEYS = frozenset({"extension_id"})
 
 
 class PrivateValues:
@@ -89,7 +92,8 @@ def collect(ws: Workspace) -> PrivateValues:
     except DcxError:
         registry, profile = None, None
     if profile is not None:
-        for text in _config_strings(profile.context_provider.config):
+        config = {k: v for k, v in profile.context_provider.config.items() if k not in PUBLIC_CONFIG_KEYS}
+        for text in _config_strings(config):
             found.add(text, "provider config value")
         if profile.context_provider.scope_ref:
             found.add(profile.context_provider.scope_ref, "scope ref")
