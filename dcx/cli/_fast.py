@@ -98,7 +98,7 @@ def _status(workspace: str | None, no_color: bool, rest: list[str]) -> int | Non
     if fmt == "json":
         sys.stdout.write(json.dumps(result.envelope(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     else:
-        from dcx.cli._status_text import format_status, use_colour
+        from dcx.cli._status_text import format_status, terminal_width, use_colour
 
-        sys.stdout.write(format_status(result.data, colour=use_colour(no_color)))
+        sys.stdout.write(format_status(result.data, colour=use_colour(no_color), width=terminal_width()))
     return int(result.exit_code)

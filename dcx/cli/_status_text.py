@@ -53,7 +53,32 @@ def _step(row: dict[str, Any]) -> str:
     return step
 
 
-def format_status(data: dict[str, Any], *, colour: bool) -> str:
+NARROW = 48  # below this many columns the decisions print one block each (as dcx's tables do)
+
+
+def terminal_width() -> int | None:
+    """The terminal's columns when stdout is one (piped: None, lines are never wrapped)."""
+    if not sys.stdout.isatty():
+        return None
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns
+    except OSError:
+        return None
+
+
+def _fit(label: str, parts: list[str], width: int | None) -> list[str]:
+    """``label`` + parts joined by " · ", continued on indented lines when a terminal is narrower."""
+    line, out = label + parts[0], []
+    for part in parts[1:]:
+        if width is not None and len(line) + 3 + len(part) > width:
+            out.append(line)
+            line = " " * len(label) + part
+        else:
+            line += " · " + part
+    return [*out, line]
+
+
+def format_status(data: dict[str, Any], *, colour: bool, width: int | None = None) -> str:
     data = visible_data(data)  # ids and messages come from files a merge may have brought (SPEC 3.4.1)
     act = data["activation"]
     ws = data["workspace"]
@@ -71,8 +96,9 @@ def format_status(data: dict[str, Any], *, colour: bool) -> str:
     if act["unavailable_adapter_count"]:
         lines.append(_paint(f"          {act['unavailable_adapter_count']} source adapter(s) unavailable",
                             "33", colour))
-    lines.append(f"packets   {ws['packet_count']} · events {ws['events']} · committed cursors "
-                 f"{ws['committed_cursors']} · pending {ws['pending_assemblies']}")
+    lines.extend(_fit("packets   ", [str(ws["packet_count"]), f"events {ws['events']}",
+                                     f"committed cursors {ws['committed_cursors']}",
+                                     f"pending {ws['pending_assemblies']}"], width))
     checks = data.get("checks")
     if checks:
         for row in checks["sources"]:
@@ -92,6 +118,11 @@ def format_status(data: dict[str, Any], *, colour: bool) -> str:
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
         lines.append("")
+        if width is not None and sum(widths) + 4 > width and width < NARROW:
+            for row in rows[1:]:
+                lines.extend([f"decision  {row[0]}", f"observed  {row[1]}", f"next      {row[2]}", ""])
+            lines.pop()
+            rows = []
         for index, row in enumerate(rows):
             text = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
             lines.append(_paint(text, "1", colour) if index == 0 else text)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -34,8 +34,20 @@ def command(
     run(ctx, fmt, call, render)
 
 
-def render(console, result: Result) -> None:
+def _lines(console, rows: list[tuple[str, str, Any]]) -> None:
+    """Gutter, kind, then text that wraps under itself (the gutter stays on every line)."""
+    from rich.table import Table
 
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(no_wrap=True, min_width=9)
+    grid.add_column(overflow="fold")
+    for gutter, kind, text in rows:
+        grid.add_row(styled("[yellow]{}[/]", gutter) if gutter else "", kind, text)
+    console.print(grid)
+
+
+def render(console, result: Result) -> None:
     decisions = result.data["decisions"]
     if not decisions and not result.data["goal_scans"]:
         console.print("no decisions yet: start one with `dcx prepare --decision-id ID`", markup=False)
@@ -50,15 +62,16 @@ def render(console, result: Result) -> None:
                 nxt = f"settled {row['settlement']} · {nxt}"
         console.print(styled("[yellow]*[/] [bold]{}[/]  {}  [dim]{}[/]", row["decision_id"],
                              row["last_observed_at"] or "", nxt))
+        lines: list[tuple[str, str, Any]] = []
         if row.get("next_hint"):
-            console.print(styled("[yellow]|[/]   [dim]({})[/]", row["next_hint"]))
+            lines.append(("|", "", styled("[dim]({})[/]", row["next_hint"])))
         for link in row["chain"]:
-            console.print(styled("[yellow]|[/]   {} [cyan]{}[/]  {}", f"{link['kind']:<9}", link["short_ref"],
-                                 link["status"]))
+            lines.append(("|", link["kind"], styled("[cyan]{}[/]  {}", link["short_ref"], link["status"])))
+        _lines(console, lines)
         console.print(styled("[yellow]|[/]"))
     scans = result.data["goal_scans"]
     if scans:
         console.print(styled("[bold]goal-level scans[/] ({})", len(scans)))
-        for scan in scans[:10]:
-            console.print(styled("    scan      [cyan]{}[/]  {} · {} · {} change(s) · {}", scan["short_ref"],
-                                 scan["source_id"], scan["status"], scan["changed_count"], scan["observed_at"]))
+        _lines(console, [("", "   scan", styled("[cyan]{}[/]  {} · {} · {} change(s) · {}", scan["short_ref"],
+                                                  scan["source_id"], scan["status"], scan["changed_count"],
+                                                  scan["observed_at"])) for scan in scans[:10]])

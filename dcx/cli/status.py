@@ -32,6 +32,7 @@ def command(
 
 
 def render(console, result: Result) -> None:
-    from dcx.cli._status_text import format_status
+    from dcx.cli._status_text import format_status, terminal_width
 
-    console.file.write(format_status(result.data, colour=console.is_terminal and not console.no_color))
+    console.file.write(format_status(result.data, colour=console.is_terminal and not console.no_color,
+                                     width=terminal_width()))
