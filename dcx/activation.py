@@ -108,7 +108,7 @@ def activation(ws: Workspace, agent_id: str | None) -> Activation:
         adapters.append(
             {
                 "provider_id": binding.provider_id,
-                "adapter": "local-file" if binding.builtin else "plugin",
+                "adapter": binding.adapter if binding.builtin else "plugin",
                 "available": available,
             }
         )

@@ -81,6 +81,8 @@ TELEMETRY = Shape(
         "result_cap_applied": Bool(doc="More changes than max_changes: the rest stay for a later scan."),
         "skipped_outside_locator": Int(lo=0, doc="Symlinks leaving the locator, not followed."),
         "skipped_oversize": Int(lo=0, doc="Files over max_scan_bytes, not hashed."),
+        "skipped_submodules": Int(lo=0, optional=True, doc="git: submodule entries skipped (git sources only)."),
+        "skipped_symlinks": Int(lo=0, optional=True, doc="git: symlinks skipped, never followed (git sources only)."),
     },
 )
 
@@ -95,7 +97,7 @@ SPEC = PacketSpec(
         "provider_id": Token(),
         "source_id": Token(),
         "status": Enum(values=SCAN_STATUSES),
-        "reason_code": ReasonCode(optional=True, doc="Why the scan failed or is unavailable."),
+        "reason_code": ReasonCode(optional=True, doc="Why the scan failed or is unavailable; on a completed or no_change scan, a note (cursor_rewound, locator_changed)."),
         "provider_version": Token(optional=True),
         "observed_at": Timestamp(),
         "requested_limit": Int(lo=1, hi=MAX_CHANGES, doc="The source's max_changes."),
@@ -150,6 +152,8 @@ def receipt_values(
             "result_cap_applied": scan.telemetry.result_cap_applied,
             "skipped_outside_locator": scan.telemetry.skipped_outside_locator,
             "skipped_oversize": scan.telemetry.skipped_oversize,
+            "skipped_submodules": scan.telemetry.skipped_submodules,
+            "skipped_symlinks": scan.telemetry.skipped_symlinks,
         },
         "provider_fail_open": True,
     }

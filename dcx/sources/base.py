@@ -91,6 +91,8 @@ class ScanTelemetry(NamedTuple):
     skipped_oversize: int = 0
     hashed: int = 0  # files read this scan (the rest came from the stat cache)
     file_count: int = 0  # files the locator holds now
+    skipped_submodules: int | None = None  # git: submodule entries skipped (None: the adapter has none)
+    skipped_symlinks: int | None = None  # git: symlinks skipped, never followed
 
 
 class ScanResult(NamedTuple):
