@@ -1,8 +1,9 @@
 """``dcx audit``: look for private values in every public file (SPEC §9).
 
-What counts as private here: the resolved absolute locators and the relative
-ones of at least two segments and eight characters, the goal root's absolute
-path, cursor values, the key, the private values behind minted refs (paths,
+What counts as private here: the resolved absolute locators (a git source's
+repository) and the relative ones of at least two segments and eight
+characters, git refs, the goal root's absolute path, cursor values (and the
+commit ids in git cursors), the key, the private values behind minted refs (paths,
 revisions, provider resource refs), string values of provider and adapter
 config, and runs of 12 or more consecutive words of source text. Every public
 string is also run through the public-safety detector (§3.4). Findings name
@@ -96,15 +97,23 @@ class Secrets:
                 for text in _config_strings(binding.config):
                     self.add(text, "adapter config value")
             for source in registry.sources:
-                raw = source.locator["path"]
+                raw = source.locator.get("repo") or source.locator["path"]
                 self.add(os.path.realpath(ws.root / raw), "locator")
                 if len(raw) >= 8 and len(Path(raw).parts) >= 2:
                     self.add(raw, "locator")
-                self._source_text(ws, source)
+                if source.locator.get("repo") is not None:
+                    self.add(source.locator["ref"], "git ref")
+                    self._git_text(ws, source)
+                else:
+                    self._source_text(ws, source)
         try:
             cursors = json.loads(ws.cursors.read_bytes()).get("cursors", {})
             for value in cursors.values():
                 self.add(value, "cursor value")
+                if isinstance(value, str) and value.startswith("git:"):  # the commit ids inside it
+                    for part in value.split(":")[1:]:
+                        if len(part) in (40, 64):
+                            self.add(part, "git commit id")
         except (OSError, ValueError, AttributeError):
             pass
         from dcx.refmap import all_private_values
@@ -129,6 +138,25 @@ class Secrets:
             except (OSError, UnicodeDecodeError):
                 continue
             self.shingles.update(_windows(text))
+
+    def _git_text(self, ws: Workspace, source: Any) -> None:
+        import time
+
+        from dcx.sources.base import SourceUnavailable
+        from dcx.sources.git import current_files, read_texts
+
+        if not source.enabled:
+            return
+        deadline = time.monotonic() + 120
+        try:
+            loc, _commit, entries = current_files(ws, source, deadline)
+            blobs = read_texts(loc, [e.new for e in entries if e.new], 4 * 1024 * 1024, deadline)
+        except SourceUnavailable:
+            return
+        for blob in blobs.values():
+            if blob.data is not None:
+                with contextlib.suppress(UnicodeDecodeError):
+                    self.shingles.update(_windows(blob.data.decode("utf-8")))
 
     def check(self, text: str) -> str | None:
         for value, label in self.values.items():

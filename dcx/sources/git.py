@@ -335,3 +335,43 @@ def _item(source_id: str, entry: Entry, observed_at: str) -> ScanItem:
 def _telemetry(counts: Counts, capped: bool = False) -> ScanTelemetry:
     return ScanTelemetry(result_cap_applied=capped, skipped_outside_locator=counts.outside,
                          skipped_submodules=counts.submodules, skipped_symlinks=counts.symlinks)
+
+
+def current_files(ws: Workspace, source: Source, deadline: float) -> tuple[Located, str, list[Entry]]:
+    """The regular files a git source holds at its ref's current commit (for the indexer and audit).
+
+    Raises ``SourceUnavailable`` with the scan's reason codes.
+    """
+    loc = GitProvider(ws, source.provider_id, {}).locate(source)
+    try:
+        commit = loc.repo.resolve(loc.ref, deadline)
+        entries, _ = loc.repo.list_tree(commit, loc.prefix, loc.match, deadline)
+    except GitTimeout:
+        raise SourceUnavailable(SCAN_TIMEOUT) from None
+    except GitError as exc:
+        raise SourceUnavailable(exc.reason_code) from None
+    return loc, commit, entries
+
+
+def read_texts(loc: Located, oids: list[str], max_bytes: int, deadline: float) -> dict[str, Blob]:
+    """Every blob of ``oids`` (sizes, and bytes of those within ``max_bytes``), batch by batch.
+
+    A blob whose bytes do not re-hash to its id is left out (never trusted).
+    """
+    out: dict[str, Blob] = {}
+    pending = list(dict.fromkeys(oids))
+    while pending:
+        batch = pending[:READ_BATCH_ITEMS]
+        try:
+            got = loc.repo.read_blobs(batch, max_bytes, deadline, byte_budget=READ_BATCH_BYTES)
+        except GitTimeout:
+            raise SourceUnavailable(SCAN_TIMEOUT) from None
+        except GitError as exc:
+            raise SourceUnavailable(exc.reason_code) from None
+        for oid, blob in got.items():
+            if blob.data is None or object_id(blob.data, len(oid)) == oid:
+                out[oid] = blob
+        if not got:
+            break  # git answered nothing for the batch: never loop on it
+        pending = [o for o in pending if o not in got]
+    return out
