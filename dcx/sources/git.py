@@ -17,9 +17,11 @@ Cursors (private, ≤ 256 characters) name the state absorbed:
 
 A scan:
 
-1. resolves the ref to a commit (one ``rev-parse``: when it equals the
-   cursor's commit, that is the whole no-change scan);
-2. checks ancestry (``merge-base --is-ancestor``): a ref that moved to a
+1. resolves the ref to a commit, with its last 32 first-parent ancestors
+   (one ``rev-list``: when the ref is at the cursor's commit, that is the
+   whole no-change scan);
+2. checks ancestry (the cursor among those ancestors, else ``merge-base
+   --is-ancestor``): a ref that moved to a
    commit not descending from the cursor's (force-push, rebase) is noted
    ``cursor_rewound``; the comparison is then tree to tree, never through
    history, so deletions are still seen. A cursor commit no longer in the
@@ -74,6 +76,7 @@ from dcx.sources.gitrepo import (
     GIT_TOO_OLD,
     GIT_UNAVAILABLE,
     MIN_GIT,
+    REF_MISSING,
     READ_BATCH_BYTES,
     READ_BATCH_ITEMS,
     SHALLOW_PAST_CURSOR,
@@ -176,6 +179,9 @@ class GitProvider:
         locator = source.locator
         if "repo" not in locator or "ref" not in locator:
             raise SourceUnavailable(PROVIDER_CONFIGURATION_FAILED)
+        ref = str(locator["ref"])
+        if ".." in ref or ref.startswith(("-", "^")) or any(c.isspace() for c in ref):
+            raise SourceUnavailable(REF_MISSING)  # a range or an option: not one commit
         prefix, match = locator_filter(locator)
         if prefix is None:
             raise SourceUnavailable("locator_outside_root")
@@ -227,12 +233,13 @@ class GitProvider:
                 changes = changes[cursor.applied:]
             done = cursor.applied if cursor is not None else 0
         else:
-            target = repo.resolve(loc.ref, deadline)
+            recent = repo.resolve_with_ancestors(loc.ref, deadline)
+            target = recent[0]
             base = cursor.base if cursor is not None else None
             if base is not None and target == base:
                 self._scanned[source.source_id] = _Scanned(repo, target, {}, [])
                 return ScanResult(NO_CHANGE, (), after_cursor, note, _telemetry(Counts()))
-            if base is not None:
+            if base is not None and base not in recent:
                 descends = repo.is_ancestor(base, target, deadline)
                 if descends is None:  # the cursor's commit is not in this repository
                     if repo.shallow:
@@ -250,9 +257,9 @@ class GitProvider:
             after = Cursor(base, loc.filter, target, done + len(reported)).text()
         else:
             after = Cursor(target, loc.filter).text()
-        items = tuple(_item(source.source_id, entry, observed_at) for entry in reported)
-        self._scanned[source.source_id] = _Scanned(
-            repo, target, {i.resource_ref: i.revision for i in items}, [i.resource_ref for i in items])
+        items = _items(source.source_id, reported, observed_at)
+        order = [e.rel for e in reported]
+        self._scanned[source.source_id] = _Scanned(repo, target, {i.resource_ref: i.revision for i in items}, order)
         status = COMPLETED if items else NO_CHANGE
         return ScanResult(status, items, after, note, _telemetry(counts, capped))
 
@@ -325,11 +332,14 @@ class GitProvider:
         return self._blobs.get(oid)
 
 
-def _item(source_id: str, entry: Entry, observed_at: str) -> ScanItem:
-    if entry.new is None:
-        return ScanItem(source_id, entry.rel, DELETED, observed_at, "deleted", "deleted")
-    # a blob's kind (text, binary) and size are known once it is read: the exact read says
-    return ScanItem(source_id, entry.rel, entry.new, observed_at, "text", "added" if entry.old is None else "modified")
+def _items(source_id: str, entries: list[Entry], observed_at: str) -> tuple[ScanItem, ...]:
+    """Scan items of ``entries``; a blob's kind (text, binary) and size are known once it is read."""
+    make = tuple.__new__  # ScanItem(...) without the keyword machinery: a first scan makes 100k of them
+    return tuple(
+        make(ScanItem, (source_id, rel, DELETED, observed_at, "deleted", "deleted")) if new is None
+        else make(ScanItem, (source_id, rel, new, observed_at, "text", "added" if old is None else "modified"))
+        for rel, old, new in entries
+    )
 
 
 def _telemetry(counts: Counts, capped: bool = False) -> ScanTelemetry:

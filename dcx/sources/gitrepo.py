@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -44,7 +45,8 @@ from dcx.workspace import DC_DIR, Workspace
 MIN_GIT = (2, 32)  # GIT_CONFIG_GLOBAL
 LIST_CAP = 256 * 1024 * 1024  # bytes of ls-tree / diff-tree output: past it a repository is "too large"
 SMALL_CAP = 1 << 20
-READ_BATCH_ITEMS = 4096
+READ_BATCH_ITEMS = 16384
+ANCESTOR_WINDOW = 32  # first-parent commits listed with the ref: a cursor among them needs no merge-base
 READ_BATCH_BYTES = 32 * 1024 * 1024
 MODE_FILE = (b"100644", b"100755")
 MODE_SYMLINK = b"120000"
@@ -113,6 +115,9 @@ class Blob(NamedTuple):
     missing: bool = False
 
 
+_SURROGATE_RE = re.compile("[\udc80-\udcff]")  # in git output decoded with surrogateescape: a name that is not UTF-8
+
+
 def find_git_dir(path: Path) -> Path | None:
     """The git directory of a work tree (``.git`` dir or ``gitdir:`` file) or of a bare repository."""
     dotgit = path / ".git"
@@ -135,9 +140,11 @@ def find_git_dir(path: Path) -> Path | None:
 
 def clean_rel(rel: str) -> bool:
     """A '/'-separated relative path with no empty, '.' or '..' segment."""
-    if not rel or rel.startswith("/") or "\\" in rel or "\0" in rel:
-        return False
-    return all(part not in ("", ".", "..") for part in rel.split("/"))
+    if not rel or rel[0] in "/." or rel[-1] in "/." or "/." in rel or "//" in rel:
+        # the slow path only for names that could hold an empty, '.' or '..' segment
+        if not rel or rel.startswith("/") or any(part in ("", ".", "..") for part in rel.split("/")):
+            return False
+    return "\\" not in rel and "\0" not in rel
 
 
 def normalise_path(path: str) -> str | None:
@@ -180,8 +187,11 @@ def object_id(data: bytes, oid_len: int) -> str:
     return h.hexdigest()
 
 
+_OID_RE = re.compile("[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
 def _is_oid(value: str) -> bool:
-    return len(value) in (40, 64) and all(c in "0123456789abcdef" for c in value)
+    return _OID_RE.fullmatch(value) is not None
 
 
 class Repo:
@@ -216,13 +226,27 @@ class Repo:
     # -- refs and commits ----------------------------------------------------
     def resolve(self, ref: str, deadline: float) -> str:
         """The commit ``ref`` names now (one ref lookup)."""
+        return self.resolve_with_ancestors(ref, deadline, depth=1)[0]
+
+    def resolve_with_ancestors(self, ref: str, deadline: float, *, depth: int = ANCESTOR_WINDOW) -> list[str]:
+        """The commit ``ref`` names now, then up to ``depth - 1`` of its first-parent ancestors.
+
+        One process answers both "where is the ref?" and, in the common case
+        of a cursor a few commits behind, "does it descend from the cursor?"
+        (``rev-list --first-parent``), so a scan after a change costs two git
+        processes (this and the diff), not three.
+        """
+        code, out = self._run(["rev-list", "--first-parent", f"--max-count={depth}", "--end-of-options",
+                               f"{ref}^{{commit}}", "--"], deadline)
+        commits = out.decode("ascii", "replace").split()
+        if code == 0 and commits and all(_is_oid(c) for c in commits):
+            return commits
         code, out = self._run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
                               deadline)
-        oid = out.decode("ascii", "replace").strip()
-        if code == 0 and _is_oid(oid):
-            return oid
         if code not in (0, 1):
             raise GitError(self._diagnose(deadline))
+        if code == 0:
+            raise GitError(REPO_CORRUPT)  # resolves, yet its history cannot be walked
         # the name does not resolve to a commit: a missing ref, or one whose objects are gone
         code, out = self._run(["rev-parse", "--verify", "--quiet", "--end-of-options", ref], deadline)
         if code == 0 and out.strip():
@@ -259,15 +283,43 @@ class Repo:
             raise GitError(REPO_CORRUPT)
         entries: list[Entry] = []
         counts = [0, 0, 0]
-        for record in out.split(b"\0"):
-            head, _, raw_path = record.partition(b"\t")
-            parts = head.split(b" ")
-            if len(parts) != 3:
-                continue
-            rel = self._rel(raw_path, prefix, parts[0], counts, match)
-            if rel is not None:
-                entries.append(Entry(rel, None, parts[2].decode("ascii")))
-        entries.sort(key=lambda e: e.rel)
+        text = out.decode("utf-8", "surrogateescape")
+        if not text.isascii() and _SURROGATE_RE.search(text) is not None:
+            # a name that is not UTF-8 somewhere: every record checked on its bytes
+            for record in out.split(b"\0"):
+                head, _, raw_path = record.partition(b"\t")
+                parts = head.split(b" ")
+                if len(parts) != 3:
+                    continue
+                rel = self._rel(raw_path, prefix, parts[0], counts, match)
+                if rel is not None:
+                    entries.append(Entry(rel, None, parts[2].decode("ascii")))
+        else:
+            # the common case, kept tight: 100k records are parsed in a fraction of ls-tree's own time
+            cut = len(prefix) + 1 if prefix else 0
+            new_entry = tuple.__new__
+            append = entries.append
+            for record in text.split("\0"):
+                if not record:
+                    continue
+                head, _, path = record.partition("\t")
+                mode = head[:6]
+                if cut:
+                    rel = path[cut:] if len(path) >= cut else path.rsplit("/", 1)[-1]
+                else:
+                    rel = path
+                if ("/." in rel or "//" in rel or rel[:1] in ("", ".", "/") or rel[-1] == "/") and not clean_rel(rel):
+                    counts[2] += 1
+                    continue
+                if match is not None and not match(rel):
+                    continue
+                if mode == "100644" or mode == "100755":
+                    append(new_entry(Entry, (rel, None, head[12:])))
+                elif mode == "160000":
+                    counts[0] += 1
+                elif mode == "120000":
+                    counts[1] += 1
+        entries.sort()
         return entries, Counts(*counts)
 
     def diff_trees(self, old: str, new: str, prefix: str, match: Callable[[str], bool] | None,
