@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -66,10 +67,25 @@ def build(bare: Path, count: int, size: int) -> None:
     subprocess.run(["git", f"--git-dir={bare}", "gc", "-q"], check=True, env=ENV)
 
 
-def timed(fn) -> float:
-    start = time.perf_counter()
+CPU: dict[int, list[float]] = {}  # id(samples list) -> CPU seconds of the same runs
+
+
+def cpu_seconds() -> float:
+    """User + system CPU of this process and its reaped children (the git processes)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(fn, samples: list[float]) -> None:
+    """Append wall seconds of one run to ``samples`` (and its CPU seconds beside it)."""
+    start, start_cpu = time.perf_counter(), cpu_seconds()
     fn()
-    return time.perf_counter() - start
+    samples.append(time.perf_counter() - start)
+    CPU.setdefault(id(samples), []).append(cpu_seconds() - start_cpu)
+
+
+def cpu(samples: list[float]) -> float:
+    return statistics.median(CPU[id(samples)])
 
 
 def git(bare: Path, *args: str, stdin: bytes | None = None) -> bytes:
@@ -113,36 +129,43 @@ def main() -> None:
         at_tip = full.cursor_after
         at_first = at_tip.replace(second, first)
 
-        nochange, changed, diff, first_scans, reads, lstree, batch = [], [], [], [], [], [], []
+        nochange: list[float] = []
+        changed: list[float] = []
+        diff: list[float] = []
+        first_scans: list[float] = []
+        reads: list[float] = []
+        lstree: list[float] = []
+        batch: list[float] = []
         oids = git(bare, "ls-tree", "-r", "--object-only", "main")
         for _ in range(args.runs):
             out = []
-            nochange.append(timed(lambda: out.append(scan_source(providers, source, cursor_before=at_tip,
-                                                                 clock=clock))))
+            timed(lambda: out.append(scan_source(providers, source, cursor_before=at_tip, clock=clock)), nochange)
             assert out[-1].status == "no_change", out[-1].reason_code
-            changed.append(timed(lambda: out.append(scan_source(providers, source, cursor_before=at_first,
-                                                                clock=clock))))
+            timed(lambda: out.append(scan_source(providers, source, cursor_before=at_first, clock=clock)), changed)
             assert len(out[-1].items) == CHANGED, (out[-1].status, out[-1].reason_code)
-            diff.append(timed(lambda: git(bare, "diff", "--name-status", first, second)))
-            first_scans.append(timed(lambda: out.append(scan_source(providers, whole, cursor_before=None,
-                                                                    clock=clock))))
+            timed(lambda: git(bare, "diff", "--name-status", first, second), diff)
+            timed(lambda: out.append(scan_source(providers, whole, cursor_before=None, clock=clock)), first_scans)
             scanned = out[-1]
-            reads.append(timed(lambda: out.append(exact_read_scan(providers, scanned, clock=clock))))
+            timed(lambda: out.append(exact_read_scan(providers, scanned, clock=clock)), reads)
             assert all(r.status == "verified" for r in out[-1].values())
-            lstree.append(timed(lambda: git(bare, "ls-tree", "-r", "main")))
-            batch.append(timed(lambda: git(bare, "cat-file", "--batch", stdin=oids)))
+            timed(lambda: git(bare, "ls-tree", "-r", "main"), lstree)
+            timed(lambda: git(bare, "cat-file", "--batch", stdin=oids), batch)
         m = statistics.median
-        print(f"\nno-change scan (in-process)     {m(nochange) * 1000:8.1f} ms   (goal <= 50 ms)")
-        print(f"scan after {CHANGED} changed files     {m(changed) * 1000:8.1f} ms   "
-              f"{m(changed) / m(diff):5.2f}x git diff --name-status ({m(diff) * 1000:.1f} ms; goal <= 1.5x)")
-        print(f"first scan                      {m(first_scans):8.3f} s    "
-              f"{m(first_scans) / m(lstree):5.2f}x git ls-tree -r ({m(lstree):.3f} s)")
-        print(f"first scan + exact read of all  {m(first_scans) + m(reads):8.3f} s    "
-              f"{(m(first_scans) + m(reads)) / (m(lstree) + m(batch)):5.2f}x ls-tree -r + cat-file --batch "
-              f"({m(lstree) + m(batch):.3f} s; goal <= 2x)")
-        print(f"  of which exact reads          {m(reads):8.3f} s    "
+        print("\n(wall time, median; CPU of dcx and its git processes in brackets)")
+        print(f"no-change scan (in-process)     {m(nochange) * 1000:8.1f} ms [{cpu(nochange) * 1000:6.1f} ms]"
+              "   (goal <= 50 ms)")
+        print(f"scan after {CHANGED} changed files     {m(changed) * 1000:8.1f} ms [{cpu(changed) * 1000:6.1f} ms]"
+              f"   {m(changed) / m(diff):5.2f}x [{cpu(changed) / cpu(diff):5.2f}x] git diff --name-status "
+              f"({m(diff) * 1000:.1f} ms [{cpu(diff) * 1000:.1f}]; goal <= 1.5x)")
+        print(f"first scan                      {m(first_scans):8.3f} s  [{cpu(first_scans):6.3f} s]"
+              f"   {m(first_scans) / m(lstree):5.2f}x [{cpu(first_scans) / cpu(lstree):5.2f}x] git ls-tree -r "
+              f"({m(lstree):.3f} s)")
+        both, both_cpu = m(first_scans) + m(reads), cpu(first_scans) + cpu(reads)
+        base, base_cpu = m(lstree) + m(batch), cpu(lstree) + cpu(batch)
+        print(f"first scan + exact read of all  {both:8.3f} s  [{both_cpu:6.3f} s]   {both / base:5.2f}x "
+              f"[{both_cpu / base_cpu:5.2f}x] ls-tree -r + cat-file --batch ({base:.3f} s; goal <= 2x)")
+        print(f"  of which exact reads          {m(reads):8.3f} s  [{cpu(reads):6.3f} s]   "
               f"{m(reads) / m(batch):5.2f}x cat-file --batch alone ({m(batch):.3f} s)")
-
 
 if __name__ == "__main__":
     main()

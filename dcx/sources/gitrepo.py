@@ -56,6 +56,8 @@ GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,
     "GIT_CONFIG_SYSTEM": os.devnull,
+    "HOME": os.devnull,  # and no ~/.gitconfig to find even for a git that predates GIT_CONFIG_GLOBAL
+    "XDG_CONFIG_HOME": os.devnull,
     "GIT_OPTIONAL_LOCKS": "0",
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_LITERAL_PATHSPECS": "1",
