@@ -380,3 +380,62 @@ def test_user_config_and_hooks_never_apply(fresh_ws: Path, repo: Path, tmp_path:
     assert got(first) == model_items({}, model_state(repo, "main", "docs"))
     assert exact_read_scan(providers, first, clock=CLOCK)["a.md"].content == "alpha\n"
     assert not (tmp_path / "pwned").exists()
+
+
+def test_a_hung_git_is_stopped_at_the_deadline(fresh_ws: Path, repo: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real process that never answers: the boundary kills its group and the scan fails open in time."""
+    import time
+
+    bin_dir = tmp_path / "hung-bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text("#!/bin/sh\nsleep 30 &\nsleep 30\n")
+    (bin_dir / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    setup(fresh_ws, gitkit.git_source(SID, "auth"), timeout=0.5)
+    started = time.monotonic()
+    result, _ = scan(fresh_ws, None)
+    assert (result.status, result.reason_code) == ("unavailable", "scan_timeout")
+    assert time.monotonic() - started < 5
+
+
+def test_sha256_repository(fresh_ws: Path) -> None:
+    path = fresh_ws / "auth256"
+    path.mkdir()
+    gitkit.git(path, "init", "-q", "-b", "main", "--object-format=sha256")
+    gitkit.commit(path, {"docs/a.md": "alpha\n"})
+    setup(fresh_ws, gitkit.git_source(SID, "auth256", path="docs"))
+    first, providers = scan(fresh_ws, None)
+    [item] = first.items
+    assert len(item.revision) == 64
+    assert item.revision == hashlib.sha256(b"blob 6\0alpha\n").hexdigest()
+    assert exact_read_scan(providers, first, clock=CLOCK)["a.md"].content == "alpha\n"
+
+
+def test_path_naming_one_file(fresh_ws: Path, repo: Path) -> None:
+    setup(fresh_ws, gitkit.git_source(SID, "auth", path="docs/a.md"))
+    first, providers = scan(fresh_ws, None)
+    assert got(first) == [("a.md", "added", blob_id(b"alpha\n"))]
+    assert exact_read_scan(providers, first, clock=CLOCK)["a.md"].content == "alpha\n"
+    gitkit.commit(repo, {"docs/a.md": "alpha 2\n", "docs/b.md": "beta 2\n"})
+    second, _ = scan(fresh_ws, first.cursor_after)
+    assert got(second) == [("a.md", "modified", blob_id(b"alpha 2\n"))]
+
+
+def test_a_linked_worktree_is_read_through_its_gitdir_file(fresh_ws: Path, repo: Path) -> None:
+    gitkit.git(repo, "worktree", "add", "-q", "-b", "wt", str(fresh_ws / "wt"))
+    assert (fresh_ws / "wt" / ".git").is_file()
+    setup(fresh_ws, gitkit.git_source(SID, "wt", "wt", path="docs"))
+    first, _ = scan(fresh_ws, None)
+    assert got(first) == model_items({}, model_state(repo, "wt", "docs"))
+
+
+def test_a_partial_cursor_whose_commits_are_gone_rescans(fresh_ws: Path, repo: Path) -> None:
+    setup(fresh_ws, gitkit.git_source(SID, "auth", path="docs"))
+    _ws, _profile, registry, providers = plane(fresh_ws)
+    source = registry.source(SID)._replace(max_changes=1)
+    first = scan_source(providers, source, cursor_before=None, clock=CLOCK)
+    assert first.telemetry.result_cap_applied and first.cursor_after.count(":") == 4
+    gone = first.cursor_after.replace(gitkit.head(repo), "1" * 40)
+    again = scan_source(providers, source, cursor_before=gone, clock=CLOCK)
+    assert again.reason_code == "cursor_rewound" and got(again) == got(first)
