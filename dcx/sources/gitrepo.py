@@ -142,10 +142,12 @@ def find_git_dir(path: Path) -> Path | None:
 
 def clean_rel(rel: str) -> bool:
     """A '/'-separated relative path with no empty, '.' or '..' segment."""
-    if not rel or rel[0] in "/." or rel[-1] in "/." or "/." in rel or "//" in rel:
-        # the slow path only for names that could hold an empty, '.' or '..' segment
-        if not rel or rel.startswith("/") or any(part in ("", ".", "..") for part in rel.split("/")):
-            return False
+    if not rel:
+        return False
+    # the split only for names that could hold an empty, '.' or '..' segment
+    suspect = rel[0] in "/." or rel[-1] in "/." or "/." in rel or "//" in rel
+    if suspect and (rel.startswith("/") or any(part in ("", ".", "..") for part in rel.split("/"))):
+        return False
     return "\\" not in rel and "\0" not in rel
 
 
@@ -306,10 +308,8 @@ class Repo:
                     continue
                 head, _, path = record.partition("\t")
                 mode = head[:6]
-                if cut:
-                    rel = path[cut:] if len(path) >= cut else path.rsplit("/", 1)[-1]
-                else:
-                    rel = path
+                # under ``prefix/``, or ``prefix`` itself when the locator names one file
+                rel = (path[cut:] if len(path) >= cut else path.rsplit("/", 1)[-1]) if cut else path
                 if ("/." in rel or "//" in rel or rel[:1] in ("", ".", "/") or rel[-1] == "/") and not clean_rel(rel):
                     counts[2] += 1
                     continue
