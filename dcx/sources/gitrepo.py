@@ -48,6 +48,7 @@ SMALL_CAP = 1 << 20
 READ_BATCH_ITEMS = 16384
 ANCESTOR_WINDOW = 32  # first-parent commits listed with the ref: a cursor among them needs no merge-base
 READ_BATCH_BYTES = 32 * 1024 * 1024
+ONE_PASS_CAP = 64 * 1024 * 1024  # output of one cat-file --batch pass before it falls back to sizes first
 MODE_FILE = (b"100644", b"100755")
 MODE_SYMLINK = b"120000"
 MODE_SUBMODULE = b"160000"
@@ -419,14 +420,36 @@ class Repo:
     # -- blobs ---------------------------------------------------------------
     def read_blobs(self, oids: Iterable[str], max_bytes: int, deadline: float, *,
                    byte_budget: int | None = None) -> dict[str, Blob]:
-        """Blobs by id: sizes (``--batch-check``), then bytes (``--batch``) of those of at most ``max_bytes``.
+        """Blobs by id, with the bytes of those of at most ``max_bytes``.
 
-        With ``byte_budget``, blobs past it (in the order asked; the first is
-        always fetched) are left out of the answer entirely, to be asked again.
+        First one ``cat-file --batch`` pass over all of them, its output
+        capped at ``ONE_PASS_CAP``: sizes and bytes in one process. Past the
+        cap (a large blob among them), sizes first (``--batch-check``), then
+        bytes only of the blobs within ``max_bytes``; there, with
+        ``byte_budget``, blobs past it (in the order asked; the first is
+        always fetched) are left out of the answer, to be asked again.
         """
         wanted = list(dict.fromkeys(o for o in oids if _is_oid(o)))
         if not wanted:
             return {}
+        request = "".join(f"{o}\n" for o in wanted).encode()
+        try:
+            code, out = self._run(["cat-file", "--batch"], deadline, stdin=request, cap=ONE_PASS_CAP)
+        except GitError as exc:
+            if exc.reason_code != REPO_TOO_LARGE:
+                raise
+        else:
+            if code != 0:
+                raise GitError(REPO_CORRUPT)
+            found = {}
+            for oid, kind, size, data in _parse_batch(out):
+                if kind != "blob":
+                    found[oid] = Blob(oid, 0, None, missing=True)  # missing, or not a blob
+                else:
+                    found[oid] = Blob(oid, size, data if size <= max_bytes else None)
+            for oid in wanted:
+                found.setdefault(oid, Blob(oid, 0, None, missing=True))
+            return found
         code, out = self._run(["cat-file", "--batch-check"], deadline, stdin="".join(f"{o}\n" for o in wanted).encode())
         if code != 0:
             raise GitError(REPO_CORRUPT)
@@ -451,14 +474,15 @@ class Repo:
             code, out = self._run(["cat-file", "--batch"], deadline, stdin=request, cap=total + 200 * len(small) + 1024)
             if code != 0:
                 raise GitError(REPO_CORRUPT)
-            answered = dict(_parse_batch(out))
+            answered = {oid: data for oid, kind, _, data in _parse_batch(out) if kind == "blob"}
             for oid in small:
                 data = answered.get(oid)
                 found[oid] = Blob(oid, len(data), data) if data is not None else Blob(oid, 0, None, missing=True)
         return found
 
 
-def _parse_batch(out: bytes) -> Iterator[tuple[str, bytes]]:
+def _parse_batch(out: bytes) -> Iterator[tuple[str, str | None, int, bytes]]:
+    """(oid, type or None when missing, size, bytes) per answer of ``cat-file --batch``."""
     pos = 0
     end = len(out)
     while pos < end:
@@ -468,9 +492,11 @@ def _parse_batch(out: bytes) -> Iterator[tuple[str, bytes]]:
         parts = out[pos:nl].split(b" ")
         pos = nl + 1
         if len(parts) != 3:
-            continue  # "<oid> missing"
+            if parts:
+                yield parts[0].decode("ascii", "replace"), None, 0, b""  # "<oid> missing"
+            continue
         size = int(parts[2])
-        yield parts[0].decode("ascii"), out[pos:pos + size]
+        yield parts[0].decode("ascii"), parts[1].decode("ascii", "replace"), size, out[pos:pos + size]
         pos += size + 1
 
 

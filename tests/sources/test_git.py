@@ -199,12 +199,19 @@ def test_an_item_naming_a_path_outside_is_refused_on_read(fresh_ws: Path, repo: 
     assert (read.status, read.reason_code) == ("failed", "locator_outside_root")
 
 
-def test_binary_and_oversize_are_terminal_reads(fresh_ws: Path, repo: Path) -> None:
+@pytest.mark.parametrize("one_pass_cap", [None, 16], ids=["one-pass", "sizes-first"])
+def test_binary_and_oversize_are_terminal_reads(fresh_ws: Path, repo: Path, one_pass_cap: int | None,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from dcx.sources import gitrepo
+
+    if one_pass_cap is not None:  # a batch whose output passes the cap is read sizes first
+        monkeypatch.setattr(gitrepo, "ONE_PASS_CAP", one_pass_cap)
     gitkit.commit(repo, {"docs/blob.bin": b"\xff\xfe\x00binary", "docs/big.md": "x" * 5000}, "kinds")
     setup(fresh_ws, gitkit.git_source(SID, "auth", path="docs"), max_read_bytes=4096)
     first, providers = scan(fresh_ws, None)
     reads = exact_read_scan(providers, first, clock=CLOCK)
     assert reads["blob.bin"].status == "binary" and reads["big.md"].status == "oversize"
+    assert reads["a.md"].content == "alpha\n" and reads["sub/c.md"].content == "gamma\n"
     assert proposed_cursor(first, reads) == first.cursor_after  # terminal: absorbable
 
 
