@@ -116,7 +116,7 @@ def judge(ws: Workspace, profile: Profile, agent: str | None) -> Activation:
         adapters.append(
             {
                 "provider_id": binding.provider_id,
-                "adapter": "local-file" if binding.builtin else "plugin",
+                "adapter": binding.adapter if binding.builtin else "plugin",
                 "available": available,
             }
         )

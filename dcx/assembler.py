@@ -18,10 +18,11 @@ Where a recalled item's authority is:
 - items that name a conversation (``obelisk:``/``host-session:`` resource
   refs) are never accepted: a conversation is not authority.
 
-Authority is read from local-file sources only (a plugin source's items can
-be changed facts, but cannot confirm recall in v0) — read fresh, even when
-the file did not change, and recorded in ``source_revisions`` with
-``changed: false``.
+Authority is read from the built-in adapters' sources only: a local-file
+source's file as it is now, a git source's blob at its ref's current commit
+(a plugin source's items can be changed facts, but cannot confirm recall in
+v0) — read fresh, even when the file did not change, and recorded in
+``source_revisions`` with ``changed: false``.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ class AuthorityReader:
         self.registry = registry
         self.minter = minter
         self._cache: dict[tuple[str, str], Authority | None] = {}
+        self._commits: dict[str, Any] = {}  # git source id -> (located source, commit read this run)
         for change in changes:  # this run's verified reads are authority already
             if change.read_status == "verified" and change.content is not None:
                 self._cache[(change.source_id, change.path)] = Authority(
@@ -111,6 +113,8 @@ class AuthorityReader:
         source = self.source(source_id)
         if source is None or source.exact_read_policy == "never":
             return None
+        if source.locator.get("repo") is not None:
+            return self._read_git(source, path)
         try:
             loc = resolve_locator(self.ws, source.locator)
         except LocatorError:
@@ -139,6 +143,39 @@ class AuthorityReader:
         revision = revision_of(data)
         return Authority(source_id, path, revision, text, self.minter.change_ref(source_id, path),
                          self.minter.revision_ref(source_id, path, revision))
+
+    def _read_git(self, source: Source, path: str) -> Authority | None:
+        """The blob at the git source's ref's current commit (resolved once per run), re-hashed."""
+        import time
+
+        from dcx.sources.base import SourceUnavailable
+        from dcx.sources.git import GitProvider, read_texts
+        from dcx.sources.gitrepo import MODE_FILE, GitError, clean_rel
+
+        if not clean_rel(path):
+            return None
+        deadline = time.monotonic() + self.profile.scan_timeout_seconds
+        try:
+            if source.source_id not in self._commits:
+                loc = GitProvider(self.ws, source.provider_id, {}).locate(source)
+                self._commits[source.source_id] = (loc, loc.repo.resolve(loc.ref, deadline))
+            loc, commit = self._commits[source.source_id]
+            if loc.match is not None and not loc.match(path):
+                return None
+            found = loc.repo.entry_at(commit, f"{loc.prefix}/{path}" if loc.prefix else path, deadline)
+            if found is None or found[0] not in MODE_FILE:
+                return None
+            blob = read_texts(loc, [found[1]], self.profile.max_read_bytes, deadline).get(found[1])
+        except (SourceUnavailable, GitError):
+            return None
+        if blob is None or blob.data is None:
+            return None
+        try:
+            text = blob.data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return Authority(source.source_id, path, blob.oid, text, self.minter.change_ref(source.source_id, path),
+                         self.minter.revision_ref(source.source_id, path, blob.oid))
 
     def candidates_by_content(self, content: str) -> list[tuple[str, str]]:
         """(source_id, path) of files the bm25 index finds for ``content``, in authority order."""

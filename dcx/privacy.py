@@ -102,14 +102,20 @@ def collect(ws: Workspace) -> PrivateValues:
             for text in _config_strings(binding.config):
                 found.add(text, "adapter config value")
         for source in registry.sources:
-            raw = source.locator["path"]
+            raw = source.locator.get("repo") or source.locator["path"]
             found.add(os.path.realpath(ws.root / raw), "locator")
-            if len(Path(raw).parts) >= 2:
+            if len(raw) >= 8 and len(Path(raw).parts) >= 2:
                 found.add(raw, "locator")
+            if source.locator.get("repo") is not None:
+                found.add(source.locator["ref"], "git ref")
     try:
         cursors = json.loads(ws.cursors.read_bytes()).get("cursors", {})
         for value in cursors.values():
             found.add(value, "cursor value")
+            if isinstance(value, str) and value.startswith("git:"):  # the commit ids inside it
+                for part in value.split(":")[1:]:
+                    if len(part) in (40, 64):
+                        found.add(part, "git commit id")
     except (OSError, ValueError, AttributeError):
         pass
     with contextlib.suppress(Exception):  # a missing or locked ref map is no private value

@@ -31,7 +31,7 @@ from dcx.workspace import Workspace
 
 PROFILE_SCHEMA = "decision_context_profile_v0"
 REGISTRY_SCHEMA = "decision_source_registry_v0"
-BUILTIN_ADAPTERS = ("local-file",)
+BUILTIN_ADAPTERS = ("local-file", "git")
 PROVIDERS = ("bm25", "openviking", "extension", "none")
 SOURCE_KINDS = ("artifact", "conversation", "document", "external_signal", "person", "repository")
 PRIORITIES = ("p0", "p1", "p2")
@@ -105,19 +105,36 @@ PROFILE_SHAPE = Shape(
 
 
 class _Locator(Any_):
-    """A path string, or ``{path, include, exclude}`` with gitwildmatch patterns."""
+    """A path string, or ``{path, include, exclude}`` with gitwildmatch patterns.
+
+    A table with ``repo`` is a git locator, ``{repo, ref, path?, include?,
+    exclude?}`` (SPEC §15); ``load_registry`` checks that the form matches
+    the binding's adapter.
+    """
 
     def check(self, value: Any, path: str) -> Any:
         if isinstance(value, str):
             value = {"path": value}
         if not isinstance(value, dict):
             raise bad(path, "expected a path or a table { path, include, exclude }", "invalid_type")
-        unknown = sorted(set(value) - {"path", "include", "exclude"})
+        git = "repo" in value or "ref" in value
+        allowed = {"repo", "ref", "path", "include", "exclude"} if git else {"path", "include", "exclude"}
+        unknown = sorted(set(value) - allowed)
         if unknown:
             raise bad(path, f"unknown field(s): {', '.join(unknown)}", "unknown_field")
-        if not isinstance(value.get("path"), str) or not value["path"].strip():
+        out: dict[str, Any] = {}
+        if git:
+            for name in ("repo", "ref"):
+                if not isinstance(value.get(name), str) or not value[name].strip():
+                    raise bad(f"{path}.{name}", f"expected a non-empty {'path' if name == 'repo' else 'ref name'}")
+                out[name] = value[name]
+            if not isinstance(value.get("path", ""), str):
+                raise bad(f"{path}.path", "expected a path inside the repository")
+            out["path"] = value.get("path", "")
+        elif not isinstance(value.get("path"), str) or not value["path"].strip():
             raise bad(f"{path}.path", "expected a non-empty path")
-        out: dict[str, Any] = {"path": value["path"]}
+        else:
+            out["path"] = value["path"]
         for name in ("include", "exclude"):
             patterns = value.get(name, [])
             if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
@@ -328,6 +345,18 @@ def parse_registry(data: dict[str, Any], display: str, text: str = "") -> Regist
                     f"sources[{index}].provider_id: no [[bindings]] entry declares {raw['provider_id']!r}",
                     field=f"sources[{index}].provider_id",
                     code="binding_missing",
+                ),
+                display,
+                text,
+            )
+        adapter = next(b.adapter for b in bindings if b.provider_id == raw["provider_id"])
+        if (adapter == "git") != ("repo" in raw["locator"]):
+            wanted = "{ repo, ref, path?, include?, exclude? }" if adapter == "git" else "a path or { path, include, exclude }"
+            raise locate_error(
+                InvalidInput(
+                    f"sources[{index}].locator: adapter {adapter!r} takes {wanted}",
+                    field=f"sources[{index}].locator",
+                    code="invalid_field",
                 ),
                 display,
                 text,

@@ -1,12 +1,13 @@
 """``dcx audit``: look for private values in every public file (SPEC §9).
 
 What counts as private here: the values of ``dcx.privacy`` (the list the
-public writers refuse too: locators, the goal root, cursor values, the key,
-the private values behind minted refs, provider and adapter config strings),
+public writers refuse too: locators and a git source's repository, git refs,
+the goal root, cursor values and the commit ids in git cursors, the key, the
+private values behind minted refs, provider and adapter config strings),
 found with one Aho-Corasick pass per string, and runs of 12 or more
-consecutive words of source text. Every public string — record keys too — is
-also run through the one public-safety detector (§3.4). Findings name the
-file and the field — never the value.
+consecutive words of source text (local files and git blobs). Every public
+string — record keys too — is also run through the one public-safety
+detector (§3.4). Findings name the file and the field — never the value.
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ class Secrets:
         for source in registry.sources:
             if not source.enabled:
                 continue
+            if source.locator.get("repo") is not None:
+                self._git_text(ws, source)
+                continue
             try:
                 result = walk(ws, source.source_id, source.locator, max_scan_bytes=4 * 1024 * 1024)
             except (LocatorError, OSError):
@@ -98,6 +102,25 @@ class Secrets:
                 except (OSError, UnicodeDecodeError):
                     continue
                 self.shingles.update(_windows(text))
+
+    def _git_text(self, ws: Workspace, source: Any) -> None:
+        import time
+
+        from dcx.sources.base import SourceUnavailable
+        from dcx.sources.git import current_files, read_texts
+
+        if not source.enabled:
+            return
+        deadline = time.monotonic() + 120
+        try:
+            loc, _commit, entries = current_files(ws, source, deadline)
+            blobs = read_texts(loc, [e.new for e in entries if e.new], 4 * 1024 * 1024, deadline)
+        except SourceUnavailable:
+            return
+        for blob in blobs.values():
+            if blob.data is not None:
+                with contextlib.suppress(UnicodeDecodeError):
+                    self.shingles.update(_windows(blob.data.decode("utf-8")))
 
     def check(self, text: str) -> str | None:
         """Why ``text`` may not be in a public file, or None; judged once per distinct string

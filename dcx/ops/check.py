@@ -33,8 +33,12 @@ def _sources(ws: Workspace, state: Activation) -> list[dict[str, Any]]:
             health = provider.health()
             if health.status != "healthy":
                 row.update(status=health.status, reason_code=health.reason_code)
-            elif next(b for b in state.registry.bindings if b.provider_id == source.provider_id).builtin:
+            elif (adapter := state.registry.binding(source.provider_id).adapter) == "local-file":
                 resolve_locator(ws, source.locator)
+            elif adapter == "git":
+                import time
+
+                provider.check(source, time.monotonic() + CHECK_TIMEOUT)  # type: ignore[attr-defined]
         except SourceUnavailable as exc:
             row.update(status="unavailable", reason_code=exc.reason_code)
         except LocatorError as exc:

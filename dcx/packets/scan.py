@@ -84,6 +84,8 @@ TELEMETRY = Shape(
         "adopted_unlisted_count": Int(lo=0, optional=True, doc=(
             "Baseline only: changes beyond the listed max_changes that the proposed cursor adopts too "
             "(a baseline adopts the whole current state; absent otherwise).")),
+        "skipped_submodules": Int(lo=0, optional=True, doc="git: submodule entries skipped (git sources only)."),
+        "skipped_symlinks": Int(lo=0, optional=True, doc="git: symlinks skipped, never followed (git sources only)."),
     },
 )
 
@@ -98,7 +100,7 @@ SPEC = PacketSpec(
         "provider_id": Token(),
         "source_id": Token(),
         "status": Enum(values=SCAN_STATUSES),
-        "reason_code": ReasonCode(optional=True, doc="Why the scan failed or is unavailable."),
+        "reason_code": ReasonCode(optional=True, doc="Why the scan failed or is unavailable; on a completed or no_change scan, a note (cursor_rewound, locator_changed)."),
         "provider_version": Token(optional=True),
         "observed_at": Timestamp(),
         "requested_limit": Int(lo=1, hi=MAX_CHANGES, doc="The source's max_changes."),
@@ -154,6 +156,8 @@ def receipt_values(
             "skipped_outside_locator": scan.telemetry.skipped_outside_locator,
             "skipped_oversize": scan.telemetry.skipped_oversize,
             "adopted_unlisted_count": scan.telemetry.adopted_unlisted_count,
+            "skipped_submodules": scan.telemetry.skipped_submodules,
+            "skipped_symlinks": scan.telemetry.skipped_symlinks,
         },
         "provider_fail_open": True,
     }

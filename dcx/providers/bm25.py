@@ -62,11 +62,15 @@ def format_resource_ref(ref: ChunkRef) -> str:
 
 
 def parse_resource_ref(value: str) -> ChunkRef | None:
-    """The chunk a bm25 ``resource_ref`` names, or None if ``value`` is not one."""
+    """The chunk a bm25 ``resource_ref`` names, or None if ``value`` is not one.
+
+    A revision is 64 hex (a local file's blake3, a sha256 repository's blob
+    id) or 40 hex (a sha1 repository's blob id).
+    """
     if not value.startswith(REF_PREFIX):
         return None
     parts = value[len(REF_PREFIX):].split("/", 3)
-    if len(parts) != 4 or not all(parts) or not parts[2].isdigit() or not re.fullmatch(r"[0-9a-f]{64}", parts[1]):
+    if len(parts) != 4 or not all(parts) or not parts[2].isdigit() or not re.fullmatch(r"[0-9a-f]{64}|[0-9a-f]{40}", parts[1]):
         return None
     return ChunkRef(parts[0], parts[3], int(parts[2]), parts[1])
 

@@ -1,10 +1,12 @@
 """Building and updating the bm25 index (``dcx index``), incrementally.
 
 The sources indexed are the enabled ones whose ``exact_read_policy`` is not
-``never`` and whose binding is the built-in ``local-file`` adapter. Each is
-walked with the source plane's walker, so the stat cache answers for unchanged
-files; only files whose revision differs from the indexed one are read,
-chunked and re-inserted. Files gone from a source, and sources gone from the
+``never`` and whose binding is a built-in adapter (``local-file`` or
+``git``). A local-file source is walked with the source plane's walker, so
+the stat cache answers for unchanged files; a git source is listed at its
+ref's current commit (``ls-tree``), whose blob ids are its revisions. Only
+files whose revision differs from the indexed one are read, chunked and
+re-inserted. Files gone from a source, and sources gone from the
 indexable set, are deleted. Files over ``max_read_bytes`` and files that are
 not UTF-8 are recorded (so they are not re-read next time) but not indexed.
 
@@ -144,10 +146,62 @@ def _read(path: Path, limit: int) -> bytes | None:
         return None
 
 
+GIT_INDEX_SECONDS = 600.0  # a whole-tree listing and read of one git source
+
+
+def _index_git_source(ws: Workspace, writer: _Writer, source: Source, *, max_read_bytes: int) -> SourceReport:
+    import time
+
+    from dcx.sources.base import SourceUnavailable
+    from dcx.sources.git import current_files, read_texts
+
+    sid = writer.sid(source.source_id)
+    indexed = writer.files(sid)
+    deadline = time.monotonic() + GIT_INDEX_SECONDS
+    try:
+        loc, _commit, entries = current_files(ws, source, deadline)
+        changed = [e for e in entries if (old := indexed.get(e.rel)) is None or old[1] != e.new]
+        blobs = read_texts(loc, [e.new for e in changed if e.new], max_read_bytes, deadline)
+    except SourceUnavailable as exc:
+        removed = writer.drop_source(sid)
+        return SourceReport(source.source_id, "unavailable", exc.reason_code, files_removed=removed)
+    stats = {"files_hashed": 0, "files_indexed": 0, "files_removed": 0, "skipped_binary": 0, "skipped_oversize": 0}
+    for entry in changed:
+        old = indexed.get(entry.rel)
+        blob = blobs.get(entry.new or "")
+        if blob is None or blob.missing:
+            continue  # unreadable now: indexed when it reads
+        if old is not None:
+            writer.drop_file(old[0])
+        if blob.data is None:
+            writer.put_file(sid, entry.rel, blob.oid, "oversize", [])
+            stats["skipped_oversize"] += 1
+            continue
+        try:
+            text = blob.data.decode("utf-8")
+        except UnicodeDecodeError:
+            writer.put_file(sid, entry.rel, blob.oid, "binary", [])
+            stats["skipped_binary"] += 1
+            continue
+        writer.put_file(sid, entry.rel, blob.oid, "text", chunk_text(text))
+        stats["files_indexed"] += 1
+    present = {e.rel for e in entries}
+    gone = [fid for rel, (fid, _, _) in indexed.items() if rel not in present]
+    for fid in gone:
+        writer.drop_file(fid)
+    stats["files_removed"] = len(gone)
+    chunks = writer.conn.execute(
+        "SELECT COALESCE(SUM(chunk_count), 0), COUNT(*) FROM files WHERE sid = ?", (sid,)
+    ).fetchone()
+    return SourceReport(source.source_id, "indexed", None, files=int(chunks[1]), chunks=int(chunks[0]), **stats)
+
+
 def _index_source(
     ws: Workspace, writer: _Writer, source: Source, *, max_scan_bytes: int, max_read_bytes: int,
     progress: Progress | None,
 ) -> SourceReport:
+    if source.locator.get("repo") is not None:
+        return _index_git_source(ws, writer, source, max_read_bytes=max_read_bytes)
     sid = writer.sid(source.source_id)
     indexed = writer.files(sid)
     tick = (lambda done, total=None: progress(source.source_id, done)) if progress else None

@@ -92,6 +92,8 @@ class ScanTelemetry(NamedTuple):
     hashed: int = 0  # files read this scan (the rest came from the stat cache)
     file_count: int = 0  # files the locator holds now
     adopted_unlisted_count: int | None = None  # baseline: changes the cursor adopts beyond the listed items
+    skipped_submodules: int | None = None  # git: submodule entries skipped (None: the adapter has none)
+    skipped_symlinks: int | None = None  # git: symlinks skipped, never followed
 
 
 class ScanResult(NamedTuple):

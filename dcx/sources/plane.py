@@ -43,7 +43,6 @@ from dcx.errors import InvalidInput
 from dcx.profile import Registry, Source
 from dcx.sources.base import (
     COMPLETED,
-    FAILED,
     NO_CHANGE,
     PROVIDER_CONTRACT_INVALID,
     PROVIDER_SCAN_FAILED,
@@ -69,7 +68,7 @@ class SourceScan(NamedTuple):
 
     source: Source
     status: str  # completed | no_change | failed | unavailable
-    reason_code: str | None
+    reason_code: str | None  # why failed/unavailable; on an ok scan, a note (cursor_rewound)
     items: tuple[ScanItem, ...]
     cursor_before: str | None  # the committed cursor compared with (None: never committed / snapshot)
     cursor_after: str | None  # absorbs exactly ``items``; None when unavailable or failed
@@ -179,7 +178,8 @@ def scan_source(providers: Providers, source: Source, *, cursor_before: str | No
     return SourceScan(
         source=source,
         status=status,
-        reason_code=result.reason_code if status in (FAILED, UNAVAILABLE) else None,
+        # on a completed or no-change scan a reason code is a note (git's ``cursor_rewound``)
+        reason_code=result.reason_code,
         items=result.items if keep else (),
         cursor_before=cursor_before,
         cursor_after=result.cursor_after if keep else None,

@@ -1,7 +1,8 @@
 """Which adapter serves a binding: built-ins by name, plugins by declaration (SPEC §5.1).
 
-- Built-in adapters (``local-file``) live in ``BUILTINS`` and run in-process:
-  their deadlines are cooperative and checked between files.
+- Built-in adapters (``local-file``, ``git``) live in ``BUILTINS`` and run
+  in-process: local-file checks its deadline between files; git passes the
+  remaining time to each ``git`` process it runs.
 - Any other ``adapter`` name must be an installed entry point of the group
   ``dcx.source_providers`` **and** be declared by a ``[[bindings]]`` entry of
   ``sources.toml``; an installed plugin nobody declared is never loaded. A
@@ -64,8 +65,15 @@ def _local_file(ws: Workspace, binding: Binding, profile: Profile, progress: Pro
                              progress=progress, persist=persist)
 
 
+def _git(ws: Workspace, binding: Binding, profile: Profile, progress: ProgressFactory | None,
+         persist: bool = True) -> SourceProvider:
+    from dcx.sources.git import GitProvider
+
+    return GitProvider(ws, binding.provider_id, binding.config)  # writes no private state: persist is moot
+
+
 Factory = Callable[[Workspace, Binding, Profile, "ProgressFactory | None"], SourceProvider]
-BUILTINS: dict[str, Factory] = {"local-file": _local_file}
+BUILTINS: dict[str, Factory] = {"local-file": _local_file, "git": _git}
 
 
 def installed_adapter(name: str) -> bool:

@@ -52,8 +52,10 @@ def scan(console: Console, packet: dict[str, Any]) -> None:
     header(console, "Scan receipt", packet, "receipt_ref")
     status = packet["status"]
     verdict = f"{packet['source_id']} · {status}"
-    if packet.get("reason_code"):
+    if packet.get("reason_code") and status in ("failed", "unavailable"):
         verdict += f" ({packet['reason_code']}; failed open, cursor kept)"
+    elif packet.get("reason_code"):
+        verdict += f" (note: {packet['reason_code']})"
     verdict += (f"\n{plural(packet['changed_count'], 'change')}, "
                 f"{packet['exact_read_count']} confirmed by exact read")
     banner(console, verdict, "yellow" if status in ("failed", "unavailable") else "")
@@ -65,7 +67,9 @@ def scan(console: Console, packet: dict[str, Any]) -> None:
         ("limit", f"{packet['requested_limit']} change(s)"
                   + (" · capped: the rest wait for a later scan" if telemetry["result_cap_applied"] else "")),
         ("skipped", f"{telemetry['skipped_outside_locator']} symlink(s) leaving the locator · "
-                    f"{telemetry['skipped_oversize']} oversize file(s)"),
+                    f"{telemetry['skipped_oversize']} oversize file(s)"
+                    + (f" · {telemetry['skipped_submodules']} submodule(s) · {telemetry['skipped_symlinks']}"
+                       " symlink(s) not followed" if "skipped_submodules" in telemetry else "")),
         ("latency", f"{telemetry['latency_ms']} ms"),
     ])
     rows = [(short(c["change_ref"]), short(c["revision_ref"]), c["content_kind"], yes(c["exact_read_verified"]),

@@ -1,0 +1,523 @@
+"""A git repository read through ``git`` itself, without a work tree (SPEC §15).
+
+Shared by the ``git`` source adapter, the bm25 indexer, the authority reader
+and ``dcx audit``, so all of them see the same files with the same
+revisions (blob ids). Every call is one ``git`` process through dcx's one
+subprocess boundary (``dcx.extensions.process.run_bounded``): argv without a
+shell, an allow-listed environment, its own process group, capped output and
+the caller's deadline. On top of that boundary git runs:
+
+- with ``--git-dir`` given (no discovery, no work tree, no index) and
+  ``--no-optional-locks`` (a scan never writes the repository, not even the
+  index refresh ``git status`` would do);
+- without system or global config (``GIT_CONFIG_NOSYSTEM``,
+  ``GIT_CONFIG_GLOBAL=/dev/null``): a user's ``~/.gitconfig`` cannot change
+  what a scan sees or run anything; the repository's own config still
+  applies (object format, alternates, packed refs);
+- without hooks (``core.hooksPath=/dev/null``), pager (``--no-pager``),
+  replace objects (``--no-replace-objects``: authority is the objects as
+  written), external diff drivers or textconv, terminal prompts, and with
+  literal pathspecs (a locator ``path`` is a path, never a glob);
+- in the C locale.
+
+Only plumbing commands are used (``rev-parse``, ``merge-base``,
+``diff-tree``, ``ls-tree``, ``cat-file --batch``/``--batch-check``), whose
+output formats are stable. stderr is never read (the boundary only counts
+it), so failures are told apart by exit status and by a second, narrower
+question (does the object exist?), never by parsing messages.
+
+Paths from git are bytes; names that are not UTF-8 cannot be named in JSON
+and are skipped (as the local-file walker does).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from dcx.workspace import DC_DIR, Workspace
+
+MIN_GIT = (2, 32)  # GIT_CONFIG_GLOBAL
+LIST_CAP = 256 * 1024 * 1024  # bytes of ls-tree / diff-tree output: past it a repository is "too large"
+SMALL_CAP = 1 << 20
+READ_BATCH_ITEMS = 16384
+ANCESTOR_WINDOW = 32  # first-parent commits listed with the ref: a cursor among them needs no merge-base
+READ_BATCH_BYTES = 32 * 1024 * 1024
+ONE_PASS_CAP = 64 * 1024 * 1024  # output of one cat-file --batch pass before it falls back to sizes first
+MODE_FILE = (b"100644", b"100755")
+MODE_SYMLINK = b"120000"
+MODE_SUBMODULE = b"160000"
+
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_SYSTEM": os.devnull,
+    "HOME": os.devnull,  # and no ~/.gitconfig to find even for a git that predates GIT_CONFIG_GLOBAL
+    "XDG_CONFIG_HOME": os.devnull,
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_LITERAL_PATHSPECS": "1",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+    "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_NO_LAZY_FETCH": "1",
+    "LC_ALL": "C",
+}
+GIT_OPTIONS = (
+    "--no-pager", "--no-optional-locks", "--no-replace-objects", "--literal-pathspecs",
+    "-c", "core.hooksPath=" + os.devnull, "-c", "core.fsmonitor=false", "-c", "protocol.allow=never",
+)
+
+# reason codes (docs/sources.md lists each)
+GIT_UNAVAILABLE = "git_unavailable"
+GIT_TOO_OLD = "git_version_unsupported"
+REPO_MISSING = "git_repository_missing"
+REPO_CORRUPT = "git_repository_corrupt"
+REPO_TOO_LARGE = "git_repository_too_large"
+REF_MISSING = "git_ref_missing"
+SHALLOW_PAST_CURSOR = "git_shallow_past_cursor"
+
+
+class GitError(Exception):
+    """A git question that could not be answered; ``reason_code`` is public, nothing else is."""
+
+    def __init__(self, reason_code: str) -> None:
+        super().__init__(reason_code)
+        self.reason_code = reason_code
+
+
+class GitTimeout(GitError):
+    def __init__(self) -> None:
+        super().__init__("scan_timeout")
+
+
+class Entry(NamedTuple):
+    """One difference between two filtered trees; ``old``/``new`` are blob ids or None (absent)."""
+
+    rel: str  # relative to the locator's ``path``
+    old: str | None
+    new: str | None
+
+
+class Counts(NamedTuple):
+    submodules: int = 0
+    symlinks: int = 0
+    outside: int = 0  # names that would escape ``path`` (a crafted tree): refused
+
+
+class Blob(NamedTuple):
+    oid: str
+    size: int
+    data: bytes | None  # None when over the byte bound (not fetched) or missing
+    missing: bool = False
+
+
+_SURROGATE_RE = re.compile("[\udc80-\udcff]")  # in git output decoded with surrogateescape: a name that is not UTF-8
+
+
+def find_git_dir(path: Path) -> Path | None:
+    """The git directory of a work tree (``.git`` dir or ``gitdir:`` file) or of a bare repository."""
+    dotgit = path / ".git"
+    try:
+        if dotgit.is_dir():
+            return dotgit
+        if dotgit.is_file():
+            text = dotgit.read_text(encoding="utf-8", errors="strict").strip()
+            if text.startswith("gitdir:"):
+                target = Path(text[len("gitdir:"):].strip())
+                target = target if target.is_absolute() else (path / target)
+                return target.resolve() if target.is_dir() else None
+            return None
+        if (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir():
+            return path  # bare
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def clean_rel(rel: str) -> bool:
+    """A '/'-separated relative path with no empty, '.' or '..' segment."""
+    if not rel:
+        return False
+    # the split only for names that could hold an empty, '.' or '..' segment
+    suspect = rel[0] in "/." or rel[-1] in "/." or "/." in rel or "//" in rel
+    if suspect and (rel.startswith("/") or any(part in ("", ".", "..") for part in rel.split("/"))):
+        return False
+    return "\\" not in rel and "\0" not in rel
+
+
+def normalise_path(path: str) -> str | None:
+    """The locator's in-repository ``path`` ('' = the whole tree), or None when it escapes."""
+    stripped = path.strip()
+    if stripped in ("", ".", "/"):
+        return ""
+    if stripped.startswith("/"):
+        return None
+    stripped = stripped.rstrip("/")
+    if stripped.startswith("./"):
+        stripped = stripped[2:]
+    return stripped if clean_rel(stripped) else None
+
+
+def resolve_repo(ws: Workspace, repo: str) -> Path:
+    """The repository path of a locator (goal-root rules as for local-file), then its git dir."""
+    raw = Path(os.path.expanduser(repo))
+    root = ws.root.resolve()
+    if raw.is_absolute():
+        target = Path(os.path.realpath(raw))
+    else:
+        target = Path(os.path.realpath(root / raw))
+        if target != root and root not in target.parents:
+            raise GitError("locator_outside_root")
+    dc = (root / DC_DIR).resolve()
+    if target == dc or dc in target.parents:
+        raise GitError("locator_inside_workspace")
+    git_dir = find_git_dir(target) if target.is_dir() else None
+    if git_dir is None:
+        raise GitError(REPO_MISSING)
+    return git_dir
+
+
+def object_id(data: bytes, oid_len: int) -> str:
+    """git's id of a blob holding ``data`` (sha1, or sha256 for 64-hex repositories)."""
+    algo = hashlib.sha256 if oid_len == 64 else hashlib.sha1
+    h = algo(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest()
+
+
+_OID_RE = re.compile("[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+def _is_oid(value: str) -> bool:
+    return _OID_RE.fullmatch(value) is not None
+
+
+class Repo:
+    """One repository's git directory, and the questions dcx asks it."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self.git_dir = git_dir
+
+    @property
+    def shallow(self) -> bool:
+        return (self.git_dir / "shallow").exists()
+
+    def _run(self, args: list[str], deadline: float, *, stdin: bytes = b"", cap: int = SMALL_CAP) -> tuple[int, bytes]:
+        from dcx.extensions.process import run_bounded
+
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise GitTimeout()
+        outcome = run_bounded(
+            ["git", f"--git-dir={self.git_dir}", *GIT_OPTIONS, *args],
+            timeout=remaining, stdin=stdin, extra_env=GIT_ENV, cwd=str(self.git_dir), cap=cap,
+        )
+        if outcome.status == "timeout":
+            raise GitTimeout()
+        if outcome.status == "spawn_failed":
+            raise GitError(GIT_UNAVAILABLE)
+        if outcome.status in ("output_too_large", "request_too_large"):
+            raise GitError(REPO_TOO_LARGE)
+        assert outcome.returncode is not None
+        return outcome.returncode, outcome.stdout
+
+    # -- refs and commits ----------------------------------------------------
+    def resolve(self, ref: str, deadline: float) -> str:
+        """The commit ``ref`` names now (one ref lookup)."""
+        return self.resolve_with_ancestors(ref, deadline, depth=1)[0]
+
+    def resolve_with_ancestors(self, ref: str, deadline: float, *, depth: int = ANCESTOR_WINDOW) -> list[str]:
+        """The commit ``ref`` names now, then up to ``depth - 1`` of its first-parent ancestors.
+
+        One process answers both "where is the ref?" and, in the common case
+        of a cursor a few commits behind, "does it descend from the cursor?"
+        (``rev-list --first-parent``), so a scan after a change costs two git
+        processes (this and the diff), not three.
+        """
+        code, out = self._run(["rev-list", "--first-parent", f"--max-count={depth}", "--end-of-options",
+                               f"{ref}^{{commit}}", "--"], deadline)
+        commits = out.decode("ascii", "replace").split()
+        if code == 0 and commits and all(_is_oid(c) for c in commits):
+            return commits
+        code, out = self._run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
+                              deadline)
+        if code not in (0, 1):
+            raise GitError(self._diagnose(deadline))
+        if code == 0:
+            raise GitError(REPO_CORRUPT)  # resolves, yet its history cannot be walked
+        # the name does not resolve to a commit: a missing ref, or one whose objects are gone
+        code, out = self._run(["rev-parse", "--verify", "--quiet", "--end-of-options", ref], deadline)
+        if code == 0 and out.strip():
+            raise GitError(REPO_CORRUPT if not self.exists(out.decode("ascii", "replace").strip(), deadline)
+                           else REF_MISSING)
+        raise GitError(REF_MISSING)
+
+    def _diagnose(self, deadline: float) -> str:
+        code, _ = self._run(["rev-parse", "--git-dir"], deadline)
+        return REPO_CORRUPT if code == 0 else REPO_MISSING
+
+    def exists(self, oid: str, deadline: float) -> bool:
+        code, _ = self._run(["cat-file", "-e", "--end-of-options", oid], deadline)
+        return code == 0
+
+    def is_ancestor(self, old: str, new: str, deadline: float) -> bool | None:
+        """True/False, or None when ``old`` is not in the repository (gone, or beyond a shallow cut)."""
+        code, _ = self._run(["merge-base", "--is-ancestor", "--end-of-options", old, new], deadline)
+        if code in (0, 1):
+            return code == 0
+        if not self.exists(f"{old}^{{commit}}", deadline):
+            return None
+        raise GitError(REPO_CORRUPT)
+
+    # -- trees ---------------------------------------------------------------
+    def list_tree(self, commit: str, prefix: str, match: Callable[[str], bool] | None,
+                  deadline: float) -> tuple[list[Entry], Counts]:
+        """Every regular file under ``prefix`` at ``commit`` (as added entries), sorted by path."""
+        args = ["ls-tree", "-r", "-z", "--full-tree", "--end-of-options", commit]
+        if prefix:
+            args += ["--", prefix]
+        code, out = self._run(args, deadline, cap=LIST_CAP)
+        if code != 0:
+            raise GitError(REPO_CORRUPT)
+        entries: list[Entry] = []
+        counts = [0, 0, 0]
+        text = out.decode("utf-8", "surrogateescape")
+        if not text.isascii() and _SURROGATE_RE.search(text) is not None:
+            # a name that is not UTF-8 somewhere: every record checked on its bytes
+            for record in out.split(b"\0"):
+                head, _, raw_path = record.partition(b"\t")
+                parts = head.split(b" ")
+                if len(parts) != 3:
+                    continue
+                rel = self._rel(raw_path, prefix, parts[0], counts, match)
+                if rel is not None:
+                    entries.append(Entry(rel, None, parts[2].decode("ascii")))
+        else:
+            # the common case, kept tight: 100k records are parsed in a fraction of ls-tree's own time
+            cut = len(prefix) + 1 if prefix else 0
+            new_entry = tuple.__new__
+            append = entries.append
+            for record in text.split("\0"):
+                if not record:
+                    continue
+                head, _, path = record.partition("\t")
+                mode = head[:6]
+                # under ``prefix/``, or ``prefix`` itself when the locator names one file
+                rel = (path[cut:] if len(path) >= cut else path.rsplit("/", 1)[-1]) if cut else path
+                if ("/." in rel or "//" in rel or rel[:1] in ("", ".", "/") or rel[-1] == "/") and not clean_rel(rel):
+                    counts[2] += 1
+                    continue
+                if match is not None and not match(rel):
+                    continue
+                if mode == "100644" or mode == "100755":
+                    append(new_entry(Entry, (rel, None, head[12:])))
+                elif mode == "160000":
+                    counts[0] += 1
+                elif mode == "120000":
+                    counts[1] += 1
+        entries.sort()
+        return entries, Counts(*counts)
+
+    def diff_trees(self, old: str, new: str, prefix: str, match: Callable[[str], bool] | None,
+                   deadline: float) -> tuple[list[Entry], Counts]:
+        """The differences of regular files under ``prefix`` from ``old`` to ``new``, sorted by path.
+
+        Renames are not detected (``--no-renames``): a rename reaches the
+        receipts as a deletion of the old path and an addition of the new
+        one, since changes are keyed by path. A file that became a symlink or
+        a submodule is a deletion (the file is gone), and the reverse an
+        addition.
+        """
+        args = ["diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--full-index",
+                "--end-of-options", old, new]
+        if prefix:
+            args += ["--", prefix]
+        code, out = self._run(args, deadline, cap=LIST_CAP)
+        if code != 0:
+            raise GitError(REPO_CORRUPT)
+        fields = out.split(b"\0")
+        entries: list[Entry] = []
+        counts = [0, 0, 0]
+        i = 0
+        while i + 1 < len(fields):
+            head, raw_path = fields[i], fields[i + 1]
+            i += 2
+            if not head.startswith(b":"):
+                continue
+            parts = head[1:].split(b" ")
+            if len(parts) < 5:
+                continue
+            old_mode, new_mode, old_oid, new_oid = parts[0], parts[1], parts[2], parts[3]
+            old_side = old_oid.decode("ascii") if old_mode in MODE_FILE else None
+            new_side = new_oid.decode("ascii") if new_mode in MODE_FILE else None
+            if old_side is None and new_side is None:
+                mode = new_mode if new_mode not in (b"000000",) else old_mode
+                self._rel(raw_path, prefix, mode, counts, match)  # counted, never reported
+                continue
+            rel = self._rel(raw_path, prefix, MODE_FILE[0], counts, match)
+            if rel is None:
+                continue
+            if new_mode in (MODE_SYMLINK, MODE_SUBMODULE):
+                counts[0 if new_mode == MODE_SUBMODULE else 1] += 1
+            if old_side != new_side:
+                entries.append(Entry(rel, old_side, new_side))
+        entries.sort(key=lambda e: e.rel)
+        return entries, Counts(*counts)
+
+    @staticmethod
+    def _rel(raw_path: bytes, prefix: str, mode: bytes, counts: list[int],
+             match: Callable[[str], bool] | None) -> str | None:
+        """The path relative to ``prefix`` of a regular file dcx may report, else None (counted)."""
+        try:
+            path = raw_path.decode("utf-8")
+        except UnicodeDecodeError:
+            return None  # not representable in JSON
+        if prefix:
+            if path == prefix:
+                rel = path.rsplit("/", 1)[-1]
+            elif path.startswith(prefix + "/"):
+                rel = path[len(prefix) + 1:]
+            else:
+                counts[2] += 1
+                return None
+        else:
+            rel = path
+        if not clean_rel(rel):
+            counts[2] += 1
+            return None
+        if match is not None and not match(rel):
+            return None
+        if mode == MODE_SUBMODULE:
+            counts[0] += 1
+            return None
+        if mode == MODE_SYMLINK:
+            counts[1] += 1
+            return None
+        if mode not in MODE_FILE:
+            return None
+        return rel
+
+    def entry_at(self, commit: str, path: str, deadline: float) -> tuple[bytes, str] | None:
+        """(mode, blob id) of one path at ``commit``, or None when it is not there."""
+        code, out = self._run(["ls-tree", "-z", "--full-tree", "--end-of-options", commit, "--", path], deadline)
+        if code != 0:
+            raise GitError(REPO_CORRUPT)
+        for record in out.split(b"\0"):
+            head, _, raw = record.partition(b"\t")
+            if raw == path.encode("utf-8"):
+                parts = head.split(b" ")
+                if len(parts) == 3:
+                    return parts[0], parts[2].decode("ascii")
+        return None
+
+    # -- blobs ---------------------------------------------------------------
+    def read_blobs(self, oids: Iterable[str], max_bytes: int, deadline: float, *,
+                   byte_budget: int | None = None) -> dict[str, Blob]:
+        """Blobs by id, with the bytes of those of at most ``max_bytes``.
+
+        First one ``cat-file --batch`` pass over all of them, its output
+        capped at ``ONE_PASS_CAP``: sizes and bytes in one process. Past the
+        cap (a large blob among them), sizes first (``--batch-check``), then
+        bytes only of the blobs within ``max_bytes``; there, with
+        ``byte_budget``, blobs past it (in the order asked; the first is
+        always fetched) are left out of the answer, to be asked again.
+        """
+        wanted = list(dict.fromkeys(o for o in oids if _is_oid(o)))
+        if not wanted:
+            return {}
+        request = "".join(f"{o}\n" for o in wanted).encode()
+        try:
+            code, out = self._run(["cat-file", "--batch"], deadline, stdin=request, cap=ONE_PASS_CAP)
+        except GitError as exc:
+            if exc.reason_code != REPO_TOO_LARGE:
+                raise
+        else:
+            if code != 0:
+                raise GitError(REPO_CORRUPT)
+            found = {}
+            for oid, kind, size, data in _parse_batch(out):
+                if kind != "blob":
+                    found[oid] = Blob(oid, 0, None, missing=True)  # missing, or not a blob
+                else:
+                    found[oid] = Blob(oid, size, data if size <= max_bytes else None)
+            for oid in wanted:
+                found.setdefault(oid, Blob(oid, 0, None, missing=True))
+            return found
+        code, out = self._run(["cat-file", "--batch-check"], deadline, stdin="".join(f"{o}\n" for o in wanted).encode())
+        if code != 0:
+            raise GitError(REPO_CORRUPT)
+        found: dict[str, Blob] = {}
+        small: list[str] = []
+        total = 0
+        for line in out.decode("ascii", "replace").splitlines():
+            parts = line.split(" ")
+            if len(parts) == 2 and parts[1] == "missing":
+                found[parts[0]] = Blob(parts[0], 0, None, missing=True)
+            elif len(parts) == 3 and parts[1] == "blob" and parts[2].isdigit():
+                size = int(parts[2])
+                if size > max_bytes:
+                    found[parts[0]] = Blob(parts[0], size, None)  # oversize: its size is the answer
+                elif byte_budget is None or not small or total + size <= byte_budget:
+                    small.append(parts[0])
+                    total += size
+            elif len(parts) >= 2:
+                found[parts[0]] = Blob(parts[0], 0, None, missing=True)  # not a blob
+        if small:
+            request = "".join(f"{o}\n" for o in small).encode()
+            code, out = self._run(["cat-file", "--batch"], deadline, stdin=request, cap=total + 200 * len(small) + 1024)
+            if code != 0:
+                raise GitError(REPO_CORRUPT)
+            answered = {oid: data for oid, kind, _, data in _parse_batch(out) if kind == "blob"}
+            for oid in small:
+                data = answered.get(oid)
+                found[oid] = Blob(oid, len(data), data) if data is not None else Blob(oid, 0, None, missing=True)
+        return found
+
+
+def _parse_batch(out: bytes) -> Iterator[tuple[str, str | None, int, bytes]]:
+    """(oid, type or None when missing, size, bytes) per answer of ``cat-file --batch``."""
+    pos = 0
+    end = len(out)
+    while pos < end:
+        nl = out.find(b"\n", pos)
+        if nl < 0:
+            return
+        parts = out[pos:nl].split(b" ")
+        pos = nl + 1
+        if len(parts) != 3:
+            if parts:
+                yield parts[0].decode("ascii", "replace"), None, 0, b""  # "<oid> missing"
+            continue
+        size = int(parts[2])
+        yield parts[0].decode("ascii"), parts[1].decode("ascii", "replace"), size, out[pos:pos + size]
+        pos += size + 1
+
+
+def git_version(deadline: float) -> tuple[int, ...] | None:
+    """git's version, or None when no git can be run."""
+    from dcx.extensions.process import run_bounded
+
+    outcome = run_bounded(["git", "--version"], timeout=max(0.1, deadline - time.monotonic()), extra_env=GIT_ENV)
+    if not outcome.ok:
+        return None
+    words = outcome.stdout.decode("ascii", "replace").split()
+    numbers = words[2].split(".") if len(words) >= 3 else []
+    try:
+        return tuple(int(n) for n in numbers[:2])
+    except ValueError:
+        return None
+
+
+def locator_filter(locator: dict[str, Any]) -> tuple[str | None, Callable[[str], bool] | None]:
+    """(normalised path or None if it escapes, include/exclude matcher)."""
+    from dcx.sources.walk import _matcher
+
+    prefix = normalise_path(str(locator.get("path", "")))
+    return prefix, _matcher(tuple(locator.get("include") or ()), tuple(locator.get("exclude") or ()))
