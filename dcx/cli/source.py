@@ -19,7 +19,10 @@ app = typer.Typer(
 def add(
     ctx: typer.Context,
     source_id: Annotated[str, typer.Argument(metavar="ID", help="The source id, e.g. source:authority:docs.")],
-    path: Annotated[str, typer.Option("--path", metavar="PATH", help="A file or folder; relative to the goal root.")],
+    path: Annotated[
+        str | None,
+        typer.Option("--path", metavar="PATH", help="A file or folder, relative to the goal root (with --git: inside the repository)."),
+    ] = None,
     include: Annotated[
         list[str] | None, typer.Option("--include", metavar="GLOB", help="Only these files (gitwildmatch; repeatable).")
     ] = None,
@@ -27,16 +30,22 @@ def add(
         list[str] | None, typer.Option("--exclude", metavar="GLOB", help="Never these files (repeatable).")
     ] = None,
     priority: Annotated[str, typer.Option("--priority", metavar="p0|p1|p2", help="p0: its failure makes coverage partial.")] = "p0",
-    kind: Annotated[str, typer.Option("--kind", metavar="KIND", help="document, artifact, repository, …")] = "document",
+    kind: Annotated[
+        str | None, typer.Option("--kind", metavar="KIND", help="document (repository with --git), artifact, …")
+    ] = None,
     objectives: Annotated[
         list[str] | None,
         typer.Option("--objective", metavar="TOKEN", help="What the source is authority for (repeatable; default: the goal id)."),
     ] = None,
     on_demand: Annotated[bool, typer.Option("--on-demand", help="Scan only when named with prepare --source.")] = False,
+    git: Annotated[
+        str | None, typer.Option("--git", metavar="REPO", help="A git repository (bare or not): authority at --ref.")
+    ] = None,
+    ref: Annotated[str | None, typer.Option("--ref", metavar="REF", help="With --git: a branch, tag or commit.")] = None,
     wait: WaitOpt = 5.0,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
-    """Add a local-file source; the new registry is checked before it is written.
+    """Add a local-file source, or a git source (--git REPO --ref REF); checked before it is written.
 
     Example: dcx source add source:authority:docs --path docs --include '**/*.md'
     """
@@ -46,7 +55,7 @@ def add(
 
         return source_add(ws=g.ws(), source_id=source_id, path=path, include=include or [],
                           exclude=exclude or [], priority=priority, kind=kind, objectives=objectives or [],
-                          on_demand=on_demand, wait=wait)
+                          on_demand=on_demand, git=git, ref=ref, wait=wait)
 
     def render(console, result: Result) -> None:
         data = result.data

@@ -32,6 +32,7 @@ from dcx.result import Result
 from dcx.workspace import Workspace
 
 LOCAL_FILE_BINDING = "files"
+GIT_BINDING = "repos"
 DEFAULT_FRESHNESS = 86_400
 PROVIDER_KEYS = ("max_results", "timeout_seconds")
 
@@ -146,24 +147,39 @@ def source_add(
     *,
     ws: Workspace,
     source_id: str,
-    path: str,
+    path: str | None,
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     priority: str = "p0",
-    kind: str = "document",
+    kind: str | None = None,
     objectives: Sequence[str] = (),
     on_demand: bool = False,
+    git: str | None = None,
+    ref: str | None = None,
     wait: float = 5.0,
 ) -> Result:
-    """Add a local-file source (and the ``files`` binding when there is none)."""
+    """Add a local-file source, or with ``git`` a git source at ``ref`` (SPEC §15); the binding
+    (``files`` or ``repos``) is added when there is none."""
     check_token(source_id, field="ID")
     if priority not in PRIORITIES:
         raise InvalidInput(f"--priority: expected one of {', '.join(PRIORITIES)}", field="--priority")
+    kind = kind or ("repository" if git else "document")
     if kind not in SOURCE_KINDS:
         raise InvalidInput(f"--kind: expected one of {', '.join(SOURCE_KINDS)}", field="--kind")
     for objective in objectives:
         check_token(objective, field="--objective")
-    _check_path(ws, path)
+    if git is None:
+        if ref is not None:
+            raise InvalidInput("--ref: only with --git", field="--ref", code="usage_error")
+        if not path:
+            raise InvalidInput("--path: required (or --git REPO --ref REF)", field="--path", code="usage_error")
+        _check_path(ws, path)
+        binding_id, adapter = LOCAL_FILE_BINDING, "local-file"
+    else:
+        if not ref:
+            raise InvalidInput("--ref: required with --git (a branch, tag or commit)", field="--ref",
+                               code="usage_error")
+        binding_id, adapter = GIT_BINDING, "git"
     added_binding: list[str] = []
 
     def mutate(doc: Any) -> None:
@@ -177,21 +193,27 @@ def source_add(
         if bindings is None:
             bindings = tomlkit.aot()
             _spaced(doc).append("bindings", bindings)
-        if not any(b.get("adapter") == "local-file" and b.get("provider_id") == LOCAL_FILE_BINDING for b in bindings):
-            if any(b.get("provider_id") == LOCAL_FILE_BINDING for b in bindings):
-                raise InvalidInput(f"bindings: provider_id {LOCAL_FILE_BINDING!r} is not a local-file binding",
+        if not any(b.get("adapter") == adapter and b.get("provider_id") == binding_id for b in bindings):
+            if any(b.get("provider_id") == binding_id for b in bindings):
+                raise InvalidInput(f"bindings: provider_id {binding_id!r} is not a {adapter} binding",
                                    field="bindings", code="binding_conflict")
-            bindings.append(tomlkit.item({"provider_id": LOCAL_FILE_BINDING, "adapter": "local-file"}))
-            added_binding.append(LOCAL_FILE_BINDING)
+            bindings.append(tomlkit.item({"provider_id": binding_id, "adapter": adapter}))
+            added_binding.append(binding_id)
         locator = tomlkit.inline_table()
-        locator["path"] = path
+        if git is not None:
+            locator["repo"] = git
+            locator["ref"] = ref
+            if path:
+                locator["path"] = path
+        else:
+            locator["path"] = path
         if include:
             locator["include"] = list(include)
         if exclude:
             locator["exclude"] = list(exclude)
         row = tomlkit.table()
         row["source_id"] = source_id
-        row["provider_id"] = LOCAL_FILE_BINDING
+        row["provider_id"] = binding_id
         row["source_kind"] = kind
         row["priority"] = priority
         row["evidence_level"] = "s1"
@@ -206,7 +228,7 @@ def source_add(
         sources.append(row)
 
     _edit_registry(ws, mutate, wait=wait)
-    return Result("source add", {"source_id": source_id, "bindings_added": added_binding,
+    return Result("source add", {"source_id": source_id, "bindings_added": added_binding, "adapter": adapter,
                                  "scan_mode": "on_demand" if on_demand else "incremental", "priority": priority})
 
 

@@ -179,3 +179,29 @@ def test_edits_are_private_files(dcx, fresh_ws: Path) -> None:
     (_dc(fresh_ws) / "profile.toml").unlink()
     assert dcx("-C", str(fresh_ws), "enable", "--agent", "agent-a").exit_code == 0
     assert ((_dc(fresh_ws) / "profile.toml").stat().st_mode & 0o777) == 0o600
+
+
+def test_source_add_git_makes_a_git_source_that_scans(dcx, fresh_ws: Path) -> None:
+    import subprocess
+
+    repo = fresh_ws / "vendor" / "handbook"
+    repo.mkdir(parents=True)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    (repo / "runbooks").mkdir()
+    (repo / "runbooks" / "rollback.md").write_text("# Rollback\nRoll back above 400 ms.\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "first"], check=True)
+    result = dcx("-C", str(fresh_ws), "source", "add", "source:runbooks", "--git", "vendor/handbook", "--ref", "main",
+                 "--path", "runbooks", "--include", "**/*.md", "--format", "json")
+    assert result.exit_code == 0, result.stdout
+    registry = tomllib.loads((_dc(fresh_ws) / "sources.toml").read_text())
+    assert {"provider_id": "repos", "adapter": "git"} in registry["bindings"]
+    source = registry["sources"][0]
+    assert source["locator"] == {"repo": "vendor/handbook", "ref": "main", "path": "runbooks", "include": ["**/*.md"]}
+    assert source["source_kind"] == "repository"
+    assert dcx("-C", str(fresh_ws), "enable").exit_code == 0
+    scan = dcx("-C", str(fresh_ws), "scan", "--format", "json").json()["data"]["receipts"][0]
+    assert (scan["status"], scan["changed_count"]) == ("completed", 1)
+    missing_ref = dcx("-C", str(fresh_ws), "source", "add", "s2", "--git", "vendor/handbook", "--format", "json")
+    assert missing_ref.exit_code == 2 and missing_ref.json()["error"]["field"] == "--ref"
