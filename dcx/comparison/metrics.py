@@ -7,7 +7,9 @@ per-query values over the measured queries. trec_eval semantics therefore
 hold: a document is relevant when its grade is ≥ 1; ``P@k`` divides by k even
 when fewer than k came back; ``nDCG@k`` uses the grades as linear gains and a
 log2 rank discount; ``RR@k`` (whose mean is MRR) is 1/rank of the first
-relevant document within k. A measured query that ranked nothing scores 0
+relevant document within k — computed as trec_eval's ``recip_rank`` over the
+ranking cut at k, because the pytrec_eval provider of ir-measures accepts
+``RR@k`` but ignores its k (a test with hand-computed values caught it). A measured query that ranked nothing scores 0
 (pytrec_eval leaves it out; dcx puts it back as 0, as ``trec_eval -c`` does).
 
 The libraries are imported here only: they are the optional ``compare``
@@ -41,7 +43,9 @@ def _measures(k: int) -> dict[str, Any]:
         ) from None
     if not ir_measures.pytrec_eval.is_available():
         raise MissingDependency("dcx compare needs pytrec-eval-terrier", hint="pip install 'dcx[compare]'")
-    return {"recall": R @ k, "precision": P @ k, "mrr": RR @ k, "ndcg": nDCG @ k}
+    # RR without a cut-off: the pytrec_eval provider of ir-measures 0.4 accepts RR@k but
+    # silently ignores the k (trec_eval's recip_rank has none), so dcx cuts the run at k instead
+    return {"recall": R @ k, "precision": P @ k, "mrr": RR, "ndcg": nDCG @ k}
 
 
 def per_query(qrels: Mapping[str, Mapping[str, int]], rankings: Mapping[str, Sequence[str]],
@@ -52,7 +56,8 @@ def per_query(qrels: Mapping[str, Mapping[str, int]], rankings: Mapping[str, Seq
     measures = _measures(k)
     by_measure = {str(m): name for name, m in measures.items()}
     judged = [ir_measures.Qrel(q, d, g) for q in rankings for d, g in sorted(qrels.get(q, {}).items())]
-    run = [ir_measures.ScoredDoc(q, d, float(len(docs) - i)) for q, docs in rankings.items() for i, d in enumerate(docs)]
+    run = [ir_measures.ScoredDoc(q, d, float(len(docs) - i))
+           for q, docs in rankings.items() for i, d in enumerate(docs[:k])]
     out = {q: dict.fromkeys(NAMES, 0.0) for q in rankings}
     if judged and run:
         for metric in ir_measures.pytrec_eval.iter_calc(list(measures.values()), judged, run):
