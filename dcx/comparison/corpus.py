@@ -59,7 +59,7 @@ def normalise(text: str) -> str:
 def read_corpus(root: Path, include: tuple[str, ...]) -> tuple[Document, ...]:
     import pathspec
 
-    spec = pathspec.PathSpec.from_lines("gitwildmatch", include)
+    spec = pathspec.GitIgnoreSpec.from_lines(include)  # as the local-file walker reads include
     out: list[Document] = []
     for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
         rel = path.relative_to(root).as_posix()

@@ -142,11 +142,14 @@ class Plan(NamedTuple):
         return InvalidInput(f"{where}: {problem}", code=code, field=field, hint=hint)
 
     def shown(self, path: Path) -> str:
-        """A plan-relative name for a file the plan names (never an absolute path)."""
-        try:
-            return path.relative_to(self.path.parent).as_posix()
-        except ValueError:
-            return path.name
+        """A file the plan names, as the plan file is shown: relative to where dcx runs when it
+        is below it, else relative to the plan's folder (never an absolute path)."""
+        for base in (Path.cwd().resolve(), self.path.parent):
+            try:
+                return path.resolve().relative_to(base).as_posix()
+            except ValueError:
+                continue
+        return path.name
 
 
 def shown_path(path: Path) -> str:
