@@ -28,11 +28,11 @@ def write_report(folder: Path, report: dict[str, Any]) -> None:
 
 
 def _f(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
+    return "-" if value is None else f"{value:.{digits}f}"
 
 
 def _ms(value: float | None) -> str:
-    return "–" if value is None else f"{value:.0f}"
+    return "-" if value is None else f"{value:.0f}"
 
 
 def _at(row: dict[str, Any], k: int) -> dict[str, Any]:

@@ -105,6 +105,10 @@ def test_report_validates_and_matches_snapshot(ran: dict[str, Any], snapshot_jso
     assert report == snapshot_json
 
 
+def test_markdown_report_matches_snapshot(ran: dict[str, Any], snapshot) -> None:
+    assert (ran["out"] / "report.md").read_text() == snapshot
+
+
 def test_report_holds_no_query_text_no_content_no_paths(ran: dict[str, Any], tmp_path: Path) -> None:
     out = ran["out"]
     for name in ("report.json", "report.md", "report.html"):
