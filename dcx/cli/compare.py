@@ -88,11 +88,13 @@ def render(console, result: Result) -> None:
         f"{q['total']} queries ({q['unanswerable']} unanswerable)",
         markup=False,
     )
-    head, rows = summary_rows(data)
-    table = Table(*head, show_lines=False)
+    head, rows = summary_rows(data, compact=True)
+    table = Table(*head, box=None, pad_edge=False, header_style="bold")
     for row in rows:
         table.add_row(*row)
     console.print(table)
+    console.print("lat: provider latency (receipts), wall: the caller's dcx recall process, p50/p95 ms; "
+                  "unans: unanswerable queries that still got candidates", markup=False)
     for row in data["profiles"]:
         for miss in row["unavailable"]:
             console.print(f"unavailable: {row['name']} {miss['query_id']} ({miss['reason_code']})", markup=False)

@@ -43,13 +43,17 @@ def _ks(report: dict[str, Any]) -> list[int]:
     return [m["k"] for m in report["profiles"][0]["metrics"]]
 
 
-def summary_rows(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """The one table (text, Markdown and HTML share it)."""
+def summary_rows(report: dict[str, Any], *, compact: bool = False) -> tuple[list[str], list[list[str]]]:
+    """The one table (text, Markdown and HTML share it); ``compact`` for a terminal."""
     ks = _ks(report)
     top = ks[-1]
-    head = ["profile", "provider", "measured", "unavailable", "unmatched",
-            *[f"R@{k}" for k in ks], f"P@{top}", f"MRR@{top}", f"nDCG@{top}",
-            "latency p50/p95 ms", "wall p50/p95 ms", "unanswerable with candidates"]
+    if compact:
+        tail = ["lat ms", "wall ms", "unans"]
+    else:
+        tail = ["latency p50/p95 ms", "wall p50/p95 ms", "unanswerable with candidates"]
+    head = ["profile", "provider", "measured", "unavail" if compact else "unavailable", "unmatched",
+            *[f"R@{k}" for k in ks], f"P@{top}", f"MRR@{top}", f"nDCG@{top}", *tail]
+    sep = "/" if compact else " / "
     rows = []
     for row in report["profiles"]:
         last = _at(row, top)
@@ -58,8 +62,8 @@ def summary_rows(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             row["name"], row["provider"], f"{row['queries_measured']}/{row['queries_run']}",
             str(len(row["unavailable"])), f"{row['unmatched_items']}/{row['items']}",
             *[_f(_at(row, k)["recall"]) for k in ks], _f(last["precision"]), _f(last["mrr"]), _f(last["ndcg"]),
-            f"{_ms(row['latency_ms']['p50'])} / {_ms(row['latency_ms']['p95'])}",
-            f"{_ms(row['wall_ms']['p50'])} / {_ms(row['wall_ms']['p95'])}",
+            f"{_ms(row['latency_ms']['p50'])}{sep}{_ms(row['latency_ms']['p95'])}",
+            f"{_ms(row['wall_ms']['p50'])}{sep}{_ms(row['wall_ms']['p95'])}",
             f"{hard['with_candidates']}/{hard['queries']}",
         ])
     return head, rows

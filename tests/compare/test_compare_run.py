@@ -109,6 +109,19 @@ def test_markdown_report_matches_snapshot(ran: dict[str, Any], snapshot) -> None
     assert (ran["out"] / "report.md").read_text() == snapshot
 
 
+def test_text_table_matches_snapshot(ran: dict[str, Any], snapshot) -> None:
+    import io
+
+    from rich.console import Console
+
+    from dcx.cli.compare import render
+    from dcx.result import Result
+
+    out = io.StringIO()
+    render(Console(file=out, width=120, no_color=True), Result("compare", ran["result"]["data"]))
+    assert out.getvalue() == snapshot
+
+
 def test_report_holds_no_query_text_no_content_no_paths(ran: dict[str, Any], tmp_path: Path) -> None:
     out = ran["out"]
     for name in ("report.json", "report.md", "report.html"):
