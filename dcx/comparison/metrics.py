@@ -48,6 +48,11 @@ def _measures(k: int) -> dict[str, Any]:
     return {"recall": R @ k, "precision": P @ k, "mrr": RR, "ndcg": nDCG @ k}
 
 
+def require() -> None:
+    """Fail now (exit 2, with the install hint) when the ``compare`` extra is missing."""
+    _measures(1)
+
+
 def per_query(qrels: Mapping[str, Mapping[str, int]], rankings: Mapping[str, Sequence[str]],
               k: int) -> dict[str, dict[str, float]]:
     """{query_id: {metric: value}} at cut-off k for every query in ``rankings``."""

@@ -121,7 +121,7 @@ def compare(
     docids = {u.docid for u in corpus_mod.units(documents, plan.granularity)}
     qrels = load_qrels(plan, queries, docids)
     profiles = _profiles(plan)
-    metrics.per_query({}, {}, 1)  # fail now, not after the runs, when the compare extra is missing
+    metrics.require()  # before the runs, not after them
     body = corpus_mod.lock_body(plan, documents, plan.queries_path.read_bytes(), plan.qrels_path.read_bytes())
     if freeze:
         _freeze(plan, body)

@@ -115,3 +115,16 @@ def test_missing_plan_and_missing_lock(dcx, plan: Path) -> None:
         "error: p/corpus.lock: the corpus is not frozen yet",
         "hint: freeze it once and keep the lock with the plan: dcx compare p/plan.toml --freeze",
     ]
+
+
+def test_missing_compare_extra_is_one_clear_line(dcx, plan: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ir_measures", None)  # as if `pip install 'dcx[compare]'` never ran
+    result = dcx("compare", "p/plan.toml", "--freeze")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "error: dcx compare needs ir-measures and pytrec-eval-terrier",
+        "hint: pip install 'dcx[compare]' (make install does)",
+    ]
+    assert not (plan.parent / "corpus.lock").exists()
