@@ -56,14 +56,16 @@ def normalise(text: str) -> str:
     return _TRAILING_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
-def read_corpus(root: Path, include: tuple[str, ...]) -> tuple[Document, ...]:
+def read_corpus(root: Path, include: tuple[str, ...], *, skip: tuple[Path, ...] = ()) -> tuple[Document, ...]:
+    """The documents, in path order; ``skip`` (the lock itself) is never one of them."""
     import pathspec
 
     spec = pathspec.GitIgnoreSpec.from_lines(include)  # as the local-file walker reads include
+    skipped = {p.resolve() for p in skip}
     out: list[Document] = []
     for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
         rel = path.relative_to(root).as_posix()
-        if not spec.match_file(rel):
+        if not spec.match_file(rel) or path.resolve() in skipped:
             continue
         data = path.read_bytes()
         try:

@@ -117,7 +117,7 @@ def compare(
     clock = clock or clock_from_env()
     plan = load_plan(plan_path)
     queries = load_queries(plan)
-    documents = corpus_mod.read_corpus(plan.corpus, plan.include)
+    documents = corpus_mod.read_corpus(plan.corpus, plan.include, skip=(plan.lock,))
     docids = {u.docid for u in corpus_mod.units(documents, plan.granularity)}
     qrels = load_qrels(plan, queries, docids)
     profiles = _profiles(plan)

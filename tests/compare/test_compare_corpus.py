@@ -67,3 +67,9 @@ def test_nearest_rank_percentiles() -> None:
     values = [5, 1, 4, 2, 3, 10, 9, 8, 7, 6]
     assert percentile(values, 50) == 5 and percentile(values, 95) == 10
     assert percentile([7], 95) == 7 and percentile([], 50) is None
+
+
+def test_a_lock_inside_the_corpus_is_not_a_document(corpus: Path) -> None:
+    (corpus / "corpus.lock").write_text("{}\n")
+    assert "corpus.lock" in [d.path for d in read_corpus(corpus, ("*",))]
+    assert "corpus.lock" not in [d.path for d in read_corpus(corpus, ("*",), skip=(corpus / "corpus.lock",))]
