@@ -133,6 +133,8 @@ def test_report_holds_no_query_text_no_content_no_paths(ran: dict[str, Any], tmp
         assert str(ran["plan"].parent) not in text and "/tmp" not in text
         assert "does not measure outcome utility" in text.replace("\n", " ") or "outcome utility" in text
         assert "grants no provider any activation" in text.replace("\n", " ")
+    html = (out / "report.html").read_text()
+    assert "<script" not in html and "http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'" in html
 
 
 def test_include_queries_puts_the_text_in(ran: dict[str, Any], tmp_path: Path) -> None:
