@@ -5,12 +5,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.dcx-installed
 
-.PHONY: demo test deep-test install bench bench-scan reliability lint clean
+.PHONY: demo test deep-test install bench bench-scan reliability lint clean compare
 
 $(STAMP): pyproject.toml packages/dcx-obelisk/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,mcp]' --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,mcp,compare]' --config-settings editable_mode=compat
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ./packages/dcx-obelisk --config-settings editable_mode=compat
 	touch $(STAMP)
 
@@ -36,6 +36,10 @@ bench-scan: $(STAMP)
 # the figures the reliability tests measured in the last test run (see docs/reliability.md)
 reliability: $(STAMP)
 	$(BIN)/python bench/reliability.py
+
+# the provider comparison of fixtures/compare/ (bm25, OpenViking, an extension); see docs/compare.md
+compare: $(STAMP)
+	$(BIN)/python fixtures/compare/run.py
 
 lint: $(STAMP)
 	$(BIN)/python -m pip install --quiet ruff && $(BIN)/ruff check dcx tests

@@ -7,6 +7,7 @@ the manifest projection, which lists policy fields only.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from dcx.canonical import content_digest
@@ -262,10 +263,14 @@ def _validated(shape: Shape, data: dict[str, Any], display: str, text: str) -> d
 
 def load_profile(ws: Workspace) -> Profile | None:
     """The parsed profile, or None when ``profile.toml`` does not exist."""
-    display = ws.rel(ws.profile)
     if not ws.profile.exists():
         return None
-    data, text = load_toml(ws.profile, display)
+    return read_profile(ws.profile, ws.rel(ws.profile))
+
+
+def read_profile(path: Path, display: str) -> Profile:
+    """A profile file anywhere (``dcx compare`` reads its plan's), errors naming ``display``."""
+    data, text = load_toml(path, display)
     return parse_profile(data, display, text)
 
 

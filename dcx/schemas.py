@@ -35,6 +35,7 @@ EXTRA_SHAPES = (
     ("dcx.redaction", "STUB", "dcx_redacted_v0"),
     ("dcx.packets.output", "RESULT", "dcx_result_v0"),
     ("dcx.packets.output", "ERROR", "dcx_error_v0"),
+    ("dcx.packets.comparison", "SHAPE", "dcx_provider_comparison_v0"),
 )
 
 

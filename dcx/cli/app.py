@@ -51,6 +51,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("help", "help"),
     # agents over MCP
     ("mcp", "mcp"),
+    # comparing recall providers
+    ("compare", "compare"),
 )
 
 _click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]

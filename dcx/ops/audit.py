@@ -12,6 +12,7 @@ detector (§3.4). Findings name the file and the field — never the value.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
