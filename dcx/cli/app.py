@@ -38,6 +38,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("diff", "diff"),
     ("verify", "verify"),
     ("audit", "audit"),
+    ("report", "report"),
 )
 
 _click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]
