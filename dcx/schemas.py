@@ -31,6 +31,7 @@ EXTRA_SHAPES = (
     ("dcx.packets.advisory", "RESPONSE", "decision_context_advisory_retrieve_response_v0"),
     ("dcx.packets.advisory", "READINESS", "dcx_extension_provider_readiness_v0"),
     ("dcx.packets.ephemeral", "SHAPE", "decision_context_ephemeral_recall_v0"),
+    ("dcx.packets.report", "SHAPE", "dcx_decision_quality_report_v0"),
 )
 
 

@@ -39,6 +39,8 @@ SCHEMA = "dcx_decision_quality_report_v0"
 # reason codes of a *stale* claim (the authority moved); every other reason is a rejection
 STALE_REASONS = frozenset({"stale_authority_revision"})
 MEASURED_KINDS = ("assembly", "proposal", "outcome")
+# stored apart by prepare and read here through the assembly that embeds them
+EMBEDDED_KINDS = frozenset({"scan", "coverage", "freshness", "retrieval", "evidence", "rebase", "checkpoint"})
 BINS = 5
 UNATTRIBUTED = "unattributed"  # a claim whose provider_ref no retrieval of its decision returned
 
@@ -77,7 +79,8 @@ class Loaded:
                 continue  # a union merge may repeat a line
             seen.add(ref)
             if kind not in MEASURED_KINDS:
-                self.other_packets[kind] += 1
+                if kind not in EMBEDDED_KINDS:
+                    self.other_packets[kind] += 1  # commit, feedback, review, kinds of a newer dcx
                 continue
             packet = self._read(kind, ref, ident)
             if packet is not None:

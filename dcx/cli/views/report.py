@@ -34,6 +34,11 @@ def _reasons(counts: dict[str, int]) -> str:
     return ", ".join(f"{safe(k)} {v}" for k, v in counts.items()) or "-"
 
 
+def _short(ref: str) -> str:
+    prefix, _, hexpart = safe(ref).rpartition("-")
+    return f"{prefix}-{hexpart[:8]}"
+
+
 def _duration(seconds: Any) -> str:
     if seconds is None:
         return "-"
@@ -43,12 +48,12 @@ def _duration(seconds: Any) -> str:
     return f"{days}d {hours}h" if days else f"{hours}h {rest // 60}m"
 
 
-def _table(title: str, *columns: str):
+def _table(title: str, *columns: str, left: int = 1):
     from rich.table import Table
 
     table = Table(title=title, title_justify="left", title_style="bold")
     for index, name in enumerate(columns):
-        table.add_column(name, justify="left" if index == 0 else "right")
+        table.add_column(name, justify="left" if index < left else "right", no_wrap=True)
     return table
 
 
@@ -101,15 +106,20 @@ def render_report(console: Console, result: Result) -> None:
         table.add_row(*_cells(label, *(get(s) for s in summaries)))
     console.print(table)
 
-    providers = _table("providers (stop condition)", "goal · provider", "calls", "results", "accepted",
-                       "stale", "rejected", "unavailable", "acceptance", "stop")
+    providers = _table("providers (stop condition)", "goal", "provider", "calls", "results", "accepted",
+                       "stale", "rejected", "unavail.", "accept", "stop", left=2)
     for goal in goals:
         for p in goal["providers"]:
-            providers.add_row(*_cells(f"{safe(goal['goal_id'])} · {p['provider']}", p["calls"], p["results"],
+            providers.add_row(*_cells(safe(goal["goal_id"]), p["provider"], p["calls"], p["results"],
                                       p["accepted"], p["stale"], p["rejected"],
-                                      _reasons(p["unavailable_by_reason"]) if p["unavailable"] else "0",
+                                      p["unavailable"],
                                       _num(p["acceptance_rate"], 2), p["stop_condition"]))
     console.print(providers)
+    for goal in goals:
+        for p in goal["providers"]:
+            if p["unavailable"]:
+                console.print(f"unavailable {safe(goal['goal_id'])} · {p['provider']}: "
+                              f"{_reasons(p['unavailable_by_reason'])}", markup=False)
 
     cal = totals["calibration"]
     bins = _table(f"calibration (all goals): Brier {_num(cal['brier_score'])} over {cal['scored']} decision(s)",
@@ -123,8 +133,10 @@ def render_report(console: Console, result: Result) -> None:
 
     for row in data["decisions"]:
         for change in row["changes"]:
-            console.print(f"[bold]changed[/] {safe(row['goal_id'])} · {safe(row['decision_id'])}: "
+            console.print(f"[bold]changed by evidence[/] {safe(row['goal_id'])} · {safe(row['decision_id'])}: "
                           f"{safe(change['from_option'])} → {safe(change['to_option'])}", highlight=False)
+            console.print(f"    evidence {_short(change['from_evidence'])} → {_short(change['to_evidence'])}",
+                          markup=False)
             if not change["comparable"]:
                 console.print("    evidence minted with another key: refs not compared", markup=False)
             for fact in change["facts_added"]:
@@ -135,11 +147,12 @@ def render_report(console: Console, result: Result) -> None:
                 console.print(f"    ~ claim {safe(claim['claim_id'])}: {safe(claim['before'])} → "
                               f"{safe(claim['after'])}", markup=False)
 
-    table = _table("decisions", "goal · decision", "agents", "started", "confidence", "outcome",
-                   "to verified", "assumptions")
+    table = _table("decisions", "goal", "decision", "agents", "started", "conf", "outcome",
+                   "to verified", "inval.", left=3)
     for row in data["decisions"]:
-        table.add_row(*_cells(f"{safe(row['goal_id'])} · {safe(row['decision_id'])}",
-                              ", ".join(safe(a) for a in row["agents"]) or "-", safe(row["started_at"]),
+        started = safe(row["started_at"]).replace("T", " ").removesuffix(":00Z")
+        table.add_row(*_cells(safe(row["goal_id"]), safe(row["decision_id"]),
+                              ", ".join(safe(a) for a in row["agents"]) or "-", started,
                               _num(row["confidence"], 2), row["outcome"],
                               _duration(row["time_to_verified_seconds"]), len(row["invalidated_assumptions"])))
     console.print(table)
