@@ -7,7 +7,7 @@ every string from the report is HTML-escaped. Charts: the calibration
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
@@ -62,7 +62,7 @@ def acceptance_svg(providers: list[dict[str, Any]]) -> str:
     for index, key in enumerate(keys):
         parts.append(f'<rect x="{label + index * 90}" y="4" width="10" height="10" fill="{COLOURS[key]}"/>'
                      f'<text x="{label + index * 90 + 14}" y="13" font-size="11">{key}</text>')
-    span = width - label - 20
+    span = width - label - 50
     for row, p in enumerate(providers):
         top = 30 + row * (bar + 10)
         name = f"{p['goal_id']} · {p['provider']}" if "goal_id" in p else p["provider"]
@@ -85,15 +85,19 @@ def acceptance_svg(providers: list[dict[str, Any]]) -> str:
     return "".join(parts)
 
 
+TIMELINE_MAX = 200  # rows drawn; a 10,000-decision history shows its latest 200
+
+
 def timeline_svg(decisions: list[dict[str, Any]], goals: list[str]) -> str:
-    width, row_h, label = 760, 26, 150
+    decisions = sorted(decisions, key=lambda d: d["started_at"] or "")[-TIMELINE_MAX:]
+    width, row_h, label = 900, 26, 260
     stamps = [datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp()
               for d in decisions for t in (d["started_at"], d["outcome_at"]) if t]
     lo, hi = (min(stamps), max(stamps)) if stamps else (0.0, 1.0)
     hi = hi if hi > lo else lo + 1
     span = width - label - 30
     x = lambda t: label + span * (datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp() - lo) / (hi - lo)  # noqa: E731
-    height = 40 + len(decisions) * row_h
+    height = 60 + len(decisions) * row_h
     parts = [f'<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" role="img" aria-label="decision timeline">']
     for index, key in enumerate(("verified", "refuted", "inconclusive", "pending", "none")):
@@ -113,6 +117,12 @@ def timeline_svg(decisions: list[dict[str, Any]], goals: list[str]) -> str:
                      f'{_e(d["decision_id"])}: {_e(d["outcome"])}</title></circle>')
         if d["changes"]:
             parts.append(f'<text x="{start:.1f}" y="{top - 6}" font-size="9" fill="#1565c0">changed by evidence</text>')
+    axis = 34 + len(decisions) * row_h
+    parts.append(f'<line x1="{label}" y1="{axis}" x2="{label + span}" y2="{axis}" stroke="#bbb"/>')
+    for share in (0, 0.25, 0.5, 0.75, 1):
+        tick = datetime.fromtimestamp(lo + share * (hi - lo), tz=UTC).strftime("%Y-%m-%d")
+        parts.append(f'<text x="{label + share * span:.1f}" y="{axis + 14}" font-size="10" '
+                     f'text-anchor="middle">{tick}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -164,7 +174,8 @@ Measured from public packets only; definitions in docs/report.md.</p>
 {calibration_svg(cal)}</figure>
 <figure><figcaption>Recall acceptance per provider</figcaption>{acceptance_svg(providers)}</figure>
 </div>
-<figure><figcaption>Decision timeline (proposal to latest outcome)</figcaption>
+<figure><figcaption>Decision timeline (proposal to latest outcome{
+    f"; the latest {TIMELINE_MAX} of {len(data['decisions'])}" if len(data["decisions"]) > TIMELINE_MAX else ""})</figcaption>
 {timeline_svg(data['decisions'], [g['goal_id'] for g in goals])}</figure>
 <h2>Providers</h2>
 {_table(["goal", "provider", "calls", "results", "accepted", "stale", "rejected", "unavailable", "acceptance", "stop condition"],

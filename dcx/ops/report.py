@@ -22,17 +22,20 @@ packet is picked up when present.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from dcx import decisions
+from dcx.canonical import REF_RE
 from dcx.clock import normalise_ts, parse_ts
 from dcx.errors import ExitCode, InvalidInput
 from dcx.packets import KINDS
 from dcx.result import Result
-from dcx.store import Store, verify_file
+from dcx.store import verify_bytes
 from dcx.workspace import Workspace
 
 SCHEMA = "dcx_decision_quality_report_v0"
@@ -48,13 +51,65 @@ UNATTRIBUTED = "unattributed"  # a claim whose provider_ref no retrieval of its 
 # -- loading -------------------------------------------------------------------
 
 
+class Verdicts:
+    """Which file contents already passed ``verify_file`` here: a private, optional cache.
+
+    The verdict is a pure function of (dcx version, goal root, kind, bytes) — the
+    goal root because the detector refuses text holding it — so the key is their
+    hash; an edited file has other bytes, hence another key, and is checked again.
+    Only passes are kept (a failing file is re-checked, so it is always named
+    with its reason). Kept only where ``private/`` exists: on a bare fresh clone
+    the report writes nothing and checks every file.
+    """
+
+    NAME = "report-verified.txt"
+
+    def __init__(self, ws: Workspace) -> None:
+        from dcx import __version__
+
+        self.path = ws.cache / self.NAME
+        self.enabled = ws.private.is_dir()
+        self.salt = f"{__version__}\0{ws.root}\0".encode()
+        self.known: set[str] = set()
+        self.new: set[str] = set()
+        if self.enabled:
+            try:
+                self.known = set(self.path.read_text(encoding="ascii").split())
+            except (OSError, UnicodeDecodeError):
+                self.known = set()
+
+    def key(self, kind: str, data: bytes) -> str:
+        from dcx.canonical import digest_hex
+
+        return digest_hex(self.salt + kind.encode() + b"\0" + data)
+
+    def passed(self, key: str) -> bool:
+        return key in self.known
+
+    def add(self, key: str) -> None:
+        if self.enabled:
+            self.new.add(key)
+
+    def save(self) -> None:
+        if not self.new:
+            return
+        from dcx.fsutil import atomic_write
+
+        # concurrent reports: the last writer wins; a lost entry only costs a re-check
+        atomic_write(self.path, "\n".join(sorted(self.known | self.new)).encode() + b"\n", mode=0o600)
+
+
 class Loaded:
     """The verified packets of one workspace, by decision, and what was left out."""
 
     def __init__(self, ws: Workspace, only: str | None) -> None:
+        from dcx.public import bind_goal_root
+
+        bind_goal_root(str(ws.root))  # verify semantics: text holding this goal root is refused
         self.ws = ws
         self.goal_id = ws.goal_id
-        self.store = Store(ws)
+        self.packets_dir, self.decisions_dir = str(ws.packets), str(ws.decisions)
+        self.verdicts = Verdicts(ws)
         self.left_out: list[dict[str, Any]] = []
         self.key_ids: Counter[str] = Counter()
         self.other_packets: Counter[str] = Counter()
@@ -63,14 +118,35 @@ class Loaded:
         ids = decisions.decision_ids(ws)
         for ident in ids if only is None else [i for i in ids if i == only]:
             self._decision(ident)
+        self.verdicts.save()
 
     def _leave_out(self, path: Any, ref: str, problem: str) -> None:
         self.left_out.append({"goal_id": self.goal_id, "file": self.ws.rel(path), "ref": ref, "problem": problem})
 
+    def _entries(self, ident: str) -> list[dict[str, Any]]:
+        """The index lines in (observed_at, line) order, as ``decisions.entries`` gives them;
+        one JSON parse per file instead of one per line (the fast path of a 10,000-decision report)."""
+        path = os.path.join(self.decisions_dir, f"{ident}.jsonl")
+        try:
+            with open(path, "rb") as handle:
+                text = handle.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return decisions.entries(self.ws, ident)
+        if not text.endswith("\n"):
+            return decisions.entries(self.ws, ident)  # a torn last line: the careful reader skips it
+        try:
+            rows = json.loads("[" + text.rstrip("\n").replace("\n", ",") + "]")
+        except ValueError:
+            return decisions.entries(self.ws, ident)
+        if not all(type(r) is dict and type(r.get("ref")) is str and type(r.get("kind")) is str for r in rows):
+            return decisions.entries(self.ws, ident)
+        order = sorted(range(len(rows)), key=lambda i: (str(rows[i].get("observed_at", "")), i))
+        return [rows[i] for i in order]
+
     def _decision(self, ident: str) -> None:
         packets: dict[str, list[dict[str, Any]]] = {kind: [] for kind in MEASURED_KINDS}
         seen: set[str] = set()
-        entries = decisions.entries(self.ws, ident)
+        entries = self._entries(ident)
         if entries:
             self.first_seen[ident] = str(entries[0].get("observed_at", ""))
         for entry in entries:
@@ -88,23 +164,33 @@ class Loaded:
         self.by_decision[ident] = packets
 
     def _read(self, kind: str, ref: str, ident: str) -> dict[str, Any] | None:
-        path = self.store.path_for(kind, ref)
-        if KINDS[kind].prefix != ref.rpartition("-")[0]:
-            self._leave_out(self.ws.decisions / f"{ident}.jsonl", ref, f"indexed as {kind}, which its ref is not")
+        match = REF_RE.fullmatch(ref)
+        if not match or match.group("prefix") != KINDS[kind].prefix:
+            self._leave_out(self.ws.decisions / f"{ident}.jsonl", ref[:160], f"indexed as {kind}, which its ref is not")
             return None
-        if not path.exists():
-            self._leave_out(path, ref, "listed in the decision index but missing")
+        path = os.path.join(self.packets_dir, kind, f"{ref}.json")
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except FileNotFoundError:
+            self._leave_out(Path(path), ref, "listed in the decision index but missing")
             return None
-        problem = verify_file(self.ws, kind, path)  # dcx verify's own check of a stored file
-        if problem:
-            self._leave_out(path, ref, problem)
+        except OSError as exc:
+            self._leave_out(Path(path), ref, f"unreadable ({exc.strerror})")
             return None
-        packet = json.loads(path.read_bytes())
+        key = self.verdicts.key(kind, data)
+        if not self.verdicts.passed(key):
+            problem = verify_bytes(kind, ref, data)  # dcx verify's own check of a stored file
+            if problem:
+                self._leave_out(Path(path), ref, problem)
+                return None
+            self.verdicts.add(key)
+        packet = json.loads(data)
         if packet.get("goal_id") != self.goal_id:
-            self._leave_out(path, ref, f"belongs to another goal ({packet.get('goal_id')})")
+            self._leave_out(Path(path), ref, f"belongs to another goal ({packet.get('goal_id')})")
             return None
         if packet.get("decision_id") != ident:
-            self._leave_out(path, ref, "belongs to another decision")
+            self._leave_out(Path(path), ref, "belongs to another decision")
             return None
         self.key_ids[packet["key_id"]] += 1
         return packet
@@ -321,7 +407,8 @@ def _merge_providers(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]
             for key in ("calls", "results", "accepted"):
                 t[key] += p[key]
             for key in ("stale", "rejected", "unavailable"):
-                t[key].update(p[key])
+                if p[key]:
+                    t[key].update(p[key])
             t["mattered"] = t["mattered"] or p["mattered"]
     return total
 
@@ -352,9 +439,8 @@ def provider_rows(goal_id: str | None, merged: dict[str, dict[str, Any]]) -> lis
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The goal-level (or all-goal) measures of a set of decision rows."""
-    authority = Counter()
-    for row in rows:
-        authority.update(row["authority"])
+    keys = ("prepares", "source_reads", "exact_reads", "changed_facts", "coverage_partial")
+    authority = {k: sum(r["authority"][k] for r in rows) for k in keys}
     demoted = sum(r["stale_demoted"] for r in rows)
     accepted_stale = sum(len(r["accepted_stale"]) for r in rows)
     outcomes = Counter(r["outcome"] for r in rows)
@@ -369,8 +455,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             counter.update(p[key])
     return {
         "decisions": len(rows),
-        "authority": {k: authority.get(k, 0) for k in
-                      ("prepares", "source_reads", "exact_reads", "changed_facts", "coverage_partial")},
+        "authority": authority,
         "recall": {**recall, **{f"{k}_by_reason": dict(sorted(v.items())) for k, v in reasons.items()},
                    "stale": sum(reasons["stale"].values()), "rejected": sum(reasons["rejected"].values()),
                    "unavailable": sum(reasons["unavailable"].values())},
