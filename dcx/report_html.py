@@ -139,7 +139,7 @@ def render_html(data: dict[str, Any]) -> str:
     gate = data["promotion_gate"]
     providers = [p for g in goals for p in g["providers"]]
     summary_rows = []
-    for g in goals + [{"goal_id": "all goals", "summary": totals}]:
+    for g in [*goals, {"goal_id": "all goals", "summary": totals}]:
         s = g["summary"]
         summary_rows.append([g["goal_id"], s["decisions"], s["authority"]["exact_reads"], s["authority"]["changed_facts"],
                              s["recall"]["calls"], s["recall"]["accepted"], s["stale_claims"]["demoted"],

@@ -21,6 +21,7 @@ packet is picked up when present.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import statistics
@@ -308,7 +309,7 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
 
     # evidence-driven changes: consecutive proposals recommending another option
     changes, without_new_evidence = [], 0
-    for old, new in zip(proposals, proposals[1:], strict=False):
+    for old, new in itertools.pairwise(proposals):
         before, after = old["recommended_decision"]["option_id"], new["recommended_decision"]["option_id"]
         if before == after:
             continue

@@ -337,3 +337,18 @@ def test_text_tables(dcx, goals, snapshot) -> None:
     result = dcx("report", "-C", str(goals[0]), "-C", str(goals[1]))
     assert result.exit_code == 0
     assert result.stdout == snapshot
+
+
+def test_verdict_cache_never_hides_a_tampered_file(dcx, goals) -> None:
+    catalog = goals[0]
+    (catalog / DC / "private").mkdir(mode=0o700)  # a host working on the goal keeps verdicts
+    code, _first = report(dcx, catalog)
+    cache = catalog / DC / "private" / "cache" / "report-verified.txt"
+    assert code == 0 and len(cache.read_text().split()) == 23  # 8 assemblies, 8 proposals, 7 outcomes
+    path = _packet(catalog, "outcome", "stampede-lock")
+    path.chmod(0o644)
+    path.write_text(path.read_text().replace('"refuted"', '"verified"'))
+    _, second = report(dcx, catalog)
+    assert [row["file"] for row in second["data"]["left_out"]] == [f"{DC}/packets/outcome/{path.name}"]
+    assert by_id(second["data"])["stampede-lock"]["outcome"] == "none"
+    assert len(cache.read_text().split()) == 23  # a failure is never cached
