@@ -163,8 +163,8 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
     time_to_verified = None
     linkage = False
     if status == "verified" and basis is not None:
-        first = next(o for o in outcomes if o["verification_status"] == "verified"
-                     and o.get("proposal_packet_ref", basis["packet_ref"]) == basis["packet_ref"])
+        first = next((o for o in outcomes if o["verification_status"] == "verified"
+                      and o.get("proposal_packet_ref", basis["packet_ref"]) == basis["packet_ref"]), latest)
         time_to_verified = _seconds(basis["observed_at"], first["observed_at"])
         linkage = (linked is not None and any(o["status"] == "verified" for o in latest["observed_outcomes"])
                    and latest["evidence_packet_ref"] == linked["evidence_packet_ref"]

@@ -133,6 +133,23 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _changes(decisions: list[dict[str, Any]]) -> str:
+    items = []
+    for d in decisions:
+        for c in d["changes"]:
+            lines = [f"<li>+ fact {_e(f['fact_id'])}: {_e(f['summary'])}</li>" for f in c["facts_added"]]
+            lines += [f"<li>- fact {_e(f['fact_id'])}: {_e(f['summary'])}</li>" for f in c["facts_removed"]]
+            lines += [f"<li>claim {_e(x['claim_id'])}: {_e(x['before'])} → {_e(x['after'])}</li>"
+                      for x in c["claims_changed"]]
+            if not c["comparable"]:
+                lines.append("<li>evidence minted with another key: refs not compared</li>")
+            items.append(f"<li><strong>{_e(d['goal_id'])} · {_e(d['decision_id'])}</strong>: "
+                         f"{_e(c['from_option'])} → {_e(c['to_option'])}<ul>{''.join(lines)}</ul></li>")
+    if not items:
+        return ""
+    return f'<h2>Evidence-driven changes</h2><ul id="changes">{"".join(items)}</ul>'
+
+
 def render_html(data: dict[str, Any]) -> str:
     goals = data["goals"]
     totals = data["totals"]
@@ -177,6 +194,7 @@ Measured from public packets only; definitions in docs/report.md.</p>
 <figure><figcaption>Decision timeline (proposal to latest outcome{
     f"; the latest {TIMELINE_MAX} of {len(data['decisions'])}" if len(data["decisions"]) > TIMELINE_MAX else ""})</figcaption>
 {timeline_svg(data['decisions'], [g['goal_id'] for g in goals])}</figure>
+{_changes(data["decisions"])}
 <h2>Providers</h2>
 {_table(["goal", "provider", "calls", "results", "accepted", "stale", "rejected", "unavailable", "acceptance", "stop condition"],
         [[p["goal_id"], p["provider"], p["calls"], p["results"], p["accepted"], p["stale"], p["rejected"],

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -103,9 +104,10 @@ class Verdicts:
 
 
 class Loaded:
-    """The verified packets of one workspace, by decision, and what was left out."""
+    """One workspace's decisions, measured one at a time (only the rows are kept, so
+    memory stays flat however long the history), and what was left out."""
 
-    def __init__(self, ws: Workspace, only: str | None) -> None:
+    def __init__(self, ws: Workspace, only: str | None, since: datetime | None) -> None:
         from dcx.public import bind_goal_root
 
         bind_goal_root(str(ws.root))  # verify semantics: text holding this goal root is refused
@@ -116,8 +118,8 @@ class Loaded:
         self.left_out: list[dict[str, Any]] = []
         self.key_ids: Counter[str] = Counter()
         self.other_packets: Counter[str] = Counter()
-        self.by_decision: dict[str, dict[str, list[dict[str, Any]]]] = {}
-        self.first_seen: dict[str, str] = {}
+        self.since = since
+        self.rows: list[dict[str, Any]] = []
         ids = decisions.decision_ids(ws)
         for ident in ids if only is None else [i for i in ids if i == only]:
             self._decision(ident)
@@ -150,8 +152,6 @@ class Loaded:
         packets: dict[str, list[dict[str, Any]]] = {kind: [] for kind in MEASURED_KINDS}
         seen: set[str] = set()
         entries = self._entries(ident)
-        if entries:
-            self.first_seen[ident] = str(entries[0].get("observed_at", ""))
         for entry in entries:
             kind, ref = entry["kind"], entry["ref"]
             if ref in seen:
@@ -164,7 +164,11 @@ class Loaded:
             packet = self._read(kind, ref, ident)
             if packet is not None:
                 packets[kind].append(packet)
-        self.by_decision[ident] = packets
+        first_seen = str(entries[0].get("observed_at", "")) if entries else ""
+        row = measure_decision(self.goal_id, ident, packets, first_seen)
+        if self.since and (row["started_at"] is None or parse_ts(row["started_at"]) < self.since):
+            return
+        self.rows.append(row)
 
     def _read(self, kind: str, ref: str, ident: str) -> dict[str, Any] | None:
         match = REF_RE.fullmatch(ref)
@@ -205,26 +209,19 @@ class Loaded:
 def report(*, workspaces: list[Workspace], decision_id: str | None = None, since: str | None = None,
            html: str | None = None) -> Result:
     since_ts = normalise_ts(since, field="--since") if since else None
-    loaded: list[Loaded] = []
     seen_goals: dict[str, int] = {}
     for index, ws in enumerate(workspaces):
-        item = Loaded(ws, decision_id)
-        if item.goal_id in seen_goals:
+        if ws.goal_id in seen_goals:
             raise InvalidInput(
-                f"-C #{index + 1} serves goal {item.goal_id}, like -C #{seen_goals[item.goal_id] + 1}",
+                f"-C #{index + 1} serves goal {ws.goal_id}, like -C #{seen_goals[ws.goal_id] + 1}",
                 code="goal_repeated", field="-C",
                 hint="give each goal once; merge two agents' histories of one goal with git first")
-        seen_goals[item.goal_id] = index
-        loaded.append(item)
+        seen_goals[ws.goal_id] = index
 
     goals, all_rows, left_out = [], [], []
-    for item in loaded:
-        rows = []
-        for ident, packets in sorted(item.by_decision.items()):
-            row = measure_decision(item.goal_id, ident, packets, item.first_seen.get(ident, ""))
-            if since_ts and (row["started_at"] is None or parse_ts(row["started_at"]) < parse_ts(since_ts)):
-                continue
-            rows.append(row)
+    for ws in workspaces:
+        item = Loaded(ws, decision_id, parse_ts(since_ts) if since_ts else None)
+        rows = item.rows
         rows.sort(key=lambda r: (r["started_at"] or "", r["decision_id"]))
         all_rows += rows
         left_out += item.left_out
@@ -257,8 +254,6 @@ def report(*, workspaces: list[Workspace], decision_id: str | None = None, since
             warnings.append(f"{goal['goal_id']}: packets minted with another key ({', '.join(goal['foreign_key_ids'])})"
                             " are measured; their opaque refs are not compared with this key's")
     if html:
-        from pathlib import Path
-
         from dcx.fsutil import atomic_write
         from dcx.report_html import render_html
 

@@ -352,3 +352,22 @@ def test_verdict_cache_never_hides_a_tampered_file(dcx, goals) -> None:
     assert [row["file"] for row in second["data"]["left_out"]] == [f"{DC}/packets/outcome/{path.name}"]
     assert by_id(second["data"])["stampede-lock"]["outcome"] == "none"
     assert len(cache.read_text().split()) == 23  # a failure is never cached
+
+
+def test_strings_from_packets_are_made_visible_on_a_terminal() -> None:
+    from dcx.cli.views.report import safe
+
+    assert safe("a\x1b[31mb\u202ec\x7f") == "a\\x1b[31mb\\u202ec\\x7f"
+    assert safe(None) == "-"
+
+
+def test_an_outcome_linking_a_proposal_the_decision_lacks(dcx, goals) -> None:
+    """The latest outcome names a proposal that is not indexed: the latest proposal is the basis."""
+    catalog = goals[0]
+    index = catalog / DC / "decisions" / "ttl-jitter.jsonl"
+    index.write_text("".join(line + "\n" for line in index.read_text().splitlines()
+                             if json.loads(line)["kind"] != "proposal"))
+    code, envelope = report(dcx, catalog)
+    assert code == 0
+    row = by_id(envelope["data"])["ttl-jitter"]
+    assert (row["proposals"], row["confidence"], row["outcome"], row["outcome_linked"]) == (0, None, "verified", False)

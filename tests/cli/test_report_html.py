@@ -37,6 +37,19 @@ def test_page_is_self_contained(page_file: Path) -> None:
     assert str(FIXTURE) not in html and "/tmp" not in html  # no local path
 
 
+def test_every_string_is_escaped(dcx) -> None:
+    """Summaries are agent-written public text: they reach the page as text, never markup."""
+    from dcx.ops.report import report
+    from dcx.report_html import render_html
+    from dcx.workspace import Workspace
+
+    data = report(workspaces=[Workspace(FIXTURE / "catalog")]).data
+    change = next(c for d in data["decisions"] for c in d["changes"])
+    change["facts_added"][0]["summary"] = '<img src=x onerror="alert(1)"> & </ul>'
+    html = render_html(data)
+    assert "<img" not in html and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &lt;/ul&gt;" in html
+
+
 def test_html_folder_must_exist(dcx, tmp_path: Path) -> None:
     result = dcx("report", "-C", str(FIXTURE / "catalog"), "--html", str(tmp_path / "nowhere" / "r.html"))
     assert result.exit_code == 2 and "--html" in result.stderr

@@ -63,6 +63,9 @@ def _cells(*values: Any):
     return [Text(v if isinstance(v, str) else _num(v)) for v in values]
 
 
+SHOWN = 50  # decisions and changes listed in text; --format json and --html hold them all
+
+
 def render_report(console: Console, result: Result) -> None:
     data = result.data
     goals, totals = data["goals"], data["totals"]
@@ -131,31 +134,37 @@ def render_report(console: Console, result: Result) -> None:
     console.print(f"left out of calibration: {left['pending']} pending, {left['inconclusive']} inconclusive, "
                   f"{left['none']} without outcome, {left['no_confidence']} without proposal", markup=False)
 
-    for row in data["decisions"]:
-        for change in row["changes"]:
-            console.print(f"[bold]changed by evidence[/] {safe(row['goal_id'])} · {safe(row['decision_id'])}: "
-                          f"{safe(change['from_option'])} → {safe(change['to_option'])}", highlight=False)
-            console.print(f"    evidence {_short(change['from_evidence'])} → {_short(change['to_evidence'])}",
-                          markup=False)
-            if not change["comparable"]:
-                console.print("    evidence minted with another key: refs not compared", markup=False)
-            for fact in change["facts_added"]:
-                console.print(f"    + fact {safe(fact['fact_id'])}: {safe(fact['summary'])}", markup=False)
-            for fact in change["facts_removed"]:
-                console.print(f"    - fact {safe(fact['fact_id'])}: {safe(fact['summary'])}", markup=False)
-            for claim in change["claims_changed"]:
-                console.print(f"    ~ claim {safe(claim['claim_id'])}: {safe(claim['before'])} → "
-                              f"{safe(claim['after'])}", markup=False)
+    changed = [(row, change) for row in data["decisions"] for change in row["changes"]]
+    for row, change in changed[-SHOWN:]:
+        console.print(f"[bold]changed by evidence[/] {safe(row['goal_id'])} · {safe(row['decision_id'])}: "
+                      f"{safe(change['from_option'])} → {safe(change['to_option'])}", highlight=False)
+        console.print(f"    evidence {_short(change['from_evidence'])} → {_short(change['to_evidence'])}",
+                      markup=False)
+        if not change["comparable"]:
+            console.print("    evidence minted with another key: refs not compared", markup=False)
+        for fact in change["facts_added"]:
+            console.print(f"    + fact {safe(fact['fact_id'])}: {safe(fact['summary'])}", markup=False)
+        for fact in change["facts_removed"]:
+            console.print(f"    - fact {safe(fact['fact_id'])}: {safe(fact['summary'])}", markup=False)
+        for claim in change["claims_changed"]:
+            console.print(f"    ~ claim {safe(claim['claim_id'])}: {safe(claim['before'])} → "
+                          f"{safe(claim['after'])}", markup=False)
 
     table = _table("decisions", "goal", "decision", "agents", "started", "conf", "outcome",
                    "to verified", "inval.", left=3)
-    for row in data["decisions"]:
+    shown = sorted(data["decisions"], key=lambda r: r["started_at"] or "")[-SHOWN:] if len(
+        data["decisions"]) > SHOWN else data["decisions"]
+    for row in shown:
         started = safe(row["started_at"]).replace("T", " ").removesuffix(":00Z")
         table.add_row(*_cells(safe(row["goal_id"]), safe(row["decision_id"]),
                               ", ".join(safe(a) for a in row["agents"]) or "-", started,
                               _num(row["confidence"], 2), row["outcome"],
                               _duration(row["time_to_verified_seconds"]), len(row["invalidated_assumptions"])))
     console.print(table)
+    hidden = len(data["decisions"]) - len(shown) + max(0, len(changed) - SHOWN)
+    if hidden:
+        console.print(f"… the latest {SHOWN} decisions and changes are listed; --format json or --html "
+                      "holds them all", markup=False)
     for goal in gate["goals"]:
         console.print(f"gate {safe(goal['goal_id'])}: stale rejection {'yes' if goal['stale_rejection'] else 'no'}"
                       f", outcome linkage {'yes' if goal['outcome_linkage'] else 'no'}", markup=False)
