@@ -76,8 +76,13 @@ def _evidence_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 
 def _provider_row() -> dict[str, Any]:
-    return {"calls": 0, "results": 0, "accepted": 0, "stale": Counter(), "rejected": Counter(),
-            "unavailable": Counter(), "mattered": False}
+    # plain dicts, not Counters: a 10,000-decision report makes tens of thousands of these
+    return {"calls": 0, "results": 0, "accepted": 0, "stale": {}, "rejected": {}, "unavailable": {},
+            "mattered": False}
+
+
+def _bump(counts: dict[str, int], key: str, by: int = 1) -> None:
+    counts[key] = counts.get(key, 0) + by
 
 
 def _seconds(start: str, end: str) -> int:
@@ -116,10 +121,10 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
         row["calls"] += 1
         row["results"] += retrieval["result_count"]
         if retrieval["status"] != "completed":
-            row["unavailable"][retrieval.get("reason_code") or "unavailable"] += 1
+            _bump(row["unavailable"], retrieval.get("reason_code") or "unavailable")
         for item in retrieval["results"]:
             owner.setdefault(item["provider_ref"], retrieval["provider"])
-    stale_presented = Counter()
+    demoted = 0
     accepted_stale: list[dict[str, Any]] = []
     for ev in evidence.values():
         for claim in ev["recalled_claims"]:
@@ -127,9 +132,9 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
         for claim in ev["stale_or_rejected_claims"]:
             name = owner.get(claim.get("provider_ref", ""), UNATTRIBUTED)
             bucket = "stale" if claim["reason_code"] in STALE_REASONS else "rejected"
-            providers.setdefault(name, _provider_row())[bucket][claim["reason_code"]] += 1
+            _bump(providers.setdefault(name, _provider_row())[bucket], claim["reason_code"])
             if bucket == "stale":
-                stale_presented["demoted"] += 1
+                demoted += 1
         found = _accepted_stale(ev)
         accepted_stale += [{"goal_id": goal_id, "decision_id": ident, **row} for row in found]
 
@@ -185,7 +190,7 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
         "time_to_verified_seconds": time_to_verified,
         "authority": authority,
         "providers": providers,
-        "stale_demoted": stale_presented["demoted"],
+        "stale_demoted": demoted,
         "accepted_stale": accepted_stale,
         "changes": changes,
         "changes_without_new_evidence": without_new_evidence,
@@ -234,8 +239,8 @@ def merge_providers(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]
             for key in ("calls", "results", "accepted"):
                 t[key] += p[key]
             for key in ("stale", "rejected", "unavailable"):
-                if p[key]:
-                    t[key].update(p[key])
+                for reason, count in p[key].items():
+                    _bump(t[key], reason, count)
             t["mattered"] = t["mattered"] or p["mattered"]
     return total
 

@@ -69,8 +69,11 @@ class Verdicts:
     NAME = "report-verified.txt"
 
     def __init__(self, ws: Workspace) -> None:
+        from blake3 import blake3
+
         from dcx import __version__
 
+        self.blake3 = blake3
         self.path = ws.cache / self.NAME
         self.enabled = ws.private.is_dir()
         self.salt = f"{__version__}\0{ws.root}\0".encode()
@@ -83,9 +86,10 @@ class Verdicts:
                 self.known = set()
 
     def key(self, kind: str, data: bytes) -> str:
-        from dcx.canonical import digest_hex
-
-        return digest_hex(self.salt + kind.encode() + b"\0" + data)
+        hasher = self.blake3(self.salt)
+        hasher.update(kind.encode() + b"\0")
+        hasher.update(data)
+        return hasher.hexdigest(16)
 
     def passed(self, key: str) -> bool:
         return key in self.known
