@@ -371,3 +371,15 @@ def test_an_outcome_linking_a_proposal_the_decision_lacks(dcx, goals) -> None:
     assert code == 0
     row = by_id(envelope["data"])["ttl-jitter"]
     assert (row["proposals"], row["confidence"], row["outcome"], row["outcome_linked"]) == (0, None, "verified", False)
+
+
+def test_merge_order_does_not_matter(dcx, goals) -> None:
+    """A union merge may interleave two hosts' lines in either order: the report reads
+    index lines in observed_at order, so reversing every index changes nothing."""
+    catalog = goals[0]
+    _, before = report(dcx, catalog)
+    for index in (catalog / DC / "decisions").glob("*.jsonl"):
+        lines = index.read_text().splitlines()
+        index.write_text("".join(line + "\n" for line in reversed(lines)))
+    _, after = report(dcx, catalog)
+    assert after["data"] == before["data"]
