@@ -56,7 +56,7 @@ EMBEDDED_KINDS = frozenset({"scan", "coverage", "freshness", "retrieval", "evide
 
 
 class Verdicts:
-    """Which file contents already passed ``verify_file`` here: a private, optional cache.
+    """Which file contents already passed ``verify_bytes`` here: a private, optional cache.
 
     The verdict is a pure function of (dcx version, goal root, kind, bytes) — the
     goal root because the detector refuses text holding it — so the key is their
@@ -103,8 +103,13 @@ class Verdicts:
             return
         from dcx.fsutil import atomic_write
 
-        # concurrent reports: the last writer wins; a lost entry only costs a re-check
-        atomic_write(self.path, "\n".join(sorted(self.known | self.new)).encode() + b"\n", mode=0o600)
+        # concurrent reports: the last writer wins; a lost entry only costs a re-check. A cache
+        # that cannot be written (read-only clone, full disk) is simply not kept.
+        try:
+            self.path.parent.mkdir(mode=0o700, exist_ok=True)
+            atomic_write(self.path, "\n".join(sorted(self.known | self.new)).encode() + b"\n", mode=0o600)
+        except OSError:
+            pass
 
 
 class Loaded:

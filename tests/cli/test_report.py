@@ -38,6 +38,7 @@ checkout-latency — a second domain
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -383,3 +384,31 @@ def test_merge_order_does_not_matter(dcx, goals) -> None:
         index.write_text("".join(line + "\n" for line in reversed(lines)))
     _, after = report(dcx, catalog)
     assert after["data"] == before["data"]
+
+
+def test_the_fixture_verifies(dcx, goals) -> None:
+    for root in goals:
+        result = dcx("-C", str(root), "verify", "--format", "json")
+        assert result.exit_code == 0, result.stdout
+
+
+REGENERATE = os.environ.get("DCX_REPORT_FIXTURE_CHECK") == "1"  # read before the isolation fixture clears DCX_*
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not REGENERATE, reason="about 30 s: set DCX_REPORT_FIXTURE_CHECK=1")
+def test_the_fixture_regenerates_byte_for_byte() -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "report_fixture.py"), "--check"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_cache_that_cannot_be_written_is_not_kept(dcx, goals) -> None:
+    catalog = goals[0]
+    (catalog / DC / "private").mkdir(mode=0o700)
+    (catalog / DC / "private" / "cache").write_text("not a folder")
+    code, envelope = report(dcx, catalog)
+    assert code == 0 and envelope["status"] == "ok"
