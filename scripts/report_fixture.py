@@ -196,11 +196,15 @@ def build_catalog(work: Path, home: Path, keyfile: Path) -> Path:
     a.prepare("2026-11-06T09:05:00Z", "purge-retry", PURGE_QUERY)
     a.propose("2026-11-06T10:00:00Z", "purge-retry", "retry-3x", 0.6, "retry-5x")
     a.edit("origin-rate-limits.md", "600 rps", "450 rps")
+    # the ADR's context moves too: the claim recalled from it (accepted at 09:05) is stale at 12:00
+    a.edit("adr-0007-catalog-cache-ttl.md", "with a 15 minute TTL", "with a fifteen minute TTL")
     a.prepare("2026-11-06T12:00:00Z", "purge-retry", PURGE_QUERY)
     a.propose("2026-11-06T13:00:00Z", "purge-retry", "retry-5x", 0.7, "retry-3x")
     a.outcome("2026-11-08T13:00:00Z", "purge-retry", "retry-5x", "refuted", observed="refuted",
               assumption="purges-idempotent")
     a.settle("2026-11-08T13:05:00Z", "purge-retry")
+
+    a("2026-11-08T14:00:00Z", "index")  # the index catches up with the edits
 
     # A3 warmup: recall through OpenViking, whose binary is not installed -> unavailable, fail-open
     a.profile("catalog-cache-ttl", "openviking", '\n[context_provider.config]\nbinary = "ov-not-installed"\n')

@@ -12,11 +12,16 @@ catalog-cache-ttl — two agents on two hosts, merged with git
                           (3 days = 259200 s), chain linked
   ttl-jitter     agent-b  its own host and cursor: 5 facts, 5 reads; 2 accepted;
                           0.65; verified 11-04 10:00 (86400 s), linked
-  purge-retry    agent-a  postmortem edited -> prepare 1: 1 fact; rate limits edited
-                          -> prepare 2: 2 facts (postmortem still uncommitted + rate
-                          limits): 3 facts, 3 reads, 2 calls, 4 results, 4 accepted;
+  purge-retry    agent-a  index rebuilt, then the postmortem edited -> prepare 1:
+                          1 fact; the recall returns the ADR's context and the
+                          runbook's head, both still current -> 2 accepted. Then the
+                          rate limits and the ADR's context are edited -> prepare 2:
+                          3 facts (postmortem still uncommitted, rate limits, ADR);
+                          the ADR claim no longer matches -> 1 accepted, 1 stale.
+                          4 facts, 4 reads, 2 calls, 4 results, 3 accepted, 1 stale;
                           retry-3x (0.6) -> retry-5x (0.7) on new evidence: one
-                          evidence-driven change, +1 fact; refuted, 1 assumption
+                          evidence-driven change, +2 facts, 1 claim accepted -> stale;
+                          refuted, 1 assumption (then the index is rebuilt)
   stampede-lock  agent-b  nothing changed: 0 facts; 2 accepted; 0.2; refuted
   warmup         agent-a  OpenViking, binary absent: 1 call unavailable
                           (provider_cli_unavailable), 0 results; 0.4; pending
@@ -79,7 +84,7 @@ def test_each_decision_by_hand(dcx, goals) -> None:
     expected = {  # decision: (agents, confidence, outcome, seconds to verified, linked, facts, reads, prepares)
         "ttl-keep": (["agent-a"], 0.8, "verified", 259200, True, 5, 5, 1),
         "ttl-jitter": (["agent-b"], 0.65, "verified", 86400, True, 5, 5, 1),
-        "purge-retry": (["agent-a"], 0.7, "refuted", None, False, 3, 3, 2),
+        "purge-retry": (["agent-a"], 0.7, "refuted", None, False, 4, 4, 2),
         "stampede-lock": (["agent-b"], 0.2, "refuted", None, False, 0, 0, 1),
         "warmup": (["agent-a"], 0.4, "pending", None, False, 0, 0, 1),
         "edge-tiering": (["agent-a"], 0.55, "none", None, False, 0, 0, 1),
@@ -109,8 +114,11 @@ def test_evidence_driven_change_names_the_differing_fact(dcx, goals) -> None:
     assert len(changes) == 1
     change = changes[0]
     assert (change["from_option"], change["to_option"], change["comparable"]) == ("retry-3x", "retry-5x", True)
-    assert len(change["facts_added"]) == 1 and change["facts_removed"] == [] and change["claims_changed"] == []
+    assert len(change["facts_added"]) == 2 and change["facts_removed"] == []  # rate limits, ADR
+    assert [(c["before"], c["after"]) for c in change["claims_changed"]] == [("accepted", "stale_authority_revision")]
     assert change["from_evidence"] != change["to_evidence"]
+    purge = by_id(envelope["data"])["purge-retry"]["providers"]
+    assert [(p["provider"], p["accepted"], p["stale"]) for p in purge] == [("bm25", 3, 1)]
     for ident, row in by_id(envelope["data"]).items():
         if ident != "purge-retry":
             assert row["changes"] == [] and row["changes_without_new_evidence"] == 0, ident
@@ -121,21 +129,22 @@ def test_goal_measures_by_hand(dcx, goals) -> None:
     catalog, checkout = (g["summary"] for g in envelope["data"]["goals"])
     assert catalog["decisions"] == 7 and checkout["decisions"] == 5
     # authority: facts and reads are the sums above; one source read per prepare
-    assert catalog["authority"] == {"prepares": 8, "source_reads": 8, "exact_reads": 13, "changed_facts": 13,
+    assert catalog["authority"] == {"prepares": 8, "source_reads": 8, "exact_reads": 14, "changed_facts": 14,
                                     "coverage_partial": 0}
     assert checkout["authority"] == {"prepares": 5, "source_reads": 5, "exact_reads": 3, "changed_facts": 3,
                                      "coverage_partial": 0}
     # recall: catalog 7 bm25 calls x 2 results + 1 unavailable OpenViking call
+    # accepted: ttl-keep 1, ttl-jitter 2, purge-retry 3, stampede-lock 2, edge-tiering 2, purge-batching 2
     assert catalog["recall"] == {
-        "calls": 8, "results": 14, "accepted": 13, "stale": 1, "rejected": 0, "unavailable": 1,
-        "stale_by_reason": {"stale_authority_revision": 1}, "rejected_by_reason": {},
+        "calls": 8, "results": 14, "accepted": 12, "stale": 2, "rejected": 0, "unavailable": 1,
+        "stale_by_reason": {"stale_authority_revision": 2}, "rejected_by_reason": {},
         "unavailable_by_reason": {"provider_cli_unavailable": 1}}
     assert checkout["recall"] == {
         "calls": 4, "results": 8, "accepted": 1, "stale": 1, "rejected": 6, "unavailable": 0,
         "stale_by_reason": {"stale_authority_revision": 1}, "rejected_by_reason": {"unverifiable_recall": 6},
         "unavailable_by_reason": {}}
-    for summary in (catalog, checkout):
-        assert summary["stale_claims"] == {"presented": 1, "demoted": 1, "accepted_stale": 0, "rejection_rate": 1.0}
+    assert catalog["stale_claims"] == {"presented": 2, "demoted": 2, "accepted_stale": 0, "rejection_rate": 1.0}
+    assert checkout["stale_claims"] == {"presented": 1, "demoted": 1, "accepted_stale": 0, "rejection_rate": 1.0}
     assert catalog["decision_changes"] == {"evidence_driven": 1, "decisions_changed": 1, "without_new_evidence": 0}
     assert catalog["outcomes"] == {
         "verified": 2, "refuted": 2, "inconclusive": 1, "pending": 1, "none": 1, "linked_verified": 2,
