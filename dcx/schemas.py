@@ -36,6 +36,7 @@ EXTRA_SHAPES = (
     ("dcx.packets.output", "RESULT", "dcx_result_v0"),
     ("dcx.packets.output", "ERROR", "dcx_error_v0"),
     ("dcx.packets.comparison", "SHAPE", "dcx_provider_comparison_v0"),
+    ("dcx.packets.report", "SHAPE", "dcx_decision_quality_report_v0"),
 )
 
 

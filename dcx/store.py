@@ -177,6 +177,13 @@ def verify_file(ws: Workspace, kind: str, path: Path) -> str | None:
         data = path.read_bytes()
     except OSError as exc:
         return f"unreadable ({exc.strerror})"
+    return verify_bytes(kind, path.stem, data)
+
+
+def verify_bytes(kind: str, name: str, data: bytes) -> str | None:
+    """Why ``data``, stored as ``<name>.json`` in ``packets/<kind>/``, does not verify, or None."""
+    if kind not in KINDS:
+        return f"unknown packet folder {kind!r}"
     try:
         packet = json.loads(data)
     except (ValueError, UnicodeDecodeError):
@@ -190,7 +197,7 @@ def verify_file(ws: Workspace, kind: str, path: Path) -> str | None:
         return check_stub(packet, kind, path.stem)
     if packet.get("schema_version") != meta.schema_version:
         return f"schema_version is not {meta.schema_version} (wrong folder or unknown version)"
-    if packet.get(meta.ref_field) != path.stem:
+    if packet.get(meta.ref_field) != name:
         return f"file name does not match its {meta.ref_field}"
     try:
         spec = spec_for(kind)

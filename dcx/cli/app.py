@@ -53,6 +53,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("mcp", "mcp"),
     # comparing recall providers
     ("compare", "compare"),
+    ("report", "report"),
 )
 
 _click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]

@@ -1,0 +1,296 @@
+"""``dcx report``: decision quality, measured from public files only (SPEC §13).
+
+It reads the decision indexes and the packets they list — never a key, a
+profile, a cursor or any other private file — so it works on a fresh clone of
+a goal repository and on the git-merged history of several agents. Each
+workspace given is one goal; several are reported side by side and summed.
+
+Every file it reads is checked with ``dcx verify``'s own file check
+(``store.verify_bytes``: canonical bytes, schema, spec, ref recomputes) plus
+verify's goal and decision rules (a private verdict cache skips files whose
+exact bytes passed before); a file that fails is left out of every
+measure and named in ``left_out`` (status ``partial``). An accepted claim
+that cites a revision its own evidence does not list as current is an
+*accepted stale claim*: the report names it and exits 1.
+
+The measures themselves are ``dcx/quality.py``; their definitions are in
+docs/report.md. Reading is tolerant on purpose: a decision-index line of
+a kind the report does not measure (e.g. ``review`` from a newer dcx) is
+counted in ``other_packets`` and otherwise ignored; an ``agent_id`` on any
+packet is picked up when present.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from dcx import decisions
+from dcx.canonical import REF_RE
+from dcx.clock import normalise_ts, parse_ts
+from dcx.errors import ExitCode, InvalidInput
+from dcx.packets import KINDS
+from dcx.quality import (
+    gate,
+    measure_decision,
+    merge_providers,
+    provider_rows,
+    public_decision,
+    summarise,
+)
+from dcx.result import Result
+from dcx.store import verify_bytes
+from dcx.workspace import Workspace
+
+SCHEMA = "dcx_decision_quality_report_v0"
+MEASURED_KINDS = ("assembly", "proposal", "outcome")
+# stored apart by prepare and read here through the assembly that embeds them
+EMBEDDED_KINDS = frozenset({"scan", "coverage", "freshness", "retrieval", "evidence", "rebase", "checkpoint"})
+
+
+# -- loading -------------------------------------------------------------------
+
+
+class Verdicts:
+    """Which file contents already passed ``verify_bytes`` here: a private, optional cache.
+
+    The verdict is a pure function of (dcx version, goal root, kind, bytes) — the
+    goal root because the detector refuses text holding it — so the key is their
+    hash; an edited file has other bytes, hence another key, and is checked again.
+    Only passes are kept (a failing file is re-checked, so it is always named
+    with its reason). Kept only where ``private/`` exists: on a bare fresh clone
+    the report writes nothing and checks every file.
+    """
+
+    NAME = "report-verified.txt"
+
+    def __init__(self, ws: Workspace) -> None:
+        from blake3 import blake3
+
+        from dcx import __version__
+
+        self.blake3 = blake3
+        self.path = ws.cache / self.NAME
+        self.enabled = ws.private.is_dir()
+        self.salt = f"{__version__}\0{ws.root}\0".encode()
+        self.known: set[str] = set()
+        self.new: set[str] = set()
+        if self.enabled:
+            try:
+                self.known = set(self.path.read_text(encoding="ascii").split())
+            except (OSError, UnicodeDecodeError):
+                self.known = set()
+
+    def key(self, kind: str, data: bytes) -> str:
+        hasher = self.blake3(self.salt)
+        hasher.update(kind.encode() + b"\0")
+        hasher.update(data)
+        return hasher.hexdigest(16)
+
+    def passed(self, key: str) -> bool:
+        return key in self.known
+
+    def add(self, key: str) -> None:
+        if self.enabled:
+            self.new.add(key)
+
+    def save(self) -> None:
+        if not self.new:
+            return
+        from dcx.fsutil import atomic_write
+
+        # concurrent reports: the last writer wins; a lost entry only costs a re-check. A cache
+        # that cannot be written (read-only clone, full disk) is simply not kept.
+        try:
+            self.path.parent.mkdir(mode=0o700, exist_ok=True)
+            atomic_write(self.path, "\n".join(sorted(self.known | self.new)).encode() + b"\n", mode=0o600)
+        except OSError:
+            pass
+
+
+class Loaded:
+    """One workspace's decisions, measured one at a time (only the rows are kept, so
+    memory stays flat however long the history), and what was left out."""
+
+    def __init__(self, ws: Workspace, only: str | None, since: datetime | None) -> None:
+        from dcx.public import bind_goal_root
+
+        bind_goal_root(str(ws.root))  # verify semantics: text holding this goal root is refused
+        self.ws = ws
+        self.goal_id = ws.goal_id
+        self.packets_dir, self.decisions_dir = str(ws.packets), str(ws.decisions)
+        self.verdicts = Verdicts(ws)
+        self.left_out: list[dict[str, Any]] = []
+        self.key_ids: Counter[str] = Counter()
+        self.other_packets: Counter[str] = Counter()
+        self.since = since
+        self.rows: list[dict[str, Any]] = []
+        ids = decisions.decision_ids(ws)
+        for ident in ids if only is None else [i for i in ids if i == only]:
+            self._decision(ident)
+        self.verdicts.save()
+
+    def _leave_out(self, path: Any, ref: str, problem: str) -> None:
+        self.left_out.append({"goal_id": self.goal_id, "file": self.ws.rel(path), "ref": ref, "problem": problem})
+
+    def _entries(self, ident: str) -> list[dict[str, Any]]:
+        """The index lines in (observed_at, line) order, as ``decisions.entries`` gives them;
+        one JSON parse per file instead of one per line (the fast path of a 10,000-decision report)."""
+        path = os.path.join(self.decisions_dir, f"{ident}.jsonl")
+        try:
+            with open(path, "rb") as handle:
+                text = handle.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return decisions.entries(self.ws, ident)
+        if not text.endswith("\n"):
+            return decisions.entries(self.ws, ident)  # a torn last line: the careful reader skips it
+        try:
+            rows = json.loads("[" + text.rstrip("\n").replace("\n", ",") + "]")
+        except ValueError:
+            return decisions.entries(self.ws, ident)
+        if not all(type(r) is dict and type(r.get("ref")) is str and type(r.get("kind")) is str for r in rows):
+            return decisions.entries(self.ws, ident)
+        order = sorted(range(len(rows)), key=lambda i: (str(rows[i].get("observed_at", "")), i))
+        return [rows[i] for i in order]
+
+    def _decision(self, ident: str) -> None:
+        packets: dict[str, list[dict[str, Any]]] = {kind: [] for kind in MEASURED_KINDS}
+        seen: set[str] = set()
+        entries = self._entries(ident)
+        for entry in entries:
+            kind, ref = entry["kind"], entry["ref"]
+            if ref in seen:
+                continue  # a union merge may repeat a line
+            seen.add(ref)
+            if kind not in MEASURED_KINDS:
+                if kind not in EMBEDDED_KINDS:
+                    self.other_packets[kind] += 1  # commit, feedback, review, kinds of a newer dcx
+                continue
+            packet = self._read(kind, ref, ident)
+            if packet is not None:
+                packets[kind].append(packet)
+        first_seen = str(entries[0].get("observed_at", "")) if entries else ""
+        row = measure_decision(self.goal_id, ident, packets, first_seen)
+        if self.since and (row["started_at"] is None or parse_ts(row["started_at"]) < self.since):
+            return
+        self.rows.append(row)
+
+    def _read(self, kind: str, ref: str, ident: str) -> dict[str, Any] | None:
+        match = REF_RE.fullmatch(ref)
+        if not match or match.group("prefix") != KINDS[kind].prefix:
+            self._leave_out(self.ws.decisions / f"{ident}.jsonl", ref[:160], f"indexed as {kind}, which its ref is not")
+            return None
+        path = os.path.join(self.packets_dir, kind, f"{ref}.json")
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except FileNotFoundError:
+            self._leave_out(Path(path), ref, "listed in the decision index but missing")
+            return None
+        except OSError as exc:
+            self._leave_out(Path(path), ref, f"unreadable ({exc.strerror})")
+            return None
+        key = self.verdicts.key(kind, data)
+        if not self.verdicts.passed(key):
+            problem = verify_bytes(kind, ref, data)  # dcx verify's own check of a stored file
+            if problem:
+                self._leave_out(Path(path), ref, problem)
+                return None
+            self.verdicts.add(key)
+        packet = json.loads(data)
+        if packet.get("goal_id") != self.goal_id:
+            self._leave_out(Path(path), ref, f"belongs to another goal ({packet.get('goal_id')})")
+            return None
+        if packet.get("decision_id") != ident:
+            self._leave_out(Path(path), ref, "belongs to another decision")
+            return None
+        self.key_ids[packet["key_id"]] += 1
+        return packet
+
+
+# -- the use case ------------------------------------------------------------------
+
+
+def report(*, workspaces: list[Workspace], decision_id: str | None = None, since: str | None = None,
+           html: str | None = None) -> Result:
+    since_ts = normalise_ts(since, field="--since") if since else None
+    seen_goals: dict[str, int] = {}
+    for index, ws in enumerate(workspaces):
+        if ws.goal_id in seen_goals:
+            raise InvalidInput(
+                f"-C #{index + 1} serves goal {ws.goal_id}, like -C #{seen_goals[ws.goal_id] + 1}",
+                code="goal_repeated", field="-C",
+                hint="give each goal once; merge two agents' histories of one goal with git first")
+        seen_goals[ws.goal_id] = index
+
+    goals, all_rows, left_out = [], [], []
+    for ws in workspaces:
+        item = Loaded(ws, decision_id, parse_ts(since_ts) if since_ts else None)
+        rows = item.rows
+        rows.sort(key=lambda r: (r["started_at"] or "", r["decision_id"]))
+        all_rows += rows
+        left_out += item.left_out
+        pinned = _pinned_key(item.ws)
+        goals.append({
+            "goal_id": item.goal_id,
+            "summary": summarise(rows),
+            "providers": provider_rows(item.goal_id, merge_providers(rows)),
+            "agents": sorted({a for r in rows for a in r["agents"]}),
+            "key_ids": dict(sorted(item.key_ids.items())),
+            "foreign_key_ids": _foreign(item.key_ids, pinned),
+            "other_packets": dict(sorted(item.other_packets.items())),
+        })
+
+    accepted_stale = [c for r in all_rows for c in r["accepted_stale"]]
+    data = {
+        "schema_version": SCHEMA,
+        "filters": {"decision_id": decision_id, "since": since_ts},
+        "goals": goals,
+        "totals": summarise(all_rows),
+        "providers": provider_rows(None, merge_providers(all_rows)),
+        "promotion_gate": gate(goals),
+        "decisions": [public_decision(r) for r in all_rows],
+        "accepted_stale_claims": accepted_stale,
+        "left_out": left_out,
+    }
+    warnings = [f"{row['goal_id']}: {row['file']}: {row['problem']} (left out of the report)" for row in left_out]
+    for goal in goals:
+        if goal["foreign_key_ids"]:
+            warnings.append(f"{goal['goal_id']}: packets minted with another key ({', '.join(goal['foreign_key_ids'])})"
+                            " are measured; their opaque refs are not compared with this key's")
+    if html:
+        from dcx.fsutil import atomic_write
+        from dcx.report_html import render_html
+
+        target = Path(html)
+        if not target.parent.is_dir():
+            raise InvalidInput(f"--html: the folder of {target.name} does not exist", field="--html")
+        atomic_write(target, render_html(data).encode())
+    if accepted_stale:
+        warnings.insert(0, f"{len(accepted_stale)} accepted stale claim(s): a recalled claim was accepted against "
+                           "an authority revision that is not current")
+        return Result("report", data, status="error", warnings=warnings, exit_code=ExitCode.REFUSED)
+    return Result("report", data, status="partial" if left_out else "ok", warnings=warnings)
+
+
+def _foreign(key_ids: Counter[str], pinned: str | None) -> list[str]:
+    """Key ids other than the goal's: the pinned one, else the one most packets carry."""
+    if not key_ids:
+        return []
+    own = pinned or min(key_ids, key=lambda k: (-key_ids[k], k))
+    return sorted(k for k in key_ids if k != own)
+
+
+def _pinned_key(ws: Workspace) -> str | None:
+    """The goal's key id: pinned in workspace.toml when present (public), else none."""
+    import tomllib
+
+    try:
+        value = tomllib.loads(ws.workspace_toml.read_text(encoding="utf-8")).get("key_id")
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    return value if isinstance(value, str) else None
