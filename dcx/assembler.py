@@ -166,7 +166,8 @@ class AuthorityReader:
 def _matches(include: tuple[str, ...], exclude: tuple[str, ...], rel: str) -> bool:
     from dcx.sources.walk import _matcher
 
-    return _matcher(include, exclude)(rel)
+    match = _matcher(include, exclude)
+    return match is None or match(rel)  # no include/exclude: the folder covers every file
 
 
 def judge_recall(reader: AuthorityReader, resource_ref: str, content: str) -> Verdict:
