@@ -60,3 +60,29 @@ def test_a_baseline_is_complete_coverage_when_no_source_failed(tmp_path: Path) -
               env={"DCX_AGENT_ID": "agent-a"})
     coverage = json.loads(out.stdout)["data"]["assembly"]["coverage"]
     assert (coverage["status"], coverage["incomplete_required_source_ids"]) == ("partial", ["vanish"])
+
+
+def test_auto_rebase_with_recall_over_a_plain_folder_source(tmp_path: Path) -> None:
+    """Found by the model (no_internal_error), and listed in issue 11 §3: a folder source with no
+    include/exclude made `prepare --auto-rebase` exit 5 (TypeError) when a recalled claim pointed at an
+    unchanged file. (The smallest fix, in dcx/assembler.py; the §3 branch may fix it too.)"""
+    root, dcx = _goal(tmp_path)
+    env = {"DCX_AGENT_ID": "agent-a"}
+    assert dcx("-C", str(root), "index", env=env).exit_code == 0
+    query = ("--query", "catalog TTL rule storefront", "--query-summary", "TTL rule")
+    # commit a first decision, so the files are unchanged against the cursors
+    assert dcx("-C", str(root), "prepare", "--decision-id", "d0", "--baseline", env=env).exit_code == 0
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "cycle"
+    for verb in ("propose", "outcome"):
+        name = "proposal" if verb == "propose" else "outcome"
+        out = dcx("-C", str(root), verb, "--decision-id", "d0", "--from", str(fixtures / f"{name}.json"), env=env)
+        assert out.exit_code == 0, out.stdout
+    event = json.loads(dcx("-C", str(root), "writeback", "--decision-id", "d0", "--kind", "validation",
+                           "--summary", "baseline adopted", "--format", "json", env=env).stdout)["data"]["event"]
+    assert dcx("-C", str(root), "commit", "--decision-id", "d0", "--event-id", event["event_id"],
+               env=env).exit_code == 0
+    again = dcx("-C", str(root), "prepare", "--decision-id", "d1", "--auto-rebase", *query, "--format", "json",
+                env=env)
+    assert again.exit_code == 0, again.stdout
+    accepted = json.loads(again.stdout)["data"]["assembly"]["evidence"]["recalled_claims"]
+    assert accepted  # the unchanged authority confirms what the index holds
