@@ -194,7 +194,7 @@ def verify_bytes(kind: str, name: str, data: bytes) -> str | None:
         return "bytes differ from the canonical pretty form (edited by hand?)"
     meta = KINDS[kind]
     if is_stub(packet):
-        return check_stub(packet, kind, path.stem)
+        return check_stub(packet, kind, name)
     if packet.get("schema_version") != meta.schema_version:
         return f"schema_version is not {meta.schema_version} (wrong folder or unknown version)"
     if packet.get(meta.ref_field) != name:

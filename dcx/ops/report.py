@@ -42,6 +42,7 @@ from dcx.quality import (
     public_decision,
     summarise,
 )
+from dcx.redaction import is_stub
 from dcx.result import Result
 from dcx.store import verify_bytes
 from dcx.workspace import Workspace
@@ -202,6 +203,9 @@ class Loaded:
                 return None
             self.verdicts.add(key)
         packet = json.loads(data)
+        if is_stub(packet):
+            self._leave_out(Path(path), ref, f"redacted ({packet.get('reason_code')})")
+            return None
         if packet.get("goal_id") != self.goal_id:
             self._leave_out(Path(path), ref, f"belongs to another goal ({packet.get('goal_id')})")
             return None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from dcx.cli._render import styled
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -70,14 +72,14 @@ def render_report(console: Console, result: Result) -> None:
     data = result.data
     goals, totals = data["goals"], data["totals"]
     if data["accepted_stale_claims"]:
-        console.print(f"[bold red]ACCEPTED STALE CLAIMS: {len(data['accepted_stale_claims'])}[/] — "
-                      "a recalled claim was accepted against an authority revision that is not current")
+        console.print(styled("[bold red]ACCEPTED STALE CLAIMS: {}[/] — a recalled claim was accepted against an "
+                             "authority revision that is not current", len(data["accepted_stale_claims"])))
         for row in data["accepted_stale_claims"]:
             console.print(f"  {safe(row['goal_id'])} · {safe(row['decision_id'])} · {safe(row['claim_id'])}"
                           f" in {safe(row['evidence_ref'])}", markup=False)
     gate = data["promotion_gate"]
-    console.print(f"[bold]decision quality[/]  {len(goals)} goal(s) · {totals['decisions']} decision(s) · "
-                  f"promotion gate: [bold]{gate['status']}[/]", highlight=False)
+    console.print(styled("[bold]decision quality[/]  {} goal(s) · {} decision(s) · promotion gate: [bold]{}[/]",
+                         len(goals), totals["decisions"], gate["status"]))
 
     names = [safe(g["goal_id"]) for g in goals]
     summaries = [g["summary"] for g in goals] + ([totals] if len(goals) > 1 else [])
@@ -136,8 +138,8 @@ def render_report(console: Console, result: Result) -> None:
 
     changed = [(row, change) for row in data["decisions"] for change in row["changes"]]
     for row, change in changed[-SHOWN:]:
-        console.print(f"[bold]changed by evidence[/] {safe(row['goal_id'])} · {safe(row['decision_id'])}: "
-                      f"{safe(change['from_option'])} → {safe(change['to_option'])}", highlight=False)
+        console.print(styled("[bold]changed by evidence[/] {} · {}: {} → {}", safe(row["goal_id"]),
+                             safe(row["decision_id"]), safe(change["from_option"]), safe(change["to_option"])))
         console.print(f"    evidence {_short(change['from_evidence'])} → {_short(change['to_evidence'])}",
                       markup=False)
         if not change["comparable"]:
@@ -169,5 +171,5 @@ def render_report(console: Console, result: Result) -> None:
         console.print(f"gate {safe(goal['goal_id'])}: stale rejection {'yes' if goal['stale_rejection'] else 'no'}"
                       f", outcome linkage {'yes' if goal['outcome_linkage'] else 'no'}", markup=False)
     for row in data["left_out"]:
-        console.print(f"[yellow]left out[/] {safe(row['goal_id'])}: {safe(row['file'])}", highlight=False)
+        console.print(styled("[yellow]left out[/] {}: {}", safe(row["goal_id"]), safe(row["file"])))
         console.print(f"    {safe(row['problem'])}", markup=False)
