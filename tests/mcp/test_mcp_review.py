@@ -100,7 +100,7 @@ def settled(tmp_path_factory):
 
 
 def test_the_settled_decision_is_byte_identical_to_the_cli_run(settled) -> None:
-    out, mcp_root, cli_root, stderr = settled
+    _, mcp_root, cli_root, stderr = settled
     mine, theirs = _files(mcp_root), _files(cli_root)
     assert sorted(mine) == sorted(theirs)
     assert [name for name in mine if mine[name] != theirs[name]] == []
