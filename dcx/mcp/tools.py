@@ -10,8 +10,8 @@ the same rules (``Shape.check``) before any op runs.
 
 Fixed by the server at start, never by an argument: the workspace (``-C``)
 and the acting agent (``--agent-id``). No argument names a file: documents
-are passed inline, and the one path a command reads (``commit``'s
-``event_log``) must resolve inside the goal root.
+are passed inline, and the one path a command reads (``commit``'s and
+``review``'s ``event_log``) must resolve inside the goal root.
 
 Adding a command (say ``report``) is one ``tool(...)`` entry in ``TOOLS``.
 No module here imports the MCP SDK.
