@@ -10,10 +10,10 @@ the same rules (``Shape.check``) before any op runs.
 
 Fixed by the server at start, never by an argument: the workspace (``-C``)
 and the acting agent (``--agent-id``). No argument names a file: documents
-are passed inline, and the one path a command reads (``commit``'s
-``event_log``) must resolve inside the goal root.
+are passed inline, and the one path a command reads (``commit``'s and
+``review``'s ``event_log``) must resolve inside the goal root.
 
-Adding a command (say ``gate``) is one ``tool(...)`` entry in ``TOOLS``.
+Adding a command (say ``report``) is one ``tool(...)`` entry in ``TOOLS``.
 No module here imports the MCP SDK.
 """
 
@@ -24,14 +24,15 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from dcx import events
+from dcx import events, gates
 from dcx.errors import InvalidInput
 from dcx.fsutil import DEFAULT_WAIT
-from dcx.packets import KINDS, outcome, proposal, rebase
+from dcx.packets import KINDS, outcome, proposal, rebase, review
 from dcx.packets.advisory import REQUEST
 from dcx.packets.spec import (
     Bool,
     DecisionId,
+    Enum,
     Field,
     Int,
     Number,
@@ -92,6 +93,9 @@ QUERY = like(REQUEST.fields["query"], "The private recall query: it reaches the 
 QUERY_SUMMARY = like(REQUEST.fields["query_summary"], "Public-safe description of the query (required with query).")
 SCOPE = like(REQUEST.fields["scope_ref"], "Recall scope: '' (all), source:<id>[,<id>...], viking://..., "
              "codex://threads/<id>.")
+EVENT_LOG = PrivateText(limit=1024, optional=True,
+                        doc="A host event log listed in [commit] external_event_logs, relative to the goal root "
+                            "and inside it (default: events.jsonl).")
 PACKET_REF = Ref([k.prefix for k in KINDS.values()], doc="A stored packet's full ref.")
 
 
@@ -170,6 +174,33 @@ def _writeback(s: Session, a: dict[str, Any]) -> Result:
     return writeback(ws=s.ws, decision_id=a["decision_id"], kind=a["kind"], summary=a["summary"],
                      artifacts=a.get("artifacts", []), agent_id=s.agent_id, observed_at=a.get("observed_at"),
                      wait=_wait(a))
+
+
+def _gate(s: Session, a: dict[str, Any]) -> Result:
+    from dcx.ops.gate import gate
+
+    return gate(ws=s.ws, decision_id=a["decision_id"], disposition=a["disposition"], by=a["by"],
+                summary=a["summary"], todo_id=a.get("todo_id"), proposal_ref=a.get("proposal"),
+                agent_id=s.agent_id, observed_at=a.get("observed_at"), wait=_wait(a))
+
+
+def _review(s: Session, a: dict[str, Any]) -> Result:
+    from dcx.ops.review import review_decision
+
+    log = a.get("event_log")
+    return review_decision(ws=s.ws, decision_id=a["decision_id"], gate_event=a.get("gate_event"),
+                           no_change=a.get("no_change", False), reason_code=a.get("reason_code"),
+                           summary=a.get("summary"),
+                           event_log=None if log is None else inside_root(s.ws, log, "event_log"),
+                           agent_id=s.agent_id, dry_run=a.get("dry_run", False), wait=_wait(a), by=a.get("by"))
+
+
+def _abandon(s: Session, a: dict[str, Any]) -> Result:
+    from dcx.clock import clock_from_env
+    from dcx.ops.abandon import abandon
+
+    return abandon(ws=s.ws, decision_id=a["decision_id"], summary=a["summary"], agent_id=s.agent_id,
+                   clock=clock_from_env(a.get("observed_at")), wait=_wait(a))
 
 
 def _commit(s: Session, a: dict[str, Any]) -> Result:
@@ -254,19 +285,58 @@ TOOLS: tuple[Tool, ...] = (
           "wait": WAIT}, _outcome),
     tool("writeback", "Append one lifecycle event (the writeback commit needs), referencing the decision's latest "
          "evidence, proposal and outcome unless artifacts names others. Idempotent for the same event.",
-         {"decision_id": DECISION, "kind": like(events.EVENT.fields["event_kind"], "The event kind."),
+         {"decision_id": DECISION,
+          "kind": like(events.EVENT.fields["event_kind"], "The event kind (abandon has its own tool).",
+                       values=events.KINDS),
           "summary": like(events.EVENT.fields["summary"], "Public-safe one-line summary of the transition."),
           "artifacts": Tokens(optional=True, max_items=32, item=PACKET_REF,
                               doc="Packet refs the event names (default: latest evidence, proposal, outcome)."),
           "observed_at": OBSERVED_AT, "wait": WAIT}, _writeback),
+    tool("gate", "Record a person's gate on the decision's latest proposal (or the one named): approve, "
+         "reject or defer, as a LoopX user-gate event in events.jsonl. by names who decided and may not be you "
+         "unless the profile allows self-confirmation. The same gate again returns the existing event; settle "
+         "it next with review.",
+         {"decision_id": DECISION,
+          "disposition": Enum(values=tuple(gates.DISPOSITIONS), doc="approve, reject or defer."),
+          "by": like(gates.DETAILS.fields["actor_ref"], "Who decided: a person or another agent (a public token)."),
+          "summary": like(gates.GATE_EVENT.fields["summary"], "Public-safe one-line account of the decision."),
+          "todo_id": like(gates.GATE_EVENT.fields["todo_id"], "The gate's todo id (default gate-<decision id>).",
+                          optional=True),
+          "proposal": Ref("decision-proposal", optional=True,
+                          doc="The proposal decided (default: the decision's latest)."),
+          "observed_at": OBSERVED_AT, "wait": WAIT}, _gate),
+    tool("review", "Settle a decision in one step: the review receipt, its validation event and the cursor "
+         "commit, all or nothing. Give exactly one of gate_event (a person's gate on the latest proposal) or "
+         "no_change (the quiet path, when the latest rebase says no_material_change). Reject and defer advance "
+         "the cursors too; approve leaves an observed outcome due. A refusal writes nothing; a second call "
+         "replays the settlement.",
+         {"decision_id": DECISION,
+          "gate_event": like(review.SPEC.shape.fields["source_event_id"], "The user-gate event that decided the "
+                             "proposal (from the gate tool, or a LoopX host's)."),
+          "no_change": Bool(optional=True, doc="The quiet path: settle a semantic no-change without a gate."),
+          "reason_code": like(review.SPEC.shape.fields["reason_code"], review.SPEC.shape.fields["reason_code"].doc,
+                              optional=True),
+          "summary": like(review.SPEC.shape.fields["summary"], "Public-safe one line for the receipt (default: the "
+                          "gate's summary).", optional=True),
+          "event_log": like(EVENT_LOG, "Read the gate event from a host log listed in [commit] "
+                            "external_event_logs, relative to the goal root and inside it."),
+          "by": like(review.SPEC.shape.fields["actor_ref"], "Who decided, for a host gate event that does not say "
+                     "(no details.actor_ref).", optional=True),
+          "dry_run": Bool(optional=True, doc="Return the receipt, event and commit that would be written; "
+                          "write nothing."),
+          "wait": WAIT}, _review),
     tool("commit", "Advance the decision's private source cursors after its writeback event: verifies the event, "
          "the packet chain and that nothing private changed, then compare-and-swaps the cursors (all or "
          "nothing). A refusal writes nothing; a second call replays the receipt.",
          {"decision_id": DECISION, "event_id": like(events.EVENT.fields["event_id"], "The writeback event's id."),
-          "event_log": PrivateText(limit=1024, optional=True,
-                                   doc="A host event log listed in [commit] external_event_logs, relative to "
-                                       "the goal root and inside it (default: events.jsonl)."),
+          "event_log": EVENT_LOG,
           "wait": WAIT}, _commit),
+    tool("abandon", "Give a decision up: append an abandon event citing its latest packets, so status and log "
+         "stop suggesting next steps; a later commit of it is refused (decision_abandoned). Append-only; the "
+         "same summary again returns the existing event.",
+         {"decision_id": DECISION,
+          "summary": like(events.EVENT.fields["summary"], "Why it was given up (public-safe, one line)."),
+          "observed_at": OBSERVED_AT, "wait": WAIT}, _abandon),
     tool("feedback", "Record outcome feedback: retrieval telemetry and at most one memory candidate (review "
          "required; nothing is ingested).",
          {"decision_id": DECISION, "outcome": Ref("decision-outcome", optional=True,
