@@ -449,13 +449,13 @@ class CycleMachine(RuleBasedStateMachine):
     @precondition(lambda self: any(d.get("phase") == "written" for d in self.model.decisions.values()))
     @rule(decision=DECISIONS)
     def commit(self, decision: str) -> None:
-        if self.model.decisions[decision].get("phase") == "written":
+        if self.model.decisions.get(decision, {}).get("phase") == "written":
             self._commit(decision)
 
     @precondition(lambda self: any(d.get("phase") == "written" for d in self.model.decisions.values()))
     @rule(decision=DECISIONS, fault=st.sampled_from(FAULT_STEPS))
     def commit_killed_then_rerun(self, decision: str, fault: str) -> None:
-        if self.model.decisions[decision].get("phase") == "written":
+        if self.model.decisions.get(decision, {}).get("phase") == "written":
             self._commit(decision, fault)
 
     @rule(decision=DECISIONS, mode=st.sampled_from(["auto", "baseline", "none"]),
