@@ -53,7 +53,7 @@ REPO = Path(__file__).resolve().parents[2]
 PROPOSAL = json.loads((REPO / "fixtures" / "cycle" / "proposal.json").read_text())
 OUTCOME = json.loads((REPO / "fixtures" / "cycle" / "outcome.json").read_text())
 DEEP = os.environ.get("DCX_HYPOTHESIS_PROFILE") == "deep"
-EXAMPLES = int(os.environ.get("DCX_MODEL_EXAMPLES", 60 if DEEP else 6))
+EXAMPLES = int(os.environ.get("DCX_MODEL_EXAMPLES", 150 if DEEP else 6))
 STEPS = int(os.environ.get("DCX_MODEL_STEPS", 40 if DEEP else 25))
 MAX_READ = 3000  # [bounds] max_read_bytes: bigger files are `oversize` on exact read, not indexed
 MAX_SCAN = 6000  # [bounds] max_scan_bytes: bigger files are skipped by the scan, unhashed
