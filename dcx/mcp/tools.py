@@ -243,6 +243,12 @@ def _audit(s: Session, a: dict[str, Any]) -> Result:
     return audit(ws=s.ws)
 
 
+def _report(s: Session, a: dict[str, Any]) -> Result:
+    from dcx.ops.report import report
+
+    return report(workspaces=[s.ws], decision_id=a.get("decision_id"), since=a.get("since"))
+
+
 # -- the table ---------------------------------------------------------------------------------
 
 TOOLS: tuple[Tool, ...] = (
@@ -354,6 +360,13 @@ TOOLS: tuple[Tool, ...] = (
     tool("audit", "Scan every public file for this workspace's private values; findings (file and field, never "
          "the value) are a tool error.", {}, _audit, read_only=True,
          failure=("audit_findings", "audit found private values in public files: data.findings lists each")),
+    tool("report", "Decision quality of this goal from its public files only: authority, recall acceptance, "
+         "stale-claim rejection, evidence-driven changes, outcomes, calibration, the provider stop condition and "
+         "the promotion gate. An accepted stale claim is a tool error.",
+         {"decision_id": like(DECISION, "Only this decision.", optional=True),
+          "since": Timestamp(optional=True, doc="Only decisions started at or after this RFC 3339 time.")},
+         _report, read_only=True,
+         failure=("accepted_stale_claims", "the report found an accepted stale claim: data lists each")),
 )
 
 BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}

@@ -15,7 +15,7 @@ from conftest import REPO
 from cycle_helpers import PROPOSAL
 from mcp_support import connect, error, run
 
-# SPEC §14: tools mirror these commands (those that exist today; report is to come).
+# SPEC §14: tools mirror these commands.
 SPEC_14 = ("status", "scan", "index", "prepare", "recall", "propose", "outcome", "writeback", "gate", "review",
            "commit", "feedback", "log", "show", "verify", "audit", "report")
 # Commands offered as tools beyond SPEC §14's list (docs/mcp.md says why).
