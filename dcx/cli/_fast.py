@@ -127,7 +127,7 @@ def _positive_int(text: str) -> int | None:
 
 def _seconds(text: str) -> float | None:
     whole, _, frac = text.partition(".")
-    ok = text.isascii() and whole.isdigit() and (not frac or frac.isdigit()) and "." != text[-1:]
+    ok = text.isascii() and whole.isdigit() and (not frac or frac.isdigit()) and text[-1:] != "."
     return float(text) if ok else None
 
 
