@@ -1,6 +1,7 @@
 """Start-up time of `dcx --version`, `dcx status` and the read-only commands next to bare Python.
 
-Run on demand: `make bench` or `.venv/bin/python bench/startup.py [runs]`.
+Run on demand: `make bench` or `.venv/bin/python bench/startup.py [runs]`;
+`bench/startup.py --instructions` counts instructions instead (valgrind).
 Prints, per command, the median wall time, its ratio to `python -c pass`, and
 the median CPU time (user + system of the child, what `/usr/bin/time -f %U+%S`
 reports): on a shared, loaded machine wall time mostly measures the queue for
@@ -38,8 +39,19 @@ def median_ms(argv: list[str], runs: int) -> tuple[float, float]:
     return statistics.median(wall), statistics.median(cpu)
 
 
+def instructions(argv: list[str]) -> int | None:
+    """Instructions executed (valgrind callgrind's ``I refs``): a load-independent measure."""
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+    found = [line for line in proc.stderr.splitlines() if "I   refs" in line]
+    return int(found[0].split()[-1].replace(",", "")) if found else None
+
+
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 21
+    args = sys.argv[1:]
+    counting = "--instructions" in args  # valgrind, ~10 s per row: one run each
+    args = [a for a in args if a != "--instructions"]
+    runs = int(args[0]) if args else 21
     dcx = shutil.which("dcx", path=str(Path(sys.executable).parent)) or "dcx"
     with tempfile.TemporaryDirectory() as tmp:
         goal = Path(tmp) / "example"
@@ -65,6 +77,13 @@ def main() -> None:
             ("typer: dcx log", [sys.executable, "-c", TYPER, "-C", str(goal), "log"]),
             ("typer: dcx verify", [sys.executable, "-c", TYPER, "-C", str(goal), "verify"]),
         ]
+        if counting and shutil.which("valgrind"):
+            counts = {name: instructions(argv) for name, argv in rows}
+            status = counts["dcx status --format json"] or 1
+            print("instructions (millions), and the ratio to `dcx status --format json`")
+            for name, count in counts.items():
+                print(f"  {name:<28} {(count or 0) / 1e6:8.0f} M   {(count or 0) / status:5.2f}x status")
+            return
         results = {name: median_ms(argv, runs) for name, argv in rows}
     base, base_cpu = results["python -c pass"]
     print(f"median of {runs} runs        wall          ratio      cpu (user+sys)  ratio")
