@@ -1,8 +1,13 @@
-"""Fast paths that answer without importing typer or rich.
+"""Fast paths that answer without importing typer (and rich only for text output).
 
 Only argv shapes this module fully understands are answered here; anything
-else (``--help``, text output, unknown flags) returns None and falls through
-to the typer app, which implements the same commands. Tests compare both.
+else (``--help``, ``--reveal``, ``--repair``, ``--write``, unknown flags or
+values the typer app would refuse) returns None and falls through to the
+typer app, which implements the same commands. The read-only commands
+(``log``, ``show``, ``verify``, ``sources``) call the same ops functions,
+print with the same renderers (``dcx.cli.readers``) and go through the same
+error boundary (``dcx.cli._answer``) as their typer commands; tests compare
+both paths byte for byte (tests/cli/test_fast_readers.py).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ def try_fast(args: list[str]) -> int | None:
         return 0
     if rest[:1] == ["status"] and not verbose:
         return _status(workspace, no_color, rest[1:])
+    if rest[:1] and rest[0] in READERS:
+        return _reader(rest[0], rest[1:], workspace, verbose, no_color)
     return None
 
 
@@ -102,3 +109,123 @@ def _status(workspace: str | None, no_color: bool, rest: list[str]) -> int | Non
 
         sys.stdout.write(format_status(result.data, colour=use_colour(no_color), width=terminal_width()))
     return int(result.exit_code)
+
+
+# Options of each read-only command the fast path understands: option -> keyword,
+# and for each keyword a check of its value (None = fall through to typer).
+READERS: dict[str, dict[str, str]] = {
+    "log": {"--decision-id": "decision_id", "--limit": "limit"},
+    "show": {},
+    "verify": {"--wait": "wait"},
+    "sources": {},
+}
+
+
+def _positive_int(text: str) -> int | None:
+    return int(text) if text.isascii() and text.isdigit() and int(text) >= 1 else None
+
+
+def _seconds(text: str) -> float | None:
+    whole, _, frac = text.partition(".")
+    ok = text.isascii() and whole.isdigit() and (not frac or frac.isdigit()) and text[-1:] != "."
+    return float(text) if ok else None
+
+
+def _plain(text: str) -> str | None:
+    return text if text and not text.startswith("-") else None
+
+
+CHECKS = {"decision_id": _plain, "limit": _positive_int, "wait": _seconds}
+
+
+def _reader(verb: str, rest: list[str], workspace: str | None, verbose: int, no_color: bool) -> int | None:
+    """``dcx log|show|verify|sources`` with their common options, or None (typer answers)."""
+    options = READERS[verb]
+    fmt = os.environ.get("DCX_FORMAT", "text")
+    values: dict[str, object] = {}
+    positional: list[str] = []
+    rest = list(rest)
+    while rest:
+        arg = rest.pop(0)
+        name, eq, inline = arg.partition("=")
+        if arg.startswith("--") and name in (*options, "--format"):
+            if eq:
+                value = inline
+            elif rest:
+                value = rest.pop(0)
+            else:
+                return None
+            if name == "--format":
+                fmt = value
+                continue
+            key = options[name]
+            checked = CHECKS[key](value)
+            if checked is None:
+                return None
+            values[key] = checked
+        elif arg.startswith("-") or arg == "":
+            return None  # --help, --reveal, --repair, --write, --, anything unknown
+        else:
+            positional.append(arg)
+    fmt = fmt.lower()
+    if fmt not in ("json", "text"):
+        return None
+    if verb == "show":
+        if len(positional) != 1:
+            return None
+        values["ref"] = positional[0]
+    elif positional:
+        return None
+
+    from dcx.cli._answer import answer
+    from dcx.cli._globals import Globals
+
+    call, render = _CALLS[verb](values)
+    return answer(Globals(workspace=workspace, verbose=verbose, no_color=no_color), fmt, call, render)
+
+
+def _log(values):
+    from dcx.cli.readers.log import render
+
+    def call(g):
+        from dcx.ops.log import log
+
+        return log(ws=g.ws(), decision_id=values.get("decision_id"), limit=values.get("limit"))
+
+    return call, render
+
+
+def _show(values):
+    from dcx.cli.readers.show import render
+
+    def call(g):
+        from dcx.ops.show import show
+
+        return show(ws=g.ws(), ref=values["ref"], reveal_refs=False)
+
+    return call, render
+
+
+def _verify(values):
+    from dcx.cli.readers.verify import render
+
+    def call(g):
+        from dcx.ops.verify import verify
+
+        return verify(ws=g.ws(), repair=False, wait=values.get("wait", 5.0))
+
+    return call, render
+
+
+def _sources(values):
+    from dcx.cli.readers.sources import render
+
+    def call(g):
+        from dcx.ops.sources import sources
+
+        return sources(ws=g.ws(), write=False)
+
+    return call, render
+
+
+_CALLS = {"log": _log, "show": _show, "verify": _verify, "sources": _sources}

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Optional
 
 import typer
+
+from dcx.cli._globals import Globals
 
 
 class OutputFormat(str, Enum):  # noqa: UP042 — typer needs a str-valued Enum for choices
@@ -39,25 +40,6 @@ DecisionOpt = Annotated[
     str,
     typer.Option("--decision-id", help="The decision: [a-z0-9][a-z0-9._-]{0,127}."),
 ]
-
-
-@dataclass
-class Globals:
-    """Options given before the subcommand, as in git."""
-
-    workspace: str | None = None
-    verbose: int = 0
-    no_color: bool = False
-
-    def ws(self):  # -> Workspace; imported lazily to keep --help light
-        from dcx.privacy import LazyPrivateValues
-        from dcx.public import bind_goal_root, bind_private_values
-        from dcx.workspace import find_workspace
-
-        found = find_workspace(self.workspace)
-        bind_goal_root(str(found.root))
-        bind_private_values(LazyPrivateValues(found))  # SPEC 3.4: writers refuse this workspace's values
-        return found
 
 
 def globals_of(ctx: typer.Context) -> Globals:

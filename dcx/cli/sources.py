@@ -6,6 +6,7 @@ import typer
 
 from dcx.cli._boundary import run
 from dcx.cli._options import FormatOpt, OutputFormat
+from dcx.cli.readers.sources import render
 from dcx.result import Result
 
 
@@ -28,19 +29,3 @@ def command(
         return sources(ws=g.ws(), write=write)
 
     run(ctx, fmt, call, render)
-
-
-def render(console, result: Result) -> None:
-    from dcx.cli.views.common import grid
-
-    manifest = result.data["manifest"]
-    rows = [
-        [row["source_id"] if row["enabled"] else f"{row['source_id']} (off)", row["provider_id"],
-         row["source_kind"], row["priority"], row["evidence_level"], row["scan_mode"], row["exact_read_policy"],
-         f"{row['freshness_seconds']}s"]
-        for row in manifest["sources"]
-    ]
-    if rows:
-        grid(console, ("source", "via", "kind", "pri", "lvl", "scan", "read", "fresh"), rows)
-    note = "stored" if result.data["written"] else "not stored (use --write)"
-    console.print(f"{manifest['manifest_ref']} · {manifest['source_count']} source(s) · {note}", markup=False)

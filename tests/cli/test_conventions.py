@@ -74,6 +74,29 @@ def test_startup_paths_import_nothing_heavy(example: Path, args) -> None:
     assert "HEAVY []" in proc.stderr, proc.stderr
 
 
+READER_SHAPES = [["log"], ["log", "--format", "json"], ["log", "--limit", "2", "--decision-id", "d"],
+                 ["show", "decision-source-manifest", "--format", "json"], ["show", "nope"], ["verify"],
+                 ["verify", "--format", "json", "--wait", "1"], ["sources"], ["sources", "--format=json"]]
+
+
+@pytest.mark.parametrize("args", READER_SHAPES, ids=" ".join)
+def test_read_only_fast_paths_import_no_typer(example: Path, args) -> None:
+    """Issue 18: log, show, verify, sources answer without typer, and without rich in JSON."""
+    code = (
+        "import sys\n"
+        "from dcx.cli import main\n"
+        "try:\n"
+        f"    main({['-C', str(example), *args]!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & {'typer', 'rich', 'click'}), file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    loaded = proc.stderr.rsplit("LOADED ", 1)[-1].strip()
+    json_out = "json" in " ".join(args)
+    assert loaded == ("[]" if json_out or "nope" in args else "['rich']"), proc.stderr
+
+
 def test_installed_console_script_end_to_end(tmp_path: Path) -> None:
     root = tmp_path / "goal"
     root.mkdir()

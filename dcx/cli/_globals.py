@@ -1,0 +1,24 @@
+"""The global options of every command, typer-free (the fast paths in ``_fast`` use them too)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Globals:
+    """Options given before the subcommand, as in git."""
+
+    workspace: str | None = None
+    verbose: int = 0
+    no_color: bool = False
+
+    def ws(self):  # -> Workspace; imported lazily to keep --help light
+        from dcx.privacy import LazyPrivateValues
+        from dcx.public import bind_goal_root, bind_private_values
+        from dcx.workspace import find_workspace
+
+        found = find_workspace(self.workspace)
+        bind_goal_root(str(found.root))
+        bind_private_values(LazyPrivateValues(found))  # SPEC 3.4: writers refuse this workspace's values
+        return found

@@ -1,0 +1,51 @@
+"""The text view of `dcx log`, typer-free: the typer command and the fast path (``dcx.cli._fast``) both print with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dcx.cli._render import styled
+from dcx.result import Result
+
+
+def _lines(console, rows: list[tuple[str, str, Any]]) -> None:
+    """Gutter, kind, then text that wraps under itself (the gutter stays on every line)."""
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(no_wrap=True, min_width=9)
+    grid.add_column(overflow="fold")
+    for gutter, kind, text in rows:
+        grid.add_row(styled("[yellow]{}[/]", gutter) if gutter else "", kind, text)
+    console.print(grid)
+
+
+def render(console, result: Result) -> None:
+    decisions = result.data["decisions"]
+    if not decisions and not result.data["goal_scans"]:
+        console.print("no decisions yet: start one with `dcx prepare --decision-id ID`", markup=False)
+    for row in decisions:
+        if row.get("abandoned"):
+            nxt = "abandoned"
+        else:
+            nxt = f"next: dcx {row['next_step']}" if row["next_step"] else "complete"
+            if row.get("outcome_due"):
+                nxt = f"outcome due · {nxt}"
+            elif row.get("settlement"):
+                nxt = f"settled {row['settlement']} · {nxt}"
+        console.print(styled("[yellow]*[/] [bold]{}[/]  {}  [dim]{}[/]", row["decision_id"],
+                             row["last_observed_at"] or "", nxt))
+        lines: list[tuple[str, str, Any]] = []
+        if row.get("next_hint"):
+            lines.append(("|", "", styled("[dim]({})[/]", row["next_hint"])))
+        for link in row["chain"]:
+            lines.append(("|", link["kind"], styled("[cyan]{}[/]  {}", link["short_ref"], link["status"])))
+        _lines(console, lines)
+        console.print(styled("[yellow]|[/]"))
+    scans = result.data["goal_scans"]
+    if scans:
+        console.print(styled("[bold]goal-level scans[/] ({})", len(scans)))
+        _lines(console, [("", "   scan", styled("[cyan]{}[/]  {} · {} · {} change(s) · {}", scan["short_ref"],
+                                                  scan["source_id"], scan["status"], scan["changed_count"],
+                                                  scan["observed_at"])) for scan in scans[:10]])
