@@ -21,7 +21,6 @@ import json
 import os
 import pty
 import re
-import select
 import shutil
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from cycle_fixture import D
+from pty_support import read_all
 
 from dcx.canonical import packet_ref, pretty_bytes
 
@@ -48,21 +48,8 @@ def on_pty(*args: str, cwd: Path) -> tuple[int, bytes]:
     proc = subprocess.Popen([EXE, *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=follower,
                             stderr=follower, env=env)
     os.close(follower)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([leader], [], [], 60)
-        if not ready:
-            proc.kill()
-            raise AssertionError(f"dcx {args} hung")
-        try:
-            data = os.read(leader, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(leader)
-    return proc.wait(timeout=30), b"".join(chunks)
+    out = read_all(leader, proc, args)
+    return proc.wait(timeout=30), out
 
 
 def assert_safe(out: bytes, *, shows: tuple[str, ...] = ()) -> str:

@@ -13,7 +13,6 @@ import json
 import os
 import pty
 import re
-import select
 import shutil
 import struct
 import subprocess
@@ -22,6 +21,7 @@ import termios
 from pathlib import Path
 
 import pytest
+from pty_support import read_all
 
 EXE = shutil.which("dcx", path=str(Path(sys.executable).parent)) or "dcx"
 COMMANDS = (("sources",), ("scan",), ("log",), ("status",))
@@ -39,22 +39,9 @@ def on_pty(args: tuple[str, ...], root: Path, width: int) -> str:
     proc = subprocess.Popen([EXE, "-C", str(root), *args], stdin=subprocess.DEVNULL, stdout=follower,
                             stderr=subprocess.DEVNULL, env=_env())
     os.close(follower)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([leader], [], [], 60)
-        if not ready:
-            proc.kill()
-            raise AssertionError(f"dcx {args} hung")
-        try:
-            data = os.read(leader, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(leader)
+    out = read_all(leader, proc, args)
     proc.wait(timeout=30)
-    text = b"".join(chunks).decode().replace("\r\n", "\n")
+    text = out.decode().replace("\r\n", "\n")
     return re.sub(r"\x1b\[[0-9;]*m", "", text)  # styling (NO_COLOR keeps bold and dim) is not layout
 
 
