@@ -1,0 +1,1 @@
+"""Leaf mechanisms owned by nobody; they import nothing of dcx but each other (docs/architecture.md)."""
