@@ -40,13 +40,13 @@ SUMMARIES = [
 
 def build(root: Path, files: int, values: int) -> None:
     from dcx import decisions
+    from dcx.core.workspace import Workspace
     from dcx.keys import load_key
     from dcx.ops._common import packet_context
     from dcx.ops.init import init
     from dcx.packets import evidence
     from dcx.refmap import RefMinter
     from dcx.store import Store
-    from dcx.workspace import Workspace
 
     root.mkdir(parents=True)
     init(root=root, goal_id="bench-audit", agent_id="agent-a")
@@ -93,7 +93,7 @@ def timed(args: list[str], cwd: Path, runs: int) -> tuple[float, float, int]:
 
 
 def detector_cost() -> tuple[float, int]:
-    from dcx.public import unsafe_class
+    from dcx.core.public import unsafe_class
 
     texts = [json.loads(line)["text"] for name in ("positives", "negatives")
              for line in (REPO / "fixtures" / "public-safety" / f"{name}.jsonl").read_text().splitlines()]

@@ -101,7 +101,7 @@ def main() -> None:
     args = parser.parse_args()
     from sourcekit import binding_block, configure, plane, source_block
 
-    from dcx.clock import SystemClock
+    from dcx.core.clock import SystemClock
     from dcx.ops.init import init
     from dcx.sources.plane import exact_read_scan, scan_source
 

@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from dcx.canonical import packet_ref, pretty_bytes  # noqa: E402
+from dcx.core.canonical import packet_ref, pretty_bytes  # noqa: E402
 from dcx.packets import KINDS  # noqa: E402
 
 SOURCE = REPO / "fixtures" / "report" / "catalog" / ".decision-context"

@@ -89,12 +89,12 @@ def registry_locator(goal: Path) -> dict:
 def run_size(count: int, size: int, base: Path, globs: bool = True) -> dict[str, float]:
     from sourcekit import binding_block, configure, plane, source_block
 
-    from dcx.clock import SystemClock
+    from dcx.core.clock import SystemClock
+    from dcx.core.trees import store_tree
+    from dcx.core.walk import walk
     from dcx.cursors import write_cursors
     from dcx.ops.init import init
     from dcx.sources.plane import scan_source
-    from dcx.sources.trees import store_tree
-    from dcx.sources.walk import walk
 
     goal = base / f"goal-{count}"
     goal.mkdir()

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.errors import InvalidInput, NoWorkspace
+from dcx.core.errors import InvalidInput, NoWorkspace
+from dcx.core.workspace import Workspace
 from dcx.profile import Profile, Registry, load_profile, load_registry, resolve_agent
-from dcx.workspace import Workspace
 
 SCHEMA = "decision_context_activation_status_v0"
 STATUSES = ("disabled", "profile_invalid", "agent_not_enabled", "provider_unavailable", "available")

@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from dcx.authority import confirms, same_document, too_short
-from dcx.errors import InvalidInput, Refused
+from dcx.core.errors import InvalidInput, Refused
+from dcx.core.walk import ALWAYS_EXCLUDED, LocatorError, resolve_locator, revision_of
+from dcx.core.workspace import Workspace
 from dcx.profile import Profile, Registry, Source
 from dcx.refmap import RefMinter
-from dcx.sources.walk import ALWAYS_EXCLUDED, LocatorError, resolve_locator, revision_of
-from dcx.workspace import Workspace
 
 CONVERSATION_PREFIXES = ("obelisk:", "host-session:")
 MAX_CONTENT_CANDIDATES = 8
@@ -204,7 +204,7 @@ class AuthorityReader:
 
 
 def _matches(include: tuple[str, ...], exclude: tuple[str, ...], rel: str) -> bool:
-    from dcx.sources.walk import _matcher
+    from dcx.core.walk import _matcher
 
     match = _matcher(include, exclude)
     return match is None or match(rel)  # no include/exclude: the whole folder is the source

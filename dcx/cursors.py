@@ -20,11 +20,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from dcx.clock import normalise_ts, parse_ts
-from dcx.errors import InvalidInput, Refused
-from dcx.fsutil import DEFAULT_WAIT, file_lock, write_private
-from dcx.public import TOKEN_RE
-from dcx.workspace import Workspace
+from dcx.core.clock import normalise_ts, parse_ts
+from dcx.core.errors import InvalidInput, Refused
+from dcx.core.fsutil import DEFAULT_WAIT, file_lock, write_private
+from dcx.core.public import TOKEN_RE
+from dcx.core.workspace import Workspace
 
 CURSORS_SCHEMA = "dcx_cursors_v0"
 FRESHNESS_SCHEMA = "dcx_freshness_state_v0"

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dcx.fsutil import DEFAULT_WAIT, locked_append, read_lines
-from dcx.workspace import Workspace
+from dcx.core.fsutil import DEFAULT_WAIT, locked_append, read_lines
+from dcx.core.workspace import Workspace
 
 
 def index_path(ws: Workspace, decision_id: str) -> Path:

@@ -17,10 +17,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from dcx.canonical import canonical_bytes, digest_hex
-from dcx.errors import InvalidInput, Refused
-from dcx.fsutil import DEFAULT_WAIT, locked_append, read_lines
-from dcx.packets.spec import (
+from dcx.core.canonical import canonical_bytes, digest_hex
+from dcx.core.errors import InvalidInput, Refused
+from dcx.core.fields import (
     Bool,
     Const,
     DecisionId,
@@ -32,7 +31,8 @@ from dcx.packets.spec import (
     Token,
     Tokens,
 )
-from dcx.workspace import Workspace
+from dcx.core.fsutil import DEFAULT_WAIT, locked_append, read_lines
+from dcx.core.workspace import Workspace
 
 SCHEMA = "loopx_rollout_event_v0"
 KINDS = ("validation", "todo_add", "todo_update", "todo_complete", "refresh_state")

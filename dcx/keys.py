@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import blake3
 
-from dcx.errors import InvalidInput, NoWorkspace
-from dcx.fsutil import write_private
-from dcx.workspace import KEY_BYTES, Workspace
+from dcx.core.errors import InvalidInput, NoWorkspace
+from dcx.core.fsutil import write_private
+from dcx.core.workspace import KEY_BYTES, Workspace
 
 KEY_ID_CONTEXT = b"dcx-key-id"
 

@@ -12,10 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dcx.errors import Refused
-from dcx.fsutil import write_private
-from dcx.packets.spec import Any_, Ref, Shape, Token
-from dcx.workspace import Workspace
+from dcx.core.errors import Refused
+from dcx.core.fields import Any_, Ref, Shape, Token
+from dcx.core.fsutil import write_private
+from dcx.core.workspace import Workspace
 
 SCHEMA = "decision_context_pending_v0"
 
@@ -26,7 +26,7 @@ class _CursorMap(Any_):
         self.nullable_values = nullable_values
 
     def check(self, value: Any, path: str) -> Any:
-        from dcx.packets.spec import bad
+        from dcx.core.fields import bad
 
         if not isinstance(value, dict):
             raise bad(path, "expected an object")

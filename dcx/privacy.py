@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dcx.workspace import Workspace
+from dcx.core.workspace import Workspace
 
 MIN_LENGTH = 8
 # Provider config keys whose values are public by design: an installed extension's id
@@ -78,7 +78,7 @@ def _config_strings(value: Any) -> Iterator[str]:
 
 def collect(ws: Workspace) -> PrivateValues:
     """Every private value this workspace knows (never raises for a broken profile or registry)."""
-    from dcx.errors import DcxError
+    from dcx.core.errors import DcxError
     from dcx.profile import load_profile, load_registry
     from dcx.refmap import all_private_values
 

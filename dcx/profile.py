@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dcx.canonical import content_digest
-from dcx.errors import InvalidInput
-from dcx.packets.spec import (
+from dcx.core.canonical import content_digest
+from dcx.core.errors import InvalidInput
+from dcx.core.fields import (
     Any_,
     Bool,
     Const,
@@ -27,18 +27,20 @@ from dcx.packets.spec import (
     Tokens,
     bad,
 )
-from dcx.tomlerrors import load_toml, locate_error
-from dcx.workspace import Workspace
+from dcx.core.tomlerrors import load_toml, locate_error
+from dcx.core.vocab import (
+    BUILTIN_ADAPTERS,
+    EVIDENCE_LEVELS,
+    PRIORITIES,
+    PROVIDERS,
+    READ_POLICIES,
+    SCAN_MODES,
+    SOURCE_KINDS,
+)
+from dcx.core.workspace import Workspace
 
 PROFILE_SCHEMA = "decision_context_profile_v0"
 REGISTRY_SCHEMA = "decision_source_registry_v0"
-BUILTIN_ADAPTERS = ("local-file", "git")
-PROVIDERS = ("bm25", "openviking", "extension", "none")
-SOURCE_KINDS = ("artifact", "conversation", "document", "external_signal", "person", "repository")
-PRIORITIES = ("p0", "p1", "p2")
-EVIDENCE_LEVELS = ("s0", "s1", "s2", "s3", "s4")
-SCAN_MODES = ("incremental", "on_demand", "snapshot")
-READ_POLICIES = ("always", "material_change", "never")
 MIB = 1024 * 1024
 
 

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from dcx.clock import parse_ts
+from dcx.core.clock import parse_ts
 
 # reason codes of a *stale* claim (the authority moved); every other reason is a rejection
 STALE_REASONS = frozenset({"stale_authority_revision"})

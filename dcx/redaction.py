@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.errors import Refused
-from dcx.packets.spec import Const, DecisionId, Int, Pattern, ReasonCode, Shape, Timestamp, Token
+from dcx.core.errors import Refused
+from dcx.core.fields import Const, DecisionId, Int, Pattern, ReasonCode, Shape, Timestamp, Token
 
 SCHEMA = "dcx_redacted_v0"
 # The digest in dcx's own ref shape (`blake3-<32 hex>`), which the public-safety
@@ -62,7 +62,7 @@ def is_stub(packet: Any) -> bool:
 
 def check_stub(packet: dict[str, Any], kind: str, ref: str) -> str | None:
     """Why ``packet`` is not a valid stub for the file ``packets/<kind>/<ref>.json``, or None."""
-    from dcx.errors import DcxError
+    from dcx.core.errors import DcxError
 
     try:
         STUB.check(packet)
@@ -76,6 +76,6 @@ def check_stub(packet: dict[str, Any], kind: str, ref: str) -> str | None:
 
 
 def digest(data: bytes) -> str:
-    from dcx.canonical import digest_hex
+    from dcx.core.canonical import digest_hex
 
     return f"{DIGEST_PREFIX}-{digest_hex(data)}"

@@ -21,9 +21,9 @@ import json
 import sqlite3
 from typing import Any
 
-from dcx.canonical import keyed_ref
+from dcx.core.canonical import keyed_ref
+from dcx.core.workspace import Workspace
 from dcx.keys import Key
-from dcx.workspace import Workspace
 
 PREFIXES = ("source-change", "source-revision", "source-cursor", "provider")
 
@@ -79,7 +79,7 @@ class RefMinter:
 
 
 def _connect(ws: Workspace) -> sqlite3.Connection:
-    from dcx.fsutil import create_file
+    from dcx.core.fsutil import create_file
 
     create_file(ws.refs_db, 0o600)  # sqlite would create it 0644; its journal takes the database's mode
     conn = sqlite3.connect(ws.refs_db, timeout=10)

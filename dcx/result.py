@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from dcx.errors import ExitCode
+from dcx.core.errors import ExitCode
 
 Status = Literal["ok", "partial", "error"]
 

@@ -15,8 +15,8 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from dcx.core.fields import Shape
 from dcx.packets import available_specs
-from dcx.packets.spec import Shape
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "docs" / "schemas"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dcx.canonical import REF_RE, pretty_bytes
-from dcx.errors import DcxError, InvalidInput, Refused
-from dcx.fsutil import atomic_write, is_temp
+from dcx.core.canonical import REF_RE, pretty_bytes
+from dcx.core.envelope import PacketContext, PacketSpec
+from dcx.core.errors import DcxError, InvalidInput, Refused
+from dcx.core.fsutil import atomic_write, is_temp
+from dcx.core.public import without_private_values
+from dcx.core.workspace import Workspace
 from dcx.packets import BY_PREFIX, KINDS, spec_for
-from dcx.packets.spec import PacketContext, PacketSpec
-from dcx.public import without_private_values
 from dcx.redaction import Redacted, check_stub, is_stub
-from dcx.workspace import Workspace
 
 PACKET_MODE = 0o444
 

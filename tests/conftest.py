@@ -51,7 +51,7 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    from dcx import public
+    from dcx.core import public
 
     public.bind_private_values(None)  # an in-process CLI run binds its workspace's values
 

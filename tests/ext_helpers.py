@@ -62,8 +62,8 @@ def make_extension(base: Path, script: str, ext_id: str | None = None, **manifes
 
 def install(ws_root: Path, manifest: Path, *extra: str) -> None:
     """Install through the ops layer (the CLI tests cover the command itself)."""
+    from dcx.core.workspace import Workspace
     from dcx.ops.ext import install as op
-    from dcx.workspace import Workspace
 
     enable = "--disabled" not in extra
     result = op(ws=Workspace(ws_root), path=str(manifest), enable=enable)
@@ -87,8 +87,8 @@ def request(**overrides: object):
 
 
 def retrieve(ws_root: Path, config: dict | None = None, *, deadline_in: float = 30, **overrides: object):
+    from dcx.core.workspace import Workspace
     from dcx.providers.extension import ExtensionProvider
-    from dcx.workspace import Workspace
 
     provider = ExtensionProvider(Workspace(ws_root), config or {})
     result = provider.retrieve(request(**overrides), deadline=time.monotonic() + deadline_in)

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from dcx.core.workspace import Workspace
 from dcx.providers.base import COMPLETED, Retrieval, RetrievalItem, RetrievalRequest
-from dcx.workspace import Workspace
 
 OBSERVED = "2026-11-29T18:00:00Z"
 

@@ -5,9 +5,9 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dcx.canonical import canonical_bytes, keyed_ref, packet_ref, pretty_bytes
+from dcx.core.canonical import canonical_bytes, keyed_ref, packet_ref, pretty_bytes
+from dcx.core.envelope import PacketContext
 from dcx.packets import manifest
-from dcx.packets.spec import PacketContext
 
 CTX = PacketContext(goal_id="goal-test", key_id="0123abcd")
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from dcx.clock import FixedClock, clock_from_env, normalise_ts
-from dcx.errors import InvalidInput
+from dcx.core.clock import FixedClock, clock_from_env, normalise_ts
+from dcx.core.errors import InvalidInput
 
 
 @pytest.mark.parametrize(

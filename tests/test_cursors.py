@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from dcx.core.errors import InvalidInput, Refused
+from dcx.core.workspace import Workspace
 from dcx.cursors import read_cursors, read_freshness, record_freshness, write_cursors
-from dcx.errors import InvalidInput, Refused
-from dcx.workspace import Workspace
 
 
 def test_missing_cursor_file_is_no_cursor(fresh_ws: Path) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from conftest import REPO
 
-from dcx.errors import ExitCode
+from dcx.core.errors import ExitCode
 
 DCX = REPO / "dcx"
 DOCS = "\n".join(p.read_text() for p in sorted((REPO / "docs").glob("*.md")))

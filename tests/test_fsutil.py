@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from dcx.errors import LockBusy, Refused
-from dcx.fsutil import atomic_write, file_lock, locked_append, read_lines
+from dcx.core.errors import LockBusy, Refused
+from dcx.core.fsutil import atomic_write, file_lock, locked_append, read_lines
 
 
 def test_atomic_write_replaces_and_sets_mode(tmp_path: Path) -> None:
@@ -42,7 +42,7 @@ def test_fault_point_kills_before_replace(tmp_path: Path) -> None:
     code = textwrap.dedent(
         f"""
         from pathlib import Path
-        from dcx.fsutil import atomic_write
+        from dcx.core.fsutil import atomic_write
         atomic_write(Path({str(target)!r}), b"new")
         """
     )
@@ -61,7 +61,7 @@ def test_lock_timeout_is_lock_busy_naming_the_lock(tmp_path: Path) -> None:
         [sys.executable, "-c", textwrap.dedent(f"""
             import sys, time
             from pathlib import Path
-            from dcx.fsutil import file_lock
+            from dcx.core.fsutil import file_lock
             with file_lock(Path({str(target)!r})):
                 print("held", flush=True)
                 time.sleep(30)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from dcx.errors import UnsafeText
-from dcx.public import bind_goal_root, check_record, check_text, check_token, unsafe_class
+from dcx.core.errors import UnsafeText
+from dcx.core.public import bind_goal_root, check_record, check_text, check_token, unsafe_class
 
 REJECTED = [
     ("local_path", "see ~/notes/plan.md"),

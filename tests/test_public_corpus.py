@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dcx.public import unsafe_class
+from dcx.core.public import unsafe_class
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "public-safety"
 FAMILIES = {

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from dcx.cli._globals import Globals
 from dcx.cli._render import TextRenderer, emit, emit_error
-from dcx.errors import DcxError, ExitCode, InternalError
+from dcx.core.errors import DcxError, ExitCode, InternalError
 from dcx.result import Result
 
 
@@ -29,7 +29,7 @@ def _log_internal(g: Globals, exc: BaseException) -> str | None:
         from datetime import UTC, datetime
 
         ws = g.ws()
-        from dcx.fsutil import ensure_dir
+        from dcx.core.fsutil import ensure_dir
 
         ensure_dir(ws.log_dir)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")

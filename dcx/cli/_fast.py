@@ -75,10 +75,10 @@ def _status(workspace: str | None, no_color: bool, rest: list[str]) -> int | Non
         return None
     import json
 
-    from dcx.errors import DcxError
+    from dcx.core.errors import DcxError
+    from dcx.core.public import bind_goal_root
+    from dcx.core.workspace import find_workspace
     from dcx.ops.status import status
-    from dcx.public import bind_goal_root
-    from dcx.workspace import find_workspace
 
     try:
         ws = find_workspace(workspace)

@@ -14,9 +14,9 @@ class Globals:
     no_color: bool = False
 
     def ws(self):  # -> Workspace; imported lazily to keep --help light
+        from dcx.core.public import bind_goal_root, bind_private_values
+        from dcx.core.workspace import find_workspace
         from dcx.privacy import LazyPrivateValues
-        from dcx.public import bind_goal_root, bind_private_values
-        from dcx.workspace import find_workspace
 
         found = find_workspace(self.workspace)
         bind_goal_root(str(found.root))

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from dcx.errors import DcxError
+from dcx.core.errors import DcxError
 from dcx.result import Result
 from dcx.terminal import json_safe, visible, visible_data
 

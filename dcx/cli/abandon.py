@@ -27,7 +27,7 @@ def command(
     """
 
     def call(g) -> Result:
-        from dcx.clock import clock_from_env
+        from dcx.core.clock import clock_from_env
         from dcx.ops.abandon import abandon
 
         return abandon(ws=g.ws(), decision_id=decision_id, summary=summary, agent_id=agent_id,

@@ -12,7 +12,7 @@ from typer.core import Abort, TyperGroup
 
 from dcx import __version__
 from dcx.cli._options import Globals
-from dcx.errors import DcxError, ExitCode, InvalidInput
+from dcx.core.errors import DcxError, ExitCode, InvalidInput
 
 # (module under dcx.cli, command name). A module with ``app`` is a command group.
 COMMANDS: tuple[tuple[str, str], ...] = (

@@ -60,7 +60,7 @@ def command(
     """
 
     def call(g) -> Result:
-        from dcx.clock import clock_from_env
+        from dcx.core.clock import clock_from_env
         from dcx.ops.compare import compare
 
         with _progress(fmt, g.no_color) as progress:

@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from dcx.cli._options import FormatOpt, OutputFormat
-from dcx.errors import ExitCode, InvalidInput
+from dcx.core.errors import ExitCode, InvalidInput
 
 
 def command(

@@ -45,7 +45,7 @@ def import_(
     def call(g) -> Result:
         from pathlib import Path
 
-        from dcx.errors import InvalidInput
+        from dcx.core.errors import InvalidInput
         from dcx.keys import import_hex
 
         ws = g.ws()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from dcx.cli._options import AgentOpt, FormatOpt, OutputFormat, globals_of
-from dcx.errors import DcxError
+from dcx.core.errors import DcxError
 
 
 def command(
@@ -42,7 +42,7 @@ def command(
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     except Exception as exc:  # the SDK failed: one line, the stack (no messages) in private/log/
-        from dcx.errors import InternalError
+        from dcx.core.errors import InternalError
         from dcx.mcp.answer import internal
 
         error = internal(session.ws, exc).structured

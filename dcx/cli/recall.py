@@ -52,7 +52,7 @@ def command(
     """
 
     def call(g) -> Result:
-        from dcx.clock import clock_from_env
+        from dcx.core.clock import clock_from_env
         from dcx.ops.recall import recall
 
         return recall(

@@ -29,8 +29,8 @@ def command(
     """
 
     def call(g) -> Result:
+        from dcx.core.workspace import find_workspace
         from dcx.ops.report import report
-        from dcx.workspace import find_workspace
 
         chosen = [find_workspace(path) for path in workspaces] if workspaces else [g.ws()]
         return report(workspaces=chosen, decision_id=decision_id, since=since, html=html)

@@ -30,7 +30,7 @@ def command(
     """
 
     def call(g) -> Result:
-        from dcx.errors import InvalidInput
+        from dcx.core.errors import InvalidInput
         from dcx.ops.show import show
 
         if reveal and (getattr(fmt, "value", fmt) == "json" or not sys.stdout.isatty()):

@@ -8,7 +8,7 @@ import typer
 
 from dcx.cli._boundary import run
 from dcx.cli._options import AgentOpt, FormatOpt, OutputFormat
-from dcx.errors import ExitCode
+from dcx.core.errors import ExitCode
 from dcx.result import Result
 
 
@@ -35,8 +35,8 @@ def command(
     holder: dict[str, Any] = {}
 
     def call(g) -> Result:
-        from dcx.clock import clock_from_env
-        from dcx.errors import InvalidInput
+        from dcx.core.clock import clock_from_env
+        from dcx.core.errors import InvalidInput
         from dcx.ops.workbench import start
         from dcx.web.server import WorkbenchServer
 

@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dcx.errors import InvalidInput, Refused
+from dcx.core.errors import InvalidInput, Refused
 
 LOCK_SCHEMA = "dcx_corpus_lock_v0"
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$")

@@ -22,7 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dcx.errors import DcxError, ExitCode
+from dcx.core.errors import DcxError, ExitCode
 
 NAMES = ("recall", "precision", "mrr", "ndcg")
 

@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dcx import public
-from dcx.errors import DcxError, InvalidInput
-from dcx.packets.spec import Const, Enum, Field, Obj, Records, Shape, Token, bad
-from dcx.tomlerrors import line_of, load_toml, locate_error
+from dcx.core import public
+from dcx.core.errors import DcxError, InvalidInput
+from dcx.core.fields import Const, Enum, Field, Obj, Records, Shape, Token, bad
+from dcx.core.tomlerrors import line_of, load_toml, locate_error
 
 PLAN_SCHEMA = "dcx_comparison_plan_v0"
 MAX_K = 8

@@ -25,9 +25,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dcx.clock import Clock
 from dcx.comparison.corpus import Matcher
 from dcx.comparison.plan import Plan, ProfileEntry, Query
+from dcx.core.clock import Clock
 from dcx.profile import Profile
 
 SOURCE_ID = "source:compare:corpus"

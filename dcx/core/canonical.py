@@ -25,7 +25,7 @@ def canonical_bytes(value: Any) -> bytes:
     try:
         return rfc8785.dumps(value)
     except rfc8785.CanonicalizationError:
-        from dcx.errors import InvalidInput
+        from dcx.core.errors import InvalidInput
 
         raise InvalidInput(
             "value is not representable in canonical JSON (non-finite number or integer beyond 2^53)",

@@ -12,7 +12,7 @@ import time
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Protocol
 
-from dcx.errors import InvalidInput
+from dcx.core.errors import InvalidInput
 
 
 class Clock(Protocol):

@@ -1,11 +1,11 @@
-"""Typed specs: every packet and protocol object is declared once, here-shaped.
+"""Field rules: every packet and protocol object is declared once, here-shaped.
 
 A ``Shape`` is an ordered set of named ``Field``s. From it derive validation
 (strict: unknown and missing keys are listed), normalisation (record lists
 sorted by canonical JSON, token lists de-duplicated and sorted, timestamps in
 UTC ``Z`` form, null optional fields omitted), and the JSON Schema in
-``docs/schemas/``. A ``PacketSpec`` adds the stored-packet envelope: schema
-token, goal, key id, decision id and the content-derived ref.
+``docs/schemas/``. ``dcx.core.envelope`` adds the stored-packet envelope
+(``PacketSpec``): schema token, goal, key id, decision id and the content-derived ref.
 """
 
 from __future__ import annotations
@@ -13,12 +13,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from dcx import public
-from dcx.canonical import canonical_bytes, packet_ref
-from dcx.clock import normalise_ts
-from dcx.errors import InvalidInput
+from dcx.core import public
+from dcx.core.canonical import canonical_bytes
+from dcx.core.clock import normalise_ts
+from dcx.core.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from dcx.core.envelope import PacketSpec
 
 DECISION_ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 
@@ -469,99 +472,3 @@ class NestedList(Field):
     def schema(self) -> dict[str, Any]:
         assert self.spec is not None
         return {"type": "array", "maxItems": self.max_items, "items": {"$ref": f"{self.spec.schema_version}.schema.json"}}
-
-
-class PacketContext(NamedTuple):
-    """Identity every stored packet carries (SPEC §3.1)."""
-
-    goal_id: str
-    key_id: str
-    decision_id: str | None = None
-
-
-ENVELOPE_DOC = {
-    "schema_version": "The packet's schema token.",
-    "goal_id": "The goal this packet serves.",
-    "key_id": "First 8 hex of blake3(workspace key, 'dcx-key-id'): which key minted its opaque refs.",
-    "decision_id": "The decision the packet belongs to.",
-}
-
-
-class PacketSpec:
-    """A stored packet kind: its folder, schema token, ref prefix and ref field."""
-
-    def __init__(
-        self,
-        *,
-        kind: str,
-        schema_version: str,
-        prefix: str,
-        ref_field: str,
-        fields: Mapping[str, Field],
-        decision_scoped: bool | str = False,
-        doc: str = "",
-    ) -> None:
-        """``decision_scoped``: True (always carries ``decision_id``), False (never), or
-        ``"optional"`` (carries it when the context has one: scan receipts, coverage and
-        freshness are goal-level from ``dcx scan`` and bound to a decision from ``prepare``)."""
-        self.kind = kind
-        self.schema_version = schema_version
-        self.prefix = prefix
-        self.ref_field = ref_field
-        self.decision_scoped = decision_scoped
-        envelope: dict[str, Field] = {
-            "schema_version": Const(value=schema_version, doc=ENVELOPE_DOC["schema_version"], computed=True),
-            "goal_id": Token(doc=ENVELOPE_DOC["goal_id"], computed=True),
-            "key_id": Hex8(doc=ENVELOPE_DOC["key_id"], computed=True),
-        }
-        if decision_scoped:
-            envelope["decision_id"] = DecisionId(
-                doc=ENVELOPE_DOC["decision_id"], computed=True, optional=decision_scoped == "optional"
-            )
-        body = dict(fields)
-        body[ref_field] = Ref(prefix, doc="This packet's content-derived ref.", computed=True)
-        self.shape = Shape(schema_version, {**envelope, **body}, doc=doc)
-
-    def build(self, ctx: PacketContext, values: Mapping[str, Any]) -> dict[str, Any]:
-        """Validate ``values``, add the envelope, normalise, and compute the ref."""
-        draft: dict[str, Any] = {
-            "schema_version": self.schema_version,
-            "goal_id": ctx.goal_id,
-            "key_id": ctx.key_id,
-            **values,
-        }
-        if self.decision_scoped:
-            if ctx.decision_id is None and self.decision_scoped != "optional":
-                raise InvalidInput(f"{self.kind} packets need a decision id", field="decision_id")
-            if ctx.decision_id is not None:
-                draft["decision_id"] = ctx.decision_id
-        for name, rule in self.shape.fields.items():
-            if isinstance(rule, Const) and name not in draft:
-                draft[name] = rule.value  # constant flags are the spec's, not the caller's
-        draft[self.ref_field] = f"{self.prefix}-{'0' * 32}"  # placeholder, replaced below
-        packet = self.shape.check(draft, self.schema_version)
-        public.check_record(packet, where=self.schema_version)
-        packet[self.ref_field] = packet_ref(self.prefix, packet, self.ref_field)
-        return packet
-
-    def check_stored(self, value: Any, path: str = "") -> dict[str, Any]:
-        """Validate a packet read back (or embedded): shape, safety, and that its ref recomputes."""
-        packet = self.shape.check(value, path or self.schema_version)
-        public.check_record(packet, where=path or self.schema_version)
-        expected = packet_ref(self.prefix, packet, self.ref_field)
-        if packet[self.ref_field] != expected:
-            raise InvalidInput(
-                f"{path or self.kind}: {self.ref_field} does not match the content",
-                field=f"{path}.{self.ref_field}" if path else self.ref_field,
-                code="ref_mismatch",
-            )
-        return packet
-
-    def schema(self) -> dict[str, Any]:
-        body = self.shape.schema()
-        return {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "$id": f"{self.schema_version}.schema.json",
-            "title": self.schema_version,
-            **body,
-        }

@@ -14,7 +14,7 @@ import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from dcx.errors import LockBusy, Refused
+from dcx.core.errors import LockBusy, Refused
 
 DEFAULT_WAIT = 5.0
 FAULT_ENV = "DCX_FAULT_POINT"

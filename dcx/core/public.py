@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
 
-from dcx.errors import UnsafeText
+from dcx.core.errors import UnsafeText
 
 TOKEN_MAX = 128
 TEXT_MAX = 320

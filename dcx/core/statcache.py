@@ -37,8 +37,8 @@ from typing import Any
 
 import blake3
 
-from dcx.fsutil import atomic_write
-from dcx.workspace import Workspace
+from dcx.core.fsutil import atomic_write
+from dcx.core.workspace import Workspace
 
 SCHEMA = "dcx_stat_cache_v2"
 MAGIC = b"dcx-stat-cache\n"

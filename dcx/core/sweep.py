@@ -33,7 +33,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
-from dcx.sources.statcache import StatCache, StatKey, stat_key
+from dcx.core.statcache import StatCache, StatKey, stat_key
 
 NEVER_WALKED = ".decision-context"  # workspace.DC_DIR (not imported: workers stay light)
 DEADLINE_EVERY = 64  # files between two cooperative deadline checks

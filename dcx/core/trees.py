@@ -23,8 +23,8 @@ from pathlib import Path
 
 import blake3
 
-from dcx.fsutil import write_private
-from dcx.workspace import Workspace
+from dcx.core.fsutil import write_private
+from dcx.core.workspace import Workspace
 
 TREE_SCHEMA = "dcx_tree_v0"
 CURSOR_PREFIX = "tree:"

@@ -24,7 +24,7 @@ stat cache.
   UTF-8 cannot be named in JSON and are skipped.
 - Deadlines are cooperative; hashes made before a timeout stay in the cache.
 
-Listing, stat-checking and hashing happen in ``dcx.sources.sweep`` (plain
+Listing, stat-checking and hashing happen in ``dcx.core.sweep`` (plain
 strings and directory file descriptors; forked workers on large trees); this
 module resolves the locator, merges the sweeps, refreshes the stat cache and
 answers with a lazily built file map.
@@ -41,10 +41,10 @@ from typing import Any, NamedTuple
 
 import blake3
 
-from dcx.sources.statcache import StatCache, cache_path
-from dcx.sources.sweep import HashDeadline, sweep, sweep_tree
-from dcx.sources.trees import tree_digest
-from dcx.workspace import DC_DIR, Workspace
+from dcx.core.statcache import StatCache, cache_path
+from dcx.core.sweep import HashDeadline, sweep, sweep_tree
+from dcx.core.trees import tree_digest
+from dcx.core.workspace import DC_DIR, Workspace
 
 ALWAYS_EXCLUDED = (DC_DIR, ".git")
 HASH_CHUNK = 1 << 20

@@ -11,7 +11,7 @@ import re
 from functools import cached_property
 from pathlib import Path
 
-from dcx.errors import InvalidInput, NoWorkspace
+from dcx.core.errors import InvalidInput, NoWorkspace
 
 DC_DIR = ".decision-context"
 WORKSPACE_SCHEMA = "dcx_workspace_v0"

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from dcx.core.process import run_bounded
 from dcx.extensions import runtime
-from dcx.extensions.process import run_bounded
 from dcx.extensions.resolve import manifest_drifted
 
 # reason codes of a failed doctor (docs/extensions.md)

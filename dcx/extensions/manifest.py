@@ -16,10 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dcx.canonical import canonical_bytes, digest_hex
-from dcx.errors import InvalidInput
-from dcx.packets.advisory import CAPABILITY, PERMISSION, PROTOCOL, ExtensionId
-from dcx.packets.spec import (
+from dcx.core.canonical import canonical_bytes, digest_hex
+from dcx.core.errors import InvalidInput
+from dcx.core.fields import (
     Const,
     Enum,
     Field,
@@ -32,7 +31,8 @@ from dcx.packets.spec import (
     Tokens,
     bad,
 )
-from dcx.tomlerrors import load_toml, locate_error
+from dcx.core.tomlerrors import load_toml, locate_error
+from dcx.packets.advisory import CAPABILITY, PERMISSION, PROTOCOL, ExtensionId
 
 SCHEMA = "dcx_extension_manifest_v0"
 LOOPX_SCHEMA = "loopx_extension_manifest_v0"

@@ -21,12 +21,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dcx.errors import DcxError
+from dcx.core.errors import DcxError
+from dcx.core.workspace import Workspace
 from dcx.extensions import runtime
 from dcx.extensions.manifest import implements_protocol, load_manifest
 from dcx.extensions.state import StateUnavailable, active_record, load_state
 from dcx.packets.advisory import readiness
-from dcx.workspace import Workspace
 
 
 class Binding(NamedTuple):

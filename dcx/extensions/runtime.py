@@ -24,9 +24,9 @@ from typing import Any
 
 import blake3
 
-from dcx.canonical import canonical_bytes
-from dcx.errors import InvalidInput
-from dcx.extensions.process import run_bounded
+from dcx.core.canonical import canonical_bytes
+from dcx.core.errors import InvalidInput
+from dcx.core.process import run_bounded
 
 # -P: never put the working directory on sys.path, so a goal root cannot shadow the module.
 MODULE_FLAGS = ("-P", "-m")

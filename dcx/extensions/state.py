@@ -22,13 +22,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from dcx.canonical import pretty_bytes
-from dcx.errors import InvalidInput, Refused
+from dcx.core.canonical import pretty_bytes
+from dcx.core.errors import InvalidInput, Refused
+from dcx.core.fields import Any_, Bool, Const, Pattern, PrivateText, Records, Shape, Timestamp
+from dcx.core.fsutil import file_lock, write_private
+from dcx.core.workspace import Workspace
 from dcx.extensions.manifest import REVISION_HEX, normalise, revision_of
-from dcx.fsutil import file_lock, write_private
 from dcx.packets.advisory import EXTENSION_ID_MAX, EXTENSION_ID_PATTERN
-from dcx.packets.spec import Any_, Bool, Const, Pattern, PrivateText, Records, Shape, Timestamp
-from dcx.workspace import Workspace
 
 SCHEMA = "dcx_extension_state_v0"
 MAX_REVISIONS = 5

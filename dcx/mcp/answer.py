@@ -22,10 +22,10 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 from urllib.parse import unquote
 
-from dcx.errors import DcxError, ExitCode, InternalError, InvalidInput
+from dcx.core.errors import DcxError, ExitCode, InternalError, InvalidInput
+from dcx.core.workspace import Workspace
 from dcx.mcp.tools import Session, Tool
 from dcx.result import Result
-from dcx.workspace import Workspace
 
 
 class Answer(NamedTuple):

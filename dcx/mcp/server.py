@@ -24,7 +24,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from dcx import __version__
-from dcx.errors import DcxError
+from dcx.core.errors import DcxError
 from dcx.mcp import answer as answers
 from dcx.mcp.tools import BY_NAME, TOOLS, Session, Tool
 

@@ -25,11 +25,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from dcx import events, gates
-from dcx.errors import InvalidInput
-from dcx.fsutil import DEFAULT_WAIT
-from dcx.packets import KINDS, outcome, proposal, rebase, review
-from dcx.packets.advisory import REQUEST
-from dcx.packets.spec import (
+from dcx.core.errors import InvalidInput
+from dcx.core.fields import (
     Bool,
     DecisionId,
     Enum,
@@ -44,8 +41,11 @@ from dcx.packets.spec import (
     Token,
     Tokens,
 )
+from dcx.core.fsutil import DEFAULT_WAIT
+from dcx.core.workspace import Workspace
+from dcx.packets import KINDS, outcome, proposal, rebase, review
+from dcx.packets.advisory import REQUEST
 from dcx.result import Result
-from dcx.workspace import Workspace
 
 
 class Session(NamedTuple):
@@ -146,7 +146,7 @@ def _prepare(s: Session, a: dict[str, Any]) -> Result:
 
 
 def _recall(s: Session, a: dict[str, Any]) -> Result:
-    from dcx.clock import clock_from_env
+    from dcx.core.clock import clock_from_env
     from dcx.ops.recall import recall
 
     return recall(clock=clock_from_env(a.get("observed_at")), ws=s.ws, agent_id=s.agent_id, scope=a["scope"],
@@ -196,7 +196,7 @@ def _review(s: Session, a: dict[str, Any]) -> Result:
 
 
 def _abandon(s: Session, a: dict[str, Any]) -> Result:
-    from dcx.clock import clock_from_env
+    from dcx.core.clock import clock_from_env
     from dcx.ops.abandon import abandon
 
     return abandon(ws=s.ws, decision_id=a["decision_id"], summary=a["summary"], agent_id=s.agent_id,

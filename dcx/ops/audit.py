@@ -20,11 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dcx import public
-from dcx.errors import ExitCode
-from dcx.fsutil import is_temp
+from dcx.core import public
+from dcx.core.errors import ExitCode
+from dcx.core.fsutil import is_temp
+from dcx.core.workspace import DC_DIR, Workspace
 from dcx.result import Result
-from dcx.workspace import DC_DIR, Workspace
 
 SHINGLE = 12
 PRIVATE_NAMES = {"private", "profile.toml", "sources.toml"}
@@ -79,9 +79,9 @@ class Secrets:
         self._seen: dict[str, str | None] = {}
 
     def _source_text(self, ws: Workspace) -> None:
-        from dcx.errors import DcxError
+        from dcx.core.errors import DcxError
+        from dcx.core.walk import LocatorError, walk
         from dcx.profile import load_registry
-        from dcx.sources.walk import LocatorError, walk
 
         try:
             registry = load_registry(ws)

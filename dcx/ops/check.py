@@ -11,15 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from dcx.activation import Activation
-from dcx.workspace import Workspace
+from dcx.core.workspace import Workspace
 
 CHECK_TIMEOUT = 5.0
 
 
 def _sources(ws: Workspace, state: Activation) -> list[dict[str, Any]]:
+    from dcx.core.walk import LocatorError, resolve_locator
     from dcx.sources.base import SourceUnavailable
     from dcx.sources.registry import Providers
-    from dcx.sources.walk import LocatorError, resolve_locator
 
     assert state.profile is not None and state.registry is not None
     providers = Providers(ws, state.profile, state.registry, persist=False)

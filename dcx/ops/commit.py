@@ -26,10 +26,11 @@ from typing import Any, NamedTuple
 from dcx import decisions, events, gates, pending
 from dcx.activation import require_active
 from dcx.checkpoints import READY, derive_rows
-from dcx.clock import clock_from_env
+from dcx.core.clock import clock_from_env
+from dcx.core.errors import Refused
+from dcx.core.fsutil import fault_point, file_lock
+from dcx.core.workspace import Workspace
 from dcx.cursors import read_cursors, write_cursors
-from dcx.errors import Refused
-from dcx.fsutil import fault_point, file_lock
 from dcx.keys import load_key
 from dcx.names import same_actor
 from dcx.ops._common import check_decision_id, packet_context
@@ -38,7 +39,6 @@ from dcx.redaction import Redacted, is_stub
 from dcx.refmap import RefMinter
 from dcx.result import Result
 from dcx.store import Store
-from dcx.workspace import Workspace
 
 ARTIFACT_KINDS = {"decision-evidence": "evidence", "decision-proposal": "proposal", "decision-outcome": "outcome",
                   "decision-review": "review"}

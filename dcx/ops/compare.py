@@ -15,12 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dcx.clock import Clock, clock_from_env
 from dcx.comparison import corpus as corpus_mod
 from dcx.comparison import metrics
 from dcx.comparison.plan import Plan, Query, load_plan, load_qrels, load_queries
 from dcx.comparison.runner import QueryRun, SetupError, effective_max_results, run_profile
-from dcx.errors import DcxError, InvalidInput
+from dcx.core.clock import Clock, clock_from_env
+from dcx.core.errors import DcxError, InvalidInput
 from dcx.packets import comparison as packet
 from dcx.profile import Profile, read_profile
 from dcx.result import Result
@@ -44,7 +44,7 @@ def _profiles(plan: Plan) -> list[Profile]:
 
 
 def _freeze(plan: Plan, body: dict[str, Any]) -> None:
-    from dcx.fsutil import atomic_write
+    from dcx.core.fsutil import atomic_write
 
     atomic_write(plan.lock, corpus_mod.lock_bytes(body))
 
@@ -169,7 +169,7 @@ def compare(
 
 
 def _query_text(query: Query) -> dict[str, str]:
-    from dcx import public
+    from dcx.core import public
 
     try:
         public.check_text(query.query, field="query", limit=1000)

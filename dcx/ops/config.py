@@ -16,20 +16,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from dcx.errors import InvalidInput
-from dcx.fsutil import atomic_write, file_lock
-from dcx.profile import (
-    PRIORITIES,
-    PROFILE_SCHEMA,
-    PROVIDERS,
-    REGISTRY_SCHEMA,
-    SOURCE_KINDS,
-    parse_profile,
-    parse_registry,
-)
-from dcx.public import check_token
+from dcx.core.errors import InvalidInput
+from dcx.core.fsutil import atomic_write, file_lock
+from dcx.core.public import check_token
+from dcx.core.vocab import PRIORITIES, PROVIDERS, SOURCE_KINDS
+from dcx.core.workspace import Workspace
+from dcx.profile import PROFILE_SCHEMA, REGISTRY_SCHEMA, parse_profile, parse_registry
 from dcx.result import Result
-from dcx.workspace import Workspace
 
 LOCAL_FILE_BINDING = "files"
 GIT_BINDING = "repos"
@@ -128,7 +121,7 @@ def disable(*, ws: Workspace, wait: float = 5.0) -> Result:
 
 
 def _check_path(ws: Workspace, path: str) -> None:
-    from dcx.sources.walk import LocatorError, resolve_locator
+    from dcx.core.walk import LocatorError, resolve_locator
 
     try:
         resolve_locator(ws, {"path": path})

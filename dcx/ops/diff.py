@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.errors import InvalidInput
+from dcx.core.errors import InvalidInput
+from dcx.core.workspace import Workspace
 from dcx.result import Result
 from dcx.store import Store
-from dcx.workspace import Workspace
 
 ID_FIELDS = ("source_id", "fact_id", "claim_id", "conflict_id", "objective_id", "alternative_id", "action_id",
              "stop_id", "outcome_id", "transition_id", "assumption_id", "source_ref", "provider", "change_ref",

@@ -18,8 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dcx.clock import clock_from_env
-from dcx.errors import ExitCode, InvalidInput, Refused
+from dcx.core.clock import clock_from_env
+from dcx.core.errors import ExitCode, InvalidInput, Refused
+from dcx.core.workspace import Workspace
 from dcx.extensions import runtime
 from dcx.extensions.doctor import DoctorOutcome, run_doctor
 from dcx.extensions.manifest import load_manifest
@@ -35,7 +36,6 @@ from dcx.extensions.state import (
 )
 from dcx.packets.advisory import readiness
 from dcx.result import Result
-from dcx.workspace import Workspace
 
 PIN_KEYS = ("entrypoint_path", "module_path")
 

@@ -10,16 +10,16 @@ same gate again returns the existing event.
 from __future__ import annotations
 
 from dcx import decisions, events, gates
-from dcx.clock import clock_from_env
-from dcx.errors import InvalidInput, Refused
+from dcx.core.clock import clock_from_env
+from dcx.core.errors import InvalidInput, Refused
+from dcx.core.public import check_text, check_token
+from dcx.core.workspace import Workspace
 from dcx.names import same_actor
 from dcx.ops._common import check_decision_id, require_agent
 from dcx.ops.outcome import self_confirmation_allowed
 from dcx.packets import proposal
-from dcx.public import check_text, check_token
 from dcx.result import Result
 from dcx.store import Store
-from dcx.workspace import Workspace
 
 
 def gate(*, ws: Workspace, decision_id: str, disposition: str, by: str, summary: str, todo_id: str | None,

@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from dcx import decisions, events
+from dcx.core.fsutil import is_temp
+from dcx.core.workspace import Workspace
 from dcx.cursors import read_cursors
-from dcx.fsutil import is_temp
 from dcx.profile import load_registry
 from dcx.result import Result
 from dcx.store import Store
-from dcx.workspace import Workspace
 
 GRACE_SECONDS = 600
 
@@ -107,7 +107,7 @@ def _temp_files(ws: Workspace) -> list[Path]:
 
 
 def gc(*, ws: Workspace, dry_run: bool, now: float | None = None) -> Result:
-    from dcx.sources.statcache import cache_path
+    from dcx.core.statcache import cache_path
 
     now = time.time() if now is None else now
     store = Store(ws)

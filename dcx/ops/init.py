@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dcx.errors import InvalidInput
-from dcx.fsutil import atomic_write
+from dcx.core.errors import InvalidInput
+from dcx.core.fsutil import atomic_write
+from dcx.core.workspace import DC_DIR, GOAL_ID_RE, WORKSPACE_SCHEMA, Workspace, goal_id_from_name
 from dcx.keys import create_key
 from dcx.result import Result
-from dcx.workspace import DC_DIR, GOAL_ID_RE, WORKSPACE_SCHEMA, Workspace, goal_id_from_name
 
 README = """\
 # .decision-context

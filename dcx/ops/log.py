@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from dcx import cycle, decisions, events, gates
+from dcx.core.workspace import Workspace
 from dcx.redaction import is_stub
 from dcx.result import Result
 from dcx.store import Store
-from dcx.workspace import Workspace
 
 
 def short(ref: str) -> str:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 
-from dcx.errors import NoWorkspace
+from dcx.core.errors import NoWorkspace
+from dcx.core.public import check_token
+from dcx.core.workspace import Workspace
 from dcx.mcp.tools import Session
-from dcx.public import check_token
-from dcx.workspace import Workspace
 
 
 def open_session(*, ws: Workspace, agent_id: str | None) -> Session:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dcx import decisions
-from dcx.clock import clock_from_env
-from dcx.errors import InvalidInput, Refused
+from dcx.core.clock import clock_from_env
+from dcx.core.errors import InvalidInput, Refused
+from dcx.core.workspace import Workspace
 from dcx.names import same_actor
 from dcx.ops._common import (
     check_decision_id,
@@ -17,7 +18,6 @@ from dcx.packets import outcome, proposal
 from dcx.profile import load_profile
 from dcx.result import Result
 from dcx.store import Store
-from dcx.workspace import Workspace
 
 
 def self_confirmation_allowed(ws: Workspace) -> bool:

@@ -28,9 +28,11 @@ from dcx.assembler import (
     previous_claims,
 )
 from dcx.checkpoints import READY, derive_rows
-from dcx.clock import clock_from_env, parse_ts
+from dcx.core.clock import clock_from_env, parse_ts
+from dcx.core.envelope import PacketContext
+from dcx.core.errors import InvalidInput
+from dcx.core.workspace import Workspace
 from dcx.cursors import read_cursors, read_freshness, record_freshness
-from dcx.errors import InvalidInput
 from dcx.keys import load_key
 from dcx.ops._common import check_decision_id, json_input, validated
 from dcx.packets import assembly, checkpoint, evidence, manifest, rebase, retrieval
@@ -40,13 +42,11 @@ from dcx.packets import scan as scan_packets
 from dcx.packets.coverage import build_coverage
 from dcx.packets.freshness import build_freshness
 from dcx.packets.scan import build_scan_receipt
-from dcx.packets.spec import PacketContext
 from dcx.refmap import RefMinter
 from dcx.result import Result
 from dcx.sources.plane import exact_read_scan, read_times, scan_sources, select_sources
 from dcx.sources.registry import Providers
 from dcx.store import Store
-from dcx.workspace import Workspace
 
 MODES = ("agent", "auto", "baseline", "none")
 
@@ -152,7 +152,7 @@ def prepare(
                 "changed_facts", "recalled_claims", "stale_or_rejected_claims", "conflicts")):
             raise InvalidInput(f"{display}: semantic_no_change cannot come with records",
                                field="semantic_no_change", code="semantic_no_change_with_records")
-        from dcx.canonical import content_digest
+        from dcx.core.canonical import content_digest
 
         input_digest = content_digest(body)[:32]
     clock = clock_from_env(observed_at)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dcx import decisions
-from dcx.clock import clock_from_env
-from dcx.errors import Refused
+from dcx.core.clock import clock_from_env
+from dcx.core.errors import Refused
+from dcx.core.workspace import Workspace
 from dcx.ops._common import (
     check_decision_id,
     json_input,
@@ -15,7 +16,6 @@ from dcx.ops._common import (
 from dcx.packets import evidence, proposal
 from dcx.result import Result
 from dcx.store import Store
-from dcx.workspace import Workspace
 
 
 def latest_evidence(ws: Workspace, decision_id: str) -> str:

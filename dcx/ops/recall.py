@@ -19,11 +19,12 @@ from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 from dcx.activation import Activation, require_active
-from dcx.clock import Clock, clock_from_env
-from dcx.errors import DcxError, InvalidInput, NoWorkspace
+from dcx.core.clock import Clock, clock_from_env
+from dcx.core.envelope import PacketContext
+from dcx.core.errors import DcxError, InvalidInput, NoWorkspace
+from dcx.core.workspace import Workspace
 from dcx.keys import Key, load_key
 from dcx.packets import recall as recall_packet
-from dcx.packets.spec import PacketContext
 from dcx.profile import load_profile
 from dcx.providers.base import unavailable
 from dcx.providers.reasons import hint
@@ -31,7 +32,6 @@ from dcx.providers.runner import RecallRun, build_request, run_recall
 from dcx.providers.validate import QUERY_MAX
 from dcx.refmap import RefMinter
 from dcx.result import Result
-from dcx.workspace import Workspace
 
 LABELS = {
     "namespace": "context_provider.namespace",

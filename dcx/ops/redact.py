@@ -14,16 +14,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dcx.clock import clock_from_env
-from dcx.errors import Refused
-from dcx.fsutil import atomic_write, file_lock
+from dcx.core.clock import clock_from_env
+from dcx.core.errors import Refused
+from dcx.core.fields import DECISION_ID_RE
+from dcx.core.fsutil import atomic_write, file_lock
+from dcx.core.public import TOKEN_RE, check_token
+from dcx.core.workspace import Workspace
 from dcx.packets import KINDS
-from dcx.packets.spec import DECISION_ID_RE
-from dcx.public import TOKEN_RE, check_token
 from dcx.redaction import SCHEMA, STUB, check_stub, digest, is_stub
 from dcx.result import Result
 from dcx.store import PACKET_MODE, Store
-from dcx.workspace import Workspace
 
 
 def _kept(packet: Any, ws: Workspace) -> dict[str, Any]:
@@ -68,7 +68,7 @@ def redact(*, ws: Workspace, ref: str, reason_code: str, observed_at: str | None
             "reason_code": reason_code,
             "redacted_at": clock_from_env(observed_at).now(),
         })
-        from dcx.canonical import pretty_bytes
+        from dcx.core.canonical import pretty_bytes
 
         atomic_write(path, pretty_bytes(stub), mode=PACKET_MODE)
     return Result("redact", {"stub": stub, "file": ws.rel(path), "redacted": True,

@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from dcx import decisions
-from dcx.canonical import REF_RE
-from dcx.clock import normalise_ts, parse_ts
-from dcx.errors import ExitCode, InvalidInput
+from dcx.core.canonical import REF_RE
+from dcx.core.clock import normalise_ts, parse_ts
+from dcx.core.errors import ExitCode, InvalidInput
+from dcx.core.workspace import Workspace
 from dcx.packets import KINDS
 from dcx.quality import (
     gate,
@@ -45,7 +46,6 @@ from dcx.quality import (
 from dcx.redaction import is_stub
 from dcx.result import Result
 from dcx.store import verify_bytes
-from dcx.workspace import Workspace
 
 SCHEMA = "dcx_decision_quality_report_v0"
 MEASURED_KINDS = ("assembly", "proposal", "outcome")
@@ -102,7 +102,7 @@ class Verdicts:
     def save(self) -> None:
         if not self.new:
             return
-        from dcx.fsutil import atomic_write
+        from dcx.core.fsutil import atomic_write
 
         # concurrent reports: the last writer wins; a lost entry only costs a re-check. A cache
         # that cannot be written (read-only clone, full disk) is simply not kept.
@@ -118,7 +118,7 @@ class Loaded:
     memory stays flat however long the history), and what was left out."""
 
     def __init__(self, ws: Workspace, only: str | None, since: datetime | None) -> None:
-        from dcx.public import bind_goal_root
+        from dcx.core.public import bind_goal_root
 
         bind_goal_root(str(ws.root))  # verify semantics: text holding this goal root is refused
         self.ws = ws
@@ -267,7 +267,7 @@ def report(*, workspaces: list[Workspace], decision_id: str | None = None, since
             warnings.append(f"{goal['goal_id']}: packets minted with another key ({', '.join(goal['foreign_key_ids'])})"
                             " are measured; their opaque refs are not compared with this key's")
     if html:
-        from dcx.fsutil import atomic_write
+        from dcx.core.fsutil import atomic_write
         from dcx.report_html import render_html
 
         target = Path(html)

@@ -21,8 +21,10 @@ from typing import Any
 
 from dcx import decisions, events, gates
 from dcx.activation import require_active
-from dcx.clock import normalise_ts
-from dcx.errors import DcxError, InvalidInput, Refused
+from dcx.core.clock import normalise_ts
+from dcx.core.errors import DcxError, InvalidInput, Refused
+from dcx.core.public import REASON_MAX, SUMMARY_MAX, check_text, check_token
+from dcx.core.workspace import Workspace
 from dcx.names import same_actor
 from dcx.ops._common import check_decision_id, packet_context
 from dcx.ops.commit import (
@@ -35,10 +37,8 @@ from dcx.ops.commit import (
     replayed,
 )
 from dcx.packets import evidence, proposal, review
-from dcx.public import REASON_MAX, SUMMARY_MAX, check_text, check_token
 from dcx.result import Result
 from dcx.store import Store
-from dcx.workspace import Workspace
 
 NO_CHANGE_SUMMARY = "Nothing material changed since the last settlement"
 EVENT_SUMMARIES = {"approve": "Review settled: approved by the gate", "reject": "Review settled: rejected by the gate",

@@ -7,12 +7,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from dcx.errors import InvalidInput
+from dcx.core.errors import InvalidInput
+from dcx.core.workspace import Workspace
 from dcx.redaction import is_stub
 from dcx.refmap import PREFIXES, reveal
 from dcx.result import Result
 from dcx.store import Store, unique_prefix
-from dcx.workspace import Workspace
 
 EVENT_PREFIX = "dcx-event-"
 KEYED_RE = re.compile(rf"^(?:{'|'.join(PREFIXES)})-[0-9a-f]{{32}}$")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from dcx.core.workspace import Workspace
 from dcx.ops._common import packet_context
 from dcx.packets import manifest
 from dcx.profile import load_registry
 from dcx.result import Result
 from dcx.store import Store
-from dcx.workspace import Workspace
 
 
 def sources(*, ws: Workspace, write: bool) -> Result:

@@ -11,10 +11,10 @@ from typing import Any
 
 from dcx import cycle
 from dcx.activation import activation
-from dcx.errors import ExitCode
-from dcx.fsutil import is_temp, read_lines
+from dcx.core.errors import ExitCode
+from dcx.core.fsutil import is_temp, read_lines
+from dcx.core.workspace import Workspace
 from dcx.result import Result
-from dcx.workspace import Workspace
 
 # kept for readers that import it from here
 CYCLE = cycle.CYCLE

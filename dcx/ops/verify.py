@@ -30,14 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from dcx import events
-from dcx.canonical import REF_RE, digest_hex
-from dcx.errors import ExitCode
-from dcx.fsutil import atomic_write, ensure_dir, file_lock, read_lines
+from dcx.core.canonical import REF_RE, digest_hex
+from dcx.core.errors import ExitCode
+from dcx.core.fsutil import atomic_write, ensure_dir, file_lock, read_lines
+from dcx.core.workspace import Workspace
 from dcx.packets import BY_PREFIX, KINDS
 from dcx.redaction import is_stub
 from dcx.result import Result
 from dcx.store import Store, verify_file
-from dcx.workspace import Workspace
 
 
 def packet_refs(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
@@ -197,7 +197,7 @@ class Checker:
                                  f"{review_ref} (disposition or caused_by)", ref=review_ref, field=f"line {number}")
 
     def _external_events(self) -> list[dict[str, Any]]:
-        from dcx.errors import DcxError
+        from dcx.core.errors import DcxError
         from dcx.profile import load_profile
 
         try:

@@ -16,14 +16,14 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from dcx.activation import Activation, judge, require_usable
-from dcx.clock import Clock
-from dcx.errors import InvalidInput, NoWorkspace
+from dcx.core.clock import Clock
+from dcx.core.errors import InvalidInput, NoWorkspace
+from dcx.core.public import check_token
+from dcx.core.tomlerrors import parse_toml
+from dcx.core.workspace import Workspace
 from dcx.ops.recall import recall_once
 from dcx.profile import Profile, load_profile, parse_profile, resolve_agent
-from dcx.public import check_token
 from dcx.result import Result
-from dcx.tomlerrors import parse_toml
-from dcx.workspace import Workspace
 
 PROFILE_KEYS = ("profile", "profile_toml")
 INSPECT_KEYS = frozenset(PROFILE_KEYS)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dcx import decisions, events
-from dcx.clock import clock_from_env
-from dcx.errors import InvalidInput, Refused
+from dcx.core.clock import clock_from_env
+from dcx.core.errors import InvalidInput, Refused
+from dcx.core.public import check_text
+from dcx.core.workspace import Workspace
 from dcx.ops._common import check_decision_id, require_agent
-from dcx.public import check_text
 from dcx.result import Result
 from dcx.store import Store
-from dcx.workspace import Workspace
 
 DEFAULT_KINDS = ("evidence", "proposal", "outcome")
 

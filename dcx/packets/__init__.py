@@ -6,7 +6,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from dcx.packets.spec import PacketSpec
+    from dcx.core.envelope import PacketSpec
 
 
 class Kind(NamedTuple):

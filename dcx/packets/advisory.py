@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.packets.spec import (
+from dcx.core.fields import (
     Bool,
     Const,
     Enum,

@@ -8,8 +8,9 @@ own — so a reviewer reads one file and commit verifies one chain.
 
 from __future__ import annotations
 
+from dcx.core.envelope import PacketSpec
+from dcx.core.fields import Bool, Enum, Nested, NestedList, Timestamp, Token
 from dcx.packets import checkpoint, coverage, evidence, freshness, manifest, rebase, retrieval, scan
-from dcx.packets.spec import Bool, Enum, Nested, NestedList, PacketSpec, Timestamp, Token
 
 SPEC = PacketSpec(
     kind="assembly",

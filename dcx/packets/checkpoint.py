@@ -10,17 +10,8 @@ rebase_incomplete; else ready_after_writeback/validated_rebase.
 
 from __future__ import annotations
 
-from dcx.packets.spec import (
-    Enum,
-    Int,
-    PacketSpec,
-    ReasonCode,
-    Records,
-    Ref,
-    Shape,
-    Timestamp,
-    Token,
-)
+from dcx.core.envelope import PacketSpec
+from dcx.core.fields import Enum, Int, ReasonCode, Records, Ref, Shape, Timestamp, Token
 
 DISPOSITIONS = ("ready_after_writeback", "preserve")
 

@@ -6,7 +6,8 @@ refs: it has no wall-clock field, so a replayed commit re-derives the same ref.
 
 from __future__ import annotations
 
-from dcx.packets.spec import Const, Enum, PacketSpec, Records, Ref, Shape, Token
+from dcx.core.envelope import PacketSpec
+from dcx.core.fields import Const, Enum, Records, Ref, Shape, Token
 
 SOURCE_ROW = Shape(
     "commit_source",

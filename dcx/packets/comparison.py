@@ -10,7 +10,7 @@ passes the public-safety detector or the report is refused.
 
 from __future__ import annotations
 
-from dcx.packets.spec import (
+from dcx.core.fields import (
     Bool,
     Const,
     Enum,

@@ -19,24 +19,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from dcx.packets.spec import (
-    Const,
-    Enum,
-    Int,
-    Map,
-    PacketContext,
-    PacketSpec,
-    Records,
-    Shape,
-    Tokens,
-)
-from dcx.profile import PRIORITIES, Registry
+from dcx.core.envelope import PacketContext, PacketSpec
+from dcx.core.fields import Const, Enum, Int, Map, Records, Shape, Tokens
+from dcx.core.vocab import PRIORITIES, REQUIRED_PRIORITY
+from dcx.profile import Registry
 
 if TYPE_CHECKING:
     from dcx.sources.base import ReadResult
     from dcx.sources.plane import SourceScan
 
-REQUIRED_PRIORITY = "p0"
 NOT_SELECTED = "not_selected"
 
 ROW = Shape(

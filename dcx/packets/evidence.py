@@ -7,11 +7,11 @@ Accepted recalled claims always retain exact-read and revision evidence.
 
 from __future__ import annotations
 
-from dcx.packets.spec import (
+from dcx.core.envelope import PacketSpec
+from dcx.core.fields import (
     Bool,
     Const,
     Enum,
-    PacketSpec,
     ReasonCode,
     Records,
     Ref,

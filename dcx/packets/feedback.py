@@ -7,19 +7,8 @@ candidate that is never ingested, reviewed, persisted as memory or activated.
 
 from __future__ import annotations
 
-from dcx.packets.spec import (
-    Bool,
-    Const,
-    Enum,
-    Int,
-    Obj,
-    PacketSpec,
-    Ref,
-    Shape,
-    Summary,
-    Timestamp,
-    Tokens,
-)
+from dcx.core.envelope import PacketSpec
+from dcx.core.fields import Bool, Const, Enum, Int, Obj, Ref, Shape, Summary, Timestamp, Tokens
 
 INELIGIBLE = (
     "no_current_source_revision",

@@ -20,20 +20,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from dcx.clock import normalise_ts, seconds_between
-from dcx.packets.spec import (
-    Bool,
-    Enum,
-    Int,
-    PacketContext,
-    PacketSpec,
-    Records,
-    Shape,
-    Timestamp,
-    Token,
-    Tokens,
-)
-from dcx.profile import PRIORITIES, SCAN_MODES, Registry
+from dcx.core.clock import normalise_ts, seconds_between
+from dcx.core.envelope import PacketContext, PacketSpec
+from dcx.core.fields import Bool, Enum, Int, Records, Shape, Timestamp, Token, Tokens
+from dcx.core.vocab import PRIORITIES, SCAN_MODES
+from dcx.profile import Registry
 
 if TYPE_CHECKING:
     from dcx.sources.plane import SourceScan

@@ -8,25 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.packets.spec import (
-    Bool,
-    Enum,
-    Int,
-    PacketContext,
-    PacketSpec,
-    Records,
-    Shape,
-    Token,
-    Tokens,
-)
-from dcx.profile import (
-    EVIDENCE_LEVELS,
-    PRIORITIES,
-    READ_POLICIES,
-    SCAN_MODES,
-    SOURCE_KINDS,
-    Registry,
-)
+from dcx.core.envelope import PacketContext, PacketSpec
+from dcx.core.fields import Bool, Enum, Int, Records, Shape, Token, Tokens
+from dcx.core.vocab import EVIDENCE_LEVELS, PRIORITIES, READ_POLICIES, SCAN_MODES, SOURCE_KINDS
+from dcx.profile import Registry
 
 SOURCE_ROW = Shape(
     "manifest_source",

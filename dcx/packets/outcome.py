@@ -7,18 +7,8 @@ create a Reward Memory candidate.
 
 from __future__ import annotations
 
-from dcx.packets.spec import (
-    Bool,
-    Enum,
-    Obj,
-    PacketSpec,
-    Records,
-    Ref,
-    Shape,
-    Summary,
-    Timestamp,
-    Token,
-)
+from dcx.core.envelope import PacketSpec
+from dcx.core.fields import Bool, Enum, Obj, Records, Ref, Shape, Summary, Timestamp, Token
 
 VERIFICATION = ("pending", "verified", "refuted", "inconclusive")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.packets.spec import Any_, Bool, Const, Enum, Field, Obj, PrivateText, Shape, Token, bad
+from dcx.core.fields import Any_, Bool, Const, Enum, Field, Obj, PrivateText, Shape, Token, bad
 
 RESULT_SCHEMA = "dcx_result_v0"
 ERROR_SCHEMA = "dcx_error_v0"

@@ -7,12 +7,12 @@ requires authority confirmation.
 
 from __future__ import annotations
 
-from dcx.packets.spec import (
+from dcx.core.envelope import PacketSpec
+from dcx.core.fields import (
     Const,
     Int,
     Number,
     Obj,
-    PacketSpec,
     Records,
     Ref,
     Shape,

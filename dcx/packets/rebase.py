@@ -7,12 +7,12 @@ adoption (``baseline``), or not at all (``none``: a read-only preview).
 
 from __future__ import annotations
 
-from dcx.packets.spec import (
+from dcx.core.envelope import PacketSpec
+from dcx.core.fields import (
     Any_,
     Bool,
     Enum,
     Int,
-    PacketSpec,
     ReasonCode,
     Records,
     Ref,
@@ -33,7 +33,7 @@ class Citation(Any_):
     ref_prefix = "source-change"
 
     def check(self, value, path):
-        from dcx.packets.spec import bad
+        from dcx.core.fields import bad
 
         if isinstance(value, str):
             return Ref(self.ref_prefix).check(value, path)
@@ -64,7 +64,7 @@ class RevisionCitation(Citation):
 
 class CitationList(Any_):
     def check(self, value, path):
-        from dcx.packets.spec import bad
+        from dcx.core.fields import bad
 
         if not isinstance(value, list) or not value or len(value) > 32:
             raise bad(path, "expected 1 to 32 citations")

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.packets import retrieval
-from dcx.packets.spec import (
+from dcx.core.fields import (
     Any_,
     Const,
     Enum,
@@ -27,6 +26,7 @@ from dcx.packets.spec import (
     Summary,
     Token,
 )
+from dcx.packets import retrieval
 
 SCHEMA = "decision_context_ephemeral_recall_v0"
 CONTENT_TRUST = "untrusted_advisory"

@@ -7,7 +7,7 @@ hand-written. Definitions of every measure: docs/report.md.
 
 from __future__ import annotations
 
-from dcx.packets.spec import (
+from dcx.core.fields import (
     Any_,
     Bool,
     Const,

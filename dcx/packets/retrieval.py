@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from dcx.packets.spec import (
+from dcx.core.envelope import PacketContext, PacketSpec
+from dcx.core.fields import (
     Bool,
     Const,
     DecisionId,
@@ -25,8 +26,6 @@ from dcx.packets.spec import (
     Int,
     Number,
     Obj,
-    PacketContext,
-    PacketSpec,
     ReasonCode,
     Records,
     Ref,
@@ -35,7 +34,7 @@ from dcx.packets.spec import (
     Text,
     Timestamp,
 )
-from dcx.profile import PROVIDERS
+from dcx.core.vocab import PROVIDERS
 
 if TYPE_CHECKING:  # the packet module stays importable without the provider layer
     from dcx.providers.base import Retrieval

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.packets.spec import Bool, Enum, PacketSpec, ReasonCode, Ref, Summary, Timestamp, Token
+from dcx.core.envelope import PacketSpec
+from dcx.core.fields import Bool, Enum, ReasonCode, Ref, Summary, Timestamp, Token
 
 DISPOSITIONS = ("approve", "reject", "defer", "no_change")
 GATED = ("approve", "reject", "defer")

@@ -29,14 +29,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from dcx.packets.spec import (
+from dcx.core.envelope import PacketContext, PacketSpec
+from dcx.core.fields import (
     Bool,
     Const,
     Enum,
     Int,
     Obj,
-    PacketContext,
-    PacketSpec,
     ReasonCode,
     Records,
     Ref,
@@ -44,14 +43,13 @@ from dcx.packets.spec import (
     Timestamp,
     Token,
 )
+from dcx.core.vocab import CONTENT_KINDS, SCAN_STATUSES
 
 if TYPE_CHECKING:
     from dcx.refmap import RefMinter
     from dcx.sources.base import ReadResult
     from dcx.sources.plane import SourceScan
 
-SCAN_STATUSES = ("completed", "no_change", "failed", "unavailable")
-CONTENT_KINDS = ("text", "binary", "oversize", "deleted")
 MAX_CHANGES = 10_000
 CAPTURE_FLAGS = (
     "raw_content_captured",

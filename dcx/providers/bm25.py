@@ -26,6 +26,7 @@ import time
 import unicodedata
 from typing import NamedTuple
 
+from dcx.core.workspace import Workspace
 from dcx.providers.base import (
     Retrieval,
     RetrievalItem,
@@ -36,7 +37,6 @@ from dcx.providers.base import (
 from dcx.providers.bm25_index import IndexUnavailable, classify, index_path, open_read_only
 from dcx.providers.bm25_search import scope_filter, search, term_stats
 from dcx.providers.validate import admit
-from dcx.workspace import Workspace
 
 NAME = "bm25"
 # the scorer and index format (SQLite's own version is not part of it: results

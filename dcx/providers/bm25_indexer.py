@@ -24,8 +24,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dcx.errors import LockBusy, Refused
-from dcx.fsutil import create_file, ensure_dir, file_lock, fsync_dir
+from dcx.core.errors import LockBusy, Refused
+from dcx.core.fsutil import create_file, ensure_dir, file_lock, fsync_dir
+from dcx.core.walk import LocatorError, revision_of, walk
+from dcx.core.workspace import Workspace
 from dcx.profile import Registry, Source
 from dcx.providers.bm25_bounds import BoundsBuilder
 from dcx.providers.bm25_index import (
@@ -37,8 +39,6 @@ from dcx.providers.bm25_index import (
     index_path,
 )
 from dcx.providers.chunking import chunk_text
-from dcx.sources.walk import LocatorError, revision_of, walk
-from dcx.workspace import Workspace
 
 Progress = Callable[[str, int], None]  # (source_id, files done so far)
 

@@ -21,9 +21,10 @@ import math
 import time
 from typing import Any
 
-from dcx.clock import clock_from_env
-from dcx.errors import InvalidInput
-from dcx.extensions.process import run_bounded
+from dcx.core.clock import clock_from_env
+from dcx.core.errors import InvalidInput
+from dcx.core.process import run_bounded
+from dcx.core.workspace import Workspace
 from dcx.extensions.resolve import resolve
 from dcx.packets.advisory import REQUEST, REQUEST_SCHEMA, ExtensionId, check_response
 from dcx.providers.base import (
@@ -34,7 +35,6 @@ from dcx.providers.base import (
     completed,
     unavailable,
 )
-from dcx.workspace import Workspace
 
 NAME = "extension"
 CONFIG_KEYS = ("extension_id",)

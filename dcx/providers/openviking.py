@@ -25,8 +25,9 @@ import math
 import time
 from typing import Any
 
-from dcx import public
-from dcx.extensions.process import ProcessOutcome, run_bounded
+from dcx.core import public
+from dcx.core.process import ProcessOutcome, run_bounded
+from dcx.core.workspace import Workspace
 from dcx.providers.base import (
     Retrieval,
     RetrievalItem,
@@ -36,7 +37,6 @@ from dcx.providers.base import (
 )
 from dcx.providers.openviking_config import cli_conf, parse_version, resolve_binary
 from dcx.providers.validate import CONTENT_MAX, ITEM_SUMMARY_MAX, admit
-from dcx.workspace import Workspace
 
 NAME = "openviking"
 SIDECARS = ("/.abstract.md", "/.overview.md")

@@ -26,9 +26,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dcx.errors import InvalidInput
-from dcx.fsutil import write_private
-from dcx.workspace import Workspace
+from dcx.core.errors import InvalidInput
+from dcx.core.fsutil import write_private
+from dcx.core.workspace import Workspace
 
 FIELD = "context_provider.config"
 KEYS = ("binary", "minimum_version", "url", "account", "user", "api_key", "result_levels")

@@ -17,10 +17,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from dcx.errors import DcxError, InvalidInput
+from dcx.core.errors import DcxError, InvalidInput
+from dcx.core.workspace import Workspace
 from dcx.profile import ContextProviderConfig
 from dcx.providers.base import ContextProvider, Retrieval, RetrievalRequest, unavailable
-from dcx.workspace import Workspace
 
 CONFIG_FIELD = "context_provider.config"
 

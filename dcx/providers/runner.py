@@ -36,15 +36,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from dcx.clock import Clock
+from dcx.core.clock import Clock
+from dcx.core.envelope import PacketContext
+from dcx.core.workspace import Workspace
 from dcx.packets import retrieval as retrieval_packet
-from dcx.packets.spec import PacketContext
 from dcx.profile import ContextProviderConfig, Profile
 from dcx.providers.base import ContextProvider, Retrieval, RetrievalItem, RetrievalRequest
 from dcx.providers.scope import normalise_scope
 from dcx.providers.validate import check_request, effective_timeout, guarded_retrieve
 from dcx.refmap import RefMinter
-from dcx.workspace import Workspace
 
 
 class RecallRun(NamedTuple):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from dcx.errors import InvalidInput
+from dcx.core.errors import InvalidInput
 
 SCOPE_MAX = 2048
 CODEX_PREFIX = "codex://threads/"

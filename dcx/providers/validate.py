@@ -20,8 +20,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from dcx import public
-from dcx.errors import InvalidInput, UnsafeText
+from dcx.core import public
+from dcx.core.errors import InvalidInput, UnsafeText
 from dcx.providers.base import (
     COMPLETED,
     UNAVAILABLE,

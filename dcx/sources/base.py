@@ -24,30 +24,25 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple, Protocol
 
+from dcx.core.vocab import (  # noqa: F401 (the plane's words, re-read by its adapters)
+    CHANGE_KINDS,
+    COMPLETED,
+    CONTENT_KINDS,
+    FAILED,
+    HEALTH_STATUSES,
+    NO_CHANGE,
+    READ_STATUSES,
+    READ_TERMINAL,
+    SCAN_STATUSES,
+    UNAVAILABLE,
+    VERIFIED,
+)
 from dcx.profile import Source
 
-# Scan statuses (SPEC §5.2).
-COMPLETED = "completed"
-NO_CHANGE = "no_change"
-FAILED = "failed"
-UNAVAILABLE = "unavailable"
-SCAN_STATUSES = (COMPLETED, NO_CHANGE, FAILED, UNAVAILABLE)
-
-CHANGE_KINDS = ("added", "modified", "deleted")
-CONTENT_KINDS = ("text", "binary", "oversize", "deleted")
 DELETED = "deleted"  # the revision of a deletion
 MAX_CURSOR_CHARS = 256
 MAX_RESOURCE_REF_CHARS = 1024
 MAX_REVISION_CHARS = 256
-
-# Exact-read outcomes. ``verified`` holds text content; binary, oversize and
-# deleted are terminal (recorded and absorbable); ``failed`` is transient and
-# keeps the cursor.
-VERIFIED = "verified"
-READ_TERMINAL = ("binary", "oversize", "deleted")
-READ_STATUSES = (VERIFIED, *READ_TERMINAL, "failed")
-
-HEALTH_STATUSES = ("healthy", "degraded", "unavailable")
 
 # Reason codes of this plane (docs/sources.md lists each with its meaning).
 PROVIDER_SCAN_FAILED = "provider_scan_failed"

@@ -50,7 +50,8 @@ from typing import Any, NamedTuple
 
 import blake3
 
-from dcx.canonical import canonical_bytes
+from dcx.core.canonical import canonical_bytes
+from dcx.core.workspace import Workspace
 from dcx.profile import Source
 from dcx.sources.base import (
     COMPLETED,
@@ -92,7 +93,6 @@ from dcx.sources.gitrepo import (
     object_id,
     resolve_repo,
 )
-from dcx.workspace import Workspace
 
 ADAPTER = "git"
 VERSION = "1"

@@ -3,7 +3,7 @@
 Shared by the ``git`` source adapter, the bm25 indexer, the authority reader
 and ``dcx audit``, so all of them see the same files with the same
 revisions (blob ids). Every call is one ``git`` process through dcx's one
-subprocess boundary (``dcx.extensions.process.run_bounded``): argv without a
+subprocess boundary (``dcx.core.process.run_bounded``): argv without a
 shell, an allow-listed environment, its own process group, capped output and
 the caller's deadline. On top of that boundary git runs:
 
@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dcx.workspace import DC_DIR, Workspace
+from dcx.core.workspace import DC_DIR, Workspace
 
 MIN_GIT = (2, 32)  # GIT_CONFIG_GLOBAL
 LIST_CAP = 256 * 1024 * 1024  # bytes of ls-tree / diff-tree output: past it a repository is "too large"
@@ -210,7 +210,7 @@ class Repo:
         return (self.git_dir / "shallow").exists()
 
     def _run(self, args: list[str], deadline: float, *, stdin: bytes = b"", cap: int = SMALL_CAP) -> tuple[int, bytes]:
-        from dcx.extensions.process import run_bounded
+        from dcx.core.process import run_bounded
 
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -502,7 +502,7 @@ def _parse_batch(out: bytes) -> Iterator[tuple[str, str | None, int, bytes]]:
 
 def git_version(deadline: float) -> tuple[int, ...] | None:
     """git's version, or None when no git can be run."""
-    from dcx.extensions.process import run_bounded
+    from dcx.core.process import run_bounded
 
     outcome = run_bounded(["git", "--version"], timeout=max(0.1, deadline - time.monotonic()), extra_env=GIT_ENV)
     if not outcome.ok:
@@ -517,7 +517,7 @@ def git_version(deadline: float) -> tuple[int, ...] | None:
 
 def locator_filter(locator: dict[str, Any]) -> tuple[str | None, Callable[[str], bool] | None]:
     """(normalised path or None if it escapes, include/exclude matcher)."""
-    from dcx.sources.walk import _matcher
+    from dcx.core.walk import _matcher
 
     prefix = normalise_path(str(locator.get("path", "")))
     return prefix, _matcher(tuple(locator.get("include") or ()), tuple(locator.get("exclude") or ()))

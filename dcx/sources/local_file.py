@@ -28,8 +28,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dcx.core import trees
+from dcx.core.sweep import HashDeadline
+from dcx.core.walk import (
+    LocatorError,
+    WalkTimeout,
+    hash_file,
+    resolve_locator,
+    revision_of,
+    walk,
+)
+from dcx.core.workspace import Workspace
 from dcx.profile import Source
-from dcx.sources import trees
 from dcx.sources.base import (
     COMPLETED,
     DELETED,
@@ -50,16 +60,6 @@ from dcx.sources.base import (
     SourceUnavailable,
     failed_read,
 )
-from dcx.sources.sweep import HashDeadline
-from dcx.sources.walk import (
-    LocatorError,
-    WalkTimeout,
-    hash_file,
-    resolve_locator,
-    revision_of,
-    walk,
-)
-from dcx.workspace import Workspace
 
 ADAPTER = "local-file"
 VERSION = "1"

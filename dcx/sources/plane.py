@@ -38,8 +38,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from dcx.clock import Clock, parse_ts
-from dcx.errors import InvalidInput
+from dcx.core.clock import Clock, parse_ts
+from dcx.core.errors import InvalidInput
 from dcx.profile import Registry, Source
 from dcx.sources.base import (
     COMPLETED,

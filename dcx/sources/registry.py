@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from dcx.core.workspace import Workspace
 from dcx.profile import Binding, Profile, Registry, Source
 from dcx.sources.base import (
     ADAPTER_UNAVAILABLE,
@@ -47,7 +48,6 @@ from dcx.sources.base import (
     failed_read,
     is_token,
 )
-from dcx.workspace import Workspace
 
 ENTRY_POINT_GROUP = "dcx.source_providers"
 REQUEST_SCHEMA = "dcx_source_worker_request_v0"
@@ -192,7 +192,7 @@ class PluginProvider:
         cap: int = 1_000_000,
         failure_reason: str = PROVIDER_SCAN_FAILED,
     ) -> dict[str, Any]:
-        from dcx.extensions.process import run_bounded
+        from dcx.core.process import run_bounded
 
         remaining = deadline - time.monotonic()
         if remaining <= 0:

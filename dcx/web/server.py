@@ -30,8 +30,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from dcx.clock import Clock
-from dcx.errors import DcxError, InternalError, InvalidInput
+from dcx.core.clock import Clock
+from dcx.core.errors import DcxError, InternalError, InvalidInput
 from dcx.ops import workbench as ops
 from dcx.providers.reasons import hint as reason_hint
 from dcx.result import Result

@@ -56,7 +56,7 @@ def test_audit_finds_planted_leaks_without_printing_them(dcx, proposed: Path, pl
 
 
 def test_audit_finds_cursor_and_key_values(dcx, proposed: Path) -> None:
-    from dcx.fsutil import atomic_write
+    from dcx.core.fsutil import atomic_write
 
     cursor = "tree:" + "e" * 64
     atomic_write(proposed / ".decision-context" / "private" / "cursors.json",

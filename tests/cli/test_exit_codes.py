@@ -60,7 +60,7 @@ def test_exit_4_lock_busy(example: Path) -> None:
     events = example / ".decision-context" / "events.jsonl"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         f"import time\nfrom pathlib import Path\nfrom dcx.fsutil import file_lock\n"
+         f"import time\nfrom pathlib import Path\nfrom dcx.core.fsutil import file_lock\n"
          f"with file_lock(Path({str(events)!r})):\n print('held', flush=True)\n time.sleep(30)\n"],
         stdout=subprocess.PIPE, text=True,
     )

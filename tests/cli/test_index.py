@@ -13,8 +13,8 @@ from pathlib import Path
 from conftest import run_dcx
 from recall_support import tree_bytes
 
+from dcx.core.workspace import Workspace
 from dcx.providers.bm25_index import index_path
-from dcx.workspace import Workspace
 
 QUERY = "roll back the catalog cache TTL"
 
@@ -88,7 +88,7 @@ def test_index_lock_busy_is_exit_4(example: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         f"import time\nfrom pathlib import Path\nfrom dcx.fsutil import file_lock\n"
+         f"import time\nfrom pathlib import Path\nfrom dcx.core.fsutil import file_lock\n"
          f"with file_lock(Path({str(target)!r})):\n print('held', flush=True)\n time.sleep(30)\n"],
         stdout=subprocess.PIPE, text=True,
     )

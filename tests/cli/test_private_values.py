@@ -38,7 +38,7 @@ def test_the_resolved_locator_is_refused_and_prose_passes(cycled: Path) -> None:
 
 def test_audit_finds_a_private_value_a_merge_brought_in(cycled: Path) -> None:
     """A packet that holds an indexed path still reads back (verify passes); audit names it."""
-    from dcx.canonical import packet_ref, pretty_bytes
+    from dcx.core.canonical import packet_ref, pretty_bytes
 
     folder = cycled / ".decision-context" / "packets" / "proposal"
     packet = json.loads(next(folder.glob("*.json")).read_text())

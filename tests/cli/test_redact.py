@@ -15,7 +15,7 @@ import pytest
 from cycle_fixture import QUERY, D
 from readers_support import QUERY_SUMMARY, Runner, copy_example
 
-from dcx import public
+from dcx.core import public
 
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9vT3kLm8"  # generated shape of an AWS secret key
 

@@ -283,7 +283,7 @@ def test_packet_of_another_goal_is_reported_not_mixed(dcx, goals) -> None:
 
 
 def test_packet_of_another_key_is_measured_and_reported(dcx, goals) -> None:
-    from dcx.canonical import packet_ref, pretty_bytes
+    from dcx.core.canonical import packet_ref, pretty_bytes
 
     catalog = goals[0]
     packet = json.loads(_packet(catalog, "proposal", "edge-tiering").read_text())
@@ -303,7 +303,7 @@ def test_packet_of_another_key_is_measured_and_reported(dcx, goals) -> None:
 
 
 def test_accepted_stale_claim_is_loud_and_exits_1(dcx, goals) -> None:
-    from dcx.canonical import packet_ref, pretty_bytes
+    from dcx.core.canonical import packet_ref, pretty_bytes
 
     catalog = goals[0]
     assembly = json.loads(_packet(catalog, "assembly", "ttl-keep").read_text())

@@ -39,9 +39,9 @@ def test_page_is_self_contained(page_file: Path) -> None:
 
 def test_every_string_is_escaped(dcx) -> None:
     """Summaries are agent-written public text: they reach the page as text, never markup."""
+    from dcx.core.workspace import Workspace
     from dcx.ops.report import report
     from dcx.report_html import render_html
-    from dcx.workspace import Workspace
 
     data = report(workspaces=[Workspace(FIXTURE / "catalog")]).data
     change = next(c for d in data["decisions"] for c in d["changes"])

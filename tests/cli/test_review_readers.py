@@ -71,7 +71,7 @@ def test_verify_checks_the_review_and_its_event_binding(reviewed) -> None:
     dcx = Runner(root)
     assert dcx.json("verify")["data"]["problems"] == []
     # a review rewritten with a recomputed ref that breaks its disposition's rules
-    from dcx.canonical import packet_ref, pretty_bytes
+    from dcx.core.canonical import packet_ref, pretty_bytes
 
 
     path = root / ".decision-context/packets/review" / f"{refs['review']}.json"

@@ -13,14 +13,14 @@ import pytest
 from conftest import run_dcx
 from sourcekit import binding_block, configure, source_block
 
-from dcx.clock import FixedClock
+from dcx.core.clock import FixedClock
+from dcx.core.envelope import PacketContext
+from dcx.core.workspace import Workspace
 from dcx.keys import load_key
 from dcx.packets import scan as scan_packet
-from dcx.packets.spec import PacketContext
 from dcx.refmap import RefMinter
 from dcx.sources.plane import exact_read_scan, scan_sources, select_sources
 from dcx.store import Store
-from dcx.workspace import Workspace
 
 AGENT = ("--agent-id", "agent-a")
 

@@ -6,9 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dcx.core.workspace import Workspace
 from dcx.keys import load_key
 from dcx.refmap import RefMinter
-from dcx.workspace import Workspace
 
 
 def _with_minted_ref(root: Path) -> tuple[str, str]:

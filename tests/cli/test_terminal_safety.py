@@ -30,7 +30,7 @@ import pytest
 from cycle_fixture import D
 from pty_support import read_all
 
-from dcx.canonical import packet_ref, pretty_bytes
+from dcx.core.canonical import packet_ref, pretty_bytes
 
 CTRL = "\x1b]0;PWNED\x07\x1b[2J\x9b31m\u202e"
 MARK = "[bold red]MARKUP[/] :warning: [link=x]LINK[/link]"
@@ -152,9 +152,9 @@ def test_content_and_file_names_in_prepare_show_content_and_recall(hostile: Path
 def test_reveal_of_a_hostile_private_value(hostile: Path) -> None:
     from cycle_helpers import seed_evidence
 
+    from dcx.core.workspace import Workspace
     from dcx.keys import load_key
     from dcx.refmap import RefMinter
-    from dcx.workspace import Workspace
 
     ws = Workspace(hostile)
     with RefMinter(ws, load_key(ws)) as minter:

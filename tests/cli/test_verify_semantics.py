@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cycle_fixture import prepared
 
-from dcx.canonical import packet_ref, pretty_bytes
+from dcx.core.canonical import packet_ref, pretty_bytes
 
 
 def _rewrite(path: Path, mutate, prefix: str, ref_field: str) -> None:

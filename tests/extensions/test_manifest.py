@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from ext_helpers import manifest_text
 
-from dcx.errors import InvalidInput
+from dcx.core.errors import InvalidInput
 from dcx.extensions.manifest import SCHEMA, load_manifest, normalise
 
 

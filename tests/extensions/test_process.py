@@ -3,7 +3,7 @@ from __future__ import annotations
 import sys
 import time
 
-from dcx.extensions.process import run_bounded
+from dcx.core.process import run_bounded
 
 PY = sys.executable
 

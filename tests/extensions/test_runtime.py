@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from ext_helpers import FIXTURES
 
-from dcx.errors import InvalidInput
+from dcx.core.errors import InvalidInput
 from dcx.extensions import runtime
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from ext_helpers import install, make_extension, tree_listing
 
+from dcx.core.workspace import Workspace
 from dcx.extensions.manifest import revision_of
 from dcx.extensions.state import (
     MAX_REVISIONS,
@@ -14,7 +15,6 @@ from dcx.extensions.state import (
     load_state,
     save_state,
 )
-from dcx.workspace import Workspace
 
 
 def test_absent_state_is_empty_and_reading_creates_nothing(fresh_ws: Path) -> None:

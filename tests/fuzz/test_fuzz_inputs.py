@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from relfigures import record
 
 from dcx import events
-from dcx.errors import DcxError, InvalidInput
+from dcx.core.errors import DcxError, InvalidInput
+from dcx.core.workspace import Workspace
 from dcx.packets import outcome, proposal, rebase
 from dcx.profile import load_profile, load_registry
-from dcx.workspace import Workspace
 
 CASES = settings(max_examples=examples(2000))
 COUNTER: dict[str, int] = {}

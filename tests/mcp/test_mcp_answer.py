@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dcx.core.fields import Text
+from dcx.core.workspace import Workspace
 from dcx.mcp import answer
 from dcx.mcp.tools import Session, tool
-from dcx.packets.spec import Text
 from dcx.result import Result
-from dcx.workspace import Workspace
 
 SECRET = "the recalled runbook says: roll back above 400 ms"
 

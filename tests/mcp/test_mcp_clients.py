@@ -25,7 +25,7 @@ def _prepare(root: Path) -> str:
 
 
 def test_two_clients_at_once(tmp_path: Path) -> None:
-    from dcx.fsutil import file_lock
+    from dcx.core.fsutil import file_lock
 
     root = copy_example(tmp_path / "example")
     evidence = _prepare(root)

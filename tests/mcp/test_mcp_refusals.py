@@ -29,7 +29,7 @@ def _cases(root: Path) -> dict:
     dc = root / ".decision-context"
 
     async def main():
-        from dcx.fsutil import file_lock
+        from dcx.core.fsutil import file_lock
 
         async with connect(root, "--agent-id", "agent-a") as c:
             async def call(case, name, arguments):

@@ -106,8 +106,8 @@ def test_comment_edit_of_the_profile_is_not_a_change(dcx, ready) -> None:
 
 
 def test_cursor_moved_after_prepare_is_refused(dcx, ready) -> None:
+    from dcx.core.workspace import Workspace
     from dcx.cursors import write_cursors
-    from dcx.workspace import Workspace
 
     root, event_id = ready
     write_cursors(Workspace(root), {"source:authority:docs": "tree:" + "f" * 64})
@@ -123,8 +123,8 @@ def test_tampered_packet_is_refused(dcx, ready) -> None:
 
 
 def test_removed_source_cursor_is_kept_not_fatal(dcx, ready) -> None:
+    from dcx.core.workspace import Workspace
     from dcx.cursors import read_cursors, write_cursors
-    from dcx.workspace import Workspace
 
     root, event_id = ready
     ws = Workspace(root)

@@ -8,8 +8,8 @@ from pathlib import Path
 from conftest import run_dcx
 from ext_helpers import make_extension
 
+from dcx.core.workspace import Workspace
 from dcx.ops import ext as ops
-from dcx.workspace import Workspace
 
 
 def test_a_proof_is_not_recorded_for_a_revision_that_changed_during_the_doctor(

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from recall_support import enable
 
-from dcx.clock import FixedClock
-from dcx.errors import InvalidInput
+from dcx.core.clock import FixedClock
+from dcx.core.errors import InvalidInput
+from dcx.core.workspace import Workspace
 from dcx.ops.index import index
 from dcx.ops.recall import QUERY_FILE_MAX_BYTES, read_query, recall
 from dcx.packets import recall as recall_packet
-from dcx.workspace import Workspace
 
 
 def test_read_query_sources(tmp_path: Path) -> None:

@@ -385,9 +385,9 @@ def test_commit_of_a_review_event_checks_the_gate_binding(ws: Path) -> None:
     assert code == 0
     # write the settlement's receipt and event by hand, then break the gate it cites
     from dcx import decisions
+    from dcx.core.workspace import Workspace
     from dcx.packets import review as review_packet
     from dcx.store import Store
-    from dcx.workspace import Workspace
 
     w = Workspace(ws)
     rev = dry["data"]["review"]

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from dcx.clock import clock_from_env
-from dcx.errors import InvalidInput, NoWorkspace
+from dcx.core.clock import clock_from_env
+from dcx.core.errors import InvalidInput, NoWorkspace
+from dcx.core.workspace import Workspace
 from dcx.ops import workbench
-from dcx.workspace import Workspace
 
 
 def _profile(root: Path) -> str:

@@ -8,16 +8,16 @@ import pytest
 from conftest import FIXED_KEY
 from recall_support import ScriptedProvider, answer, item, request
 
-from dcx.canonical import canonical_bytes
-from dcx.clock import FixedClock
-from dcx.errors import InvalidInput
+from dcx.core.canonical import canonical_bytes
+from dcx.core.clock import FixedClock
+from dcx.core.envelope import PacketContext
+from dcx.core.errors import InvalidInput
+from dcx.core.workspace import Workspace
 from dcx.keys import Key
 from dcx.packets import retrieval
-from dcx.packets.spec import PacketContext
 from dcx.profile import ContextProviderConfig, Profile
 from dcx.providers.runner import run_recall
 from dcx.refmap import RefMinter
-from dcx.workspace import Workspace
 
 CANARIES = ("CANARY-QUERY", "CANARY-SCOPE", "CANARY-CONTENT", "CANARY-RESOURCE")
 

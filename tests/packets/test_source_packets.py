@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from sourcekit import binding_block, configure, plane, source_block
 
-from dcx.clock import FixedClock
+from dcx.core.clock import FixedClock
+from dcx.core.envelope import PacketContext
+from dcx.core.workspace import Workspace
 from dcx.cursors import write_cursors
 from dcx.keys import load_key
 from dcx.packets import coverage, freshness, scan
-from dcx.packets.spec import PacketContext
 from dcx.refmap import RefMinter, reveal
 from dcx.sources.plane import exact_read_scan, scan_sources, select_sources
-from dcx.workspace import Workspace
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 

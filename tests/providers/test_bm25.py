@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from recall_support import enable, request
 
+from dcx.core.walk import revision_of
+from dcx.core.workspace import Workspace
 from dcx.ops.index import index
 from dcx.providers import bm25, bm25_search
 from dcx.providers.bm25 import (
@@ -21,8 +23,6 @@ from dcx.providers.bm25 import (
     query_terms,
 )
 from dcx.providers.bm25_index import index_path
-from dcx.sources.walk import revision_of
-from dcx.workspace import Workspace
 
 FILLER = {
     f"note-{i}.md": f"# Note {i}\n\nRoutine weekly status about the storefront team and catalog reviews {i}.\n"

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from ext_helpers import install, make_extension, retrieve
 
-from dcx.errors import InvalidInput
+from dcx.core.errors import InvalidInput
+from dcx.core.workspace import Workspace
 from dcx.ops.ext import doctor, set_enabled
 from dcx.providers.extension import ExtensionProvider, validate_config
-from dcx.workspace import Workspace
 
 
 def _running(pid: int) -> bool:

@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO
 from recall_support import enable, request
 
-from dcx.errors import InvalidInput
+from dcx.core.errors import InvalidInput
 from dcx.profile import load_profile
 from dcx.providers.registry import make_provider
 

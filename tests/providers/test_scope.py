@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dcx.errors import InvalidInput
+from dcx.core.errors import InvalidInput
 from dcx.providers.scope import normalise_scope
 
 

@@ -8,7 +8,7 @@ import math
 import pytest
 from recall_support import ScriptedProvider, answer, item, request
 
-from dcx.errors import InvalidInput
+from dcx.core.errors import InvalidInput
 from dcx.profile import ContextProviderConfig
 from dcx.providers.base import RetrievalItem, sync, unavailable
 from dcx.providers.runner import build_request

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from dcx.sources import sweep as sweep_module
-from dcx.sources import walk as walk_module
-from dcx.sources.statcache import StatCache, cache_path
-from dcx.workspace import Workspace
+from dcx.core import sweep as sweep_module
+from dcx.core import walk as walk_module
+from dcx.core.statcache import StatCache, cache_path
+from dcx.core.workspace import Workspace
 
 SID = "source:docs"
 

@@ -48,8 +48,8 @@ def test_nested_decision_context_is_never_scanned(dcx, example: Path, nested: st
         (inner / ".decision-context" / "README.md").write_text("# not authority\n")
     assert (inner / ".decision-context" / "README.md").exists()
     assert _changed(dcx, example) == before
-    from dcx.sources.walk import walk
-    from dcx.workspace import Workspace
+    from dcx.core.walk import walk
+    from dcx.core.workspace import Workspace
 
     walked = walk(Workspace(example), "source:authority:docs", {"path": "docs"}, max_scan_bytes=1 << 20,
                   save_cache=False)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dcx.clock import normalise_ts
-from dcx.errors import InvalidInput
+from dcx.core.clock import normalise_ts
+from dcx.core.errors import InvalidInput
 
 NOT_RFC3339 = [
     "20261129T180000Z",  # ISO 8601 basic format

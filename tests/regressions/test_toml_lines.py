@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dcx.tomlerrors import line_of
+from dcx.core.tomlerrors import line_of
 
 # string values that look like TOML structure: (TOML source lines, the parsed value)
 TRICKY = [

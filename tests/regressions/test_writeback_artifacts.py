@@ -20,7 +20,7 @@ def test_artifact_of_another_decision_is_refused_before_appending(dcx, example: 
     _record(dcx, example, D)
     _record(dcx, example, "other")
     from dcx import decisions
-    from dcx.workspace import Workspace
+    from dcx.core.workspace import Workspace
 
     ws = Workspace(example)
     own = [decisions.latest(ws, D, kind) for kind in ("evidence", "proposal")]

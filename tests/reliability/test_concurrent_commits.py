@@ -53,9 +53,9 @@ def _error_code(result: dict[str, Any]) -> str | None:
 
 def _cursor_refs(root: Path, cursors: dict[str, str]) -> dict[str, str]:
     """The keyed refs of committed cursor values, as a commit receipt names them."""
+    from dcx.core.workspace import Workspace
     from dcx.keys import load_key
     from dcx.refmap import RefMinter
-    from dcx.workspace import Workspace
 
     ws = Workspace(root)
     minter = RefMinter(ws, load_key(ws), record=False)
@@ -164,8 +164,8 @@ def test_a_commit_that_loses_the_companion_to_a_racing_twin_replays(template, tm
     receipt check and its read of the pending companion, a twin process commits the same chain
     and removes the companion. This one must replay that receipt, not refuse pending_missing."""
     from dcx import pending
+    from dcx.core.workspace import Workspace
     from dcx.ops.commit import commit_decision
-    from dcx.workspace import Workspace
 
     root = copy_workspace(template, tmp_path / "goal")
     decision = template.decisions["ttl-2026-12"]

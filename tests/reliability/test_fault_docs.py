@@ -23,7 +23,7 @@ def test_every_fault_step_in_the_code_is_documented() -> None:
     assert named, "no fault steps found: the search is broken"
     assert set(named) <= ROWS, set(named) - ROWS
     # read only by the atomic writer and the commit path
-    assert set(named.values()) == {"dcx/fsutil.py", "dcx/ops/commit.py"}, named
+    assert set(named.values()) == {"dcx/core/fsutil.py", "dcx/ops/commit.py"}, named
 
 
 def test_every_step_the_crash_tests_use_is_documented() -> None:
@@ -35,7 +35,7 @@ def test_every_step_the_crash_tests_use_is_documented() -> None:
 
 
 def test_the_nth_hit_form_crashes_at_the_nth_hit_only(tmp_path) -> None:
-    script = ("import sys\nfrom dcx.fsutil import fault_point\n"
+    script = ("import sys\nfrom dcx.core.fsutil import fault_point\n"
               "for i in range(3):\n    fault_point('demo.step')\n    print(i, flush=True)\n")
     for wanted, printed in (("demo.step", ""), ("demo.step@2", "0\n"), ("demo.step@3", "0\n1\n"),
                             ("demo.step@4", "0\n1\n2\n"), ("other.step", "0\n1\n2\n")):

@@ -25,9 +25,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from relfigures import record
 
-from dcx.errors import InvalidInput
+from dcx.core.errors import InvalidInput
+from dcx.core.public import check_text
 from dcx.packets.advisory import CONTENT_MAX, RESOURCE_REF_MAX, check_response
-from dcx.public import check_text
 
 CANARY = "CNRYADV"
 BASE = {

@@ -37,7 +37,7 @@ from ext_helpers import install, make_extension, retrieve
 from relfigures import record
 from sourcekit import install_plugin, plane
 
-from dcx.clock import FixedClock
+from dcx.core.clock import FixedClock
 from dcx.sources.plane import exact_read_scan, scan_source
 
 DEADLINE = 1.5  # [bounds] timeout_seconds of the hostile workspace

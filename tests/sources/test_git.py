@@ -22,7 +22,7 @@ import gitkit
 import pytest
 from sourcekit import binding_block, configure, plane, source_block
 
-from dcx.clock import FixedClock
+from dcx.core.clock import FixedClock
 from dcx.sources.plane import exact_read_scan, proposed_cursor, scan_source
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")

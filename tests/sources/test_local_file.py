@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from sourcekit import binding_block, configure, docs_registry, plane, source_block
 
-from dcx.clock import FixedClock
+from dcx.core import trees
+from dcx.core.clock import FixedClock
+from dcx.core.walk import revision_of
 from dcx.cursors import write_cursors
-from dcx.sources import trees
 from dcx.sources.plane import (
     exact_read_item,
     exact_read_scan,
@@ -21,7 +22,6 @@ from dcx.sources.plane import (
     scan_sources,
     select_sources,
 )
-from dcx.sources.walk import revision_of
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 DOCS = {"docs": {"a.md": "alpha", "b.md": "beta", "sub": {"c.md": "gamma"}, "skip.txt": "not markdown"}}
@@ -42,7 +42,7 @@ def _scan(root: Path, source_id: str = "source:docs", committed: dict[str, str] 
 
 
 def _commit(root: Path, scan) -> dict[str, str]:
-    from dcx.workspace import Workspace
+    from dcx.core.workspace import Workspace
 
     committed = {scan.source_id: scan.cursor_after}
     write_cursors(Workspace(root), committed)  # what the commit path does, under its lock

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from sourcekit import binding_block, configure, source_block
 
-from dcx.clock import FixedClock
+from dcx.core.clock import FixedClock
+from dcx.core.workspace import Workspace
 from dcx.profile import load_profile, load_registry
 from dcx.sources.base import (
     Health,
@@ -18,7 +19,6 @@ from dcx.sources.base import (
 )
 from dcx.sources.plane import exact_read_item, scan_sources, select_sources
 from dcx.sources.registry import BUILTINS, Providers
-from dcx.workspace import Workspace
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 NOW = CLOCK.now()

@@ -14,7 +14,7 @@ import pytest
 from conftest import run_dcx
 from sourcekit import binding_block, configure, install_plugin, plane, source_block
 
-from dcx.clock import FixedClock
+from dcx.core.clock import FixedClock
 from dcx.sources.plane import exact_read_scan, scan_sources, select_sources
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")

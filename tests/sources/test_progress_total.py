@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dcx.sources.walk import walk
-from dcx.workspace import Workspace
+from dcx.core.walk import walk
+from dcx.core.workspace import Workspace
 
 
 @pytest.mark.parametrize(("tops", "subs"), [(1, 3), (8, 10)])  # serial, and split across forked workers

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dcx.canonical import canonical_bytes
-from dcx.sources import trees
-from dcx.sources.statcache import StatCache, stat_key
-from dcx.workspace import Workspace
+from dcx.core import trees
+from dcx.core.canonical import canonical_bytes
+from dcx.core.statcache import StatCache, stat_key
+from dcx.core.workspace import Workspace
 
 NAMES = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20)
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from dcx.sources.walk import LocatorError, WalkTimeout, resolve_locator, revision_of, walk
-from dcx.workspace import Workspace
+from dcx.core.walk import LocatorError, WalkTimeout, resolve_locator, revision_of, walk
+from dcx.core.workspace import Workspace
 
 BIG = 1 << 30
 
@@ -120,8 +120,8 @@ class _Ticks:
 
 
 def test_timeout_while_hashing_keeps_the_hashes_made(fresh_ws: Path, tree, monkeypatch) -> None:
-    import dcx.sources.sweep as sweep_module
-    from dcx.sources.statcache import StatCache, cache_path
+    import dcx.core.sweep as sweep_module
+    from dcx.core.statcache import StatCache, cache_path
 
     tree(fresh_ws, {"docs": {f"f{i}.md": f"text {i}" for i in range(10)}})
     monkeypatch.setattr(sweep_module, "time", _Ticks())  # the sweep reads it once per hashed file
@@ -132,7 +132,7 @@ def test_timeout_while_hashing_keeps_the_hashes_made(fresh_ws: Path, tree, monke
 
 
 def test_parallel_sweep_gives_the_serial_result(fresh_ws: Path, tree, monkeypatch) -> None:
-    import dcx.sources.sweep as sweep_module
+    import dcx.core.sweep as sweep_module
 
     tree(fresh_ws, {"docs": {f"d{a}": {f"s{b}": {f"f{c}.md": f"{a}{b}{c}" for c in range(5)} for b in range(4)}
                              for a in range(3)} | {"top.md": "loose", "bin.dat": b"\xff"}})
@@ -159,7 +159,7 @@ def test_parallel_sweep_gives_the_serial_result(fresh_ws: Path, tree, monkeypatc
 
 
 def test_cold_tree_with_many_directories_is_hashed_in_parallel(fresh_ws: Path, tree, monkeypatch) -> None:
-    import dcx.sources.sweep as sweep_module
+    import dcx.core.sweep as sweep_module
 
     tree(fresh_ws, {"docs": {f"d{a}": {f"s{b}": {f"f{c}.md": f"{a}{b}{c}" for c in range(3)} for b in range(5)}
                              for a in range(4)} | {"bin.dat": b"\xff\x00"}})

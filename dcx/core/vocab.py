@@ -1,0 +1,36 @@
+"""The vocabulary: every closed set of words that more than one part of dcx speaks.
+
+The profile and registry accept them (SPEC §4), the source plane reports them
+(§5.2), the packets declare them (§5.4, §5.5), the builders count by them.
+Declared once, here; everything else imports them.
+"""
+
+from __future__ import annotations
+
+# the source registry (SPEC §4.2)
+BUILTIN_ADAPTERS = ("local-file", "git")
+PROVIDERS = ("bm25", "openviking", "extension", "none")
+SOURCE_KINDS = ("artifact", "conversation", "document", "external_signal", "person", "repository")
+PRIORITIES = ("p0", "p1", "p2")
+REQUIRED_PRIORITY = "p0"
+EVIDENCE_LEVELS = ("s0", "s1", "s2", "s3", "s4")
+SCAN_MODES = ("incremental", "on_demand", "snapshot")
+READ_POLICIES = ("always", "material_change", "never")
+
+# scans (SPEC §5.2)
+COMPLETED = "completed"
+NO_CHANGE = "no_change"
+FAILED = "failed"
+UNAVAILABLE = "unavailable"
+SCAN_STATUSES = (COMPLETED, NO_CHANGE, FAILED, UNAVAILABLE)
+CHANGE_KINDS = ("added", "modified", "deleted")
+CONTENT_KINDS = ("text", "binary", "oversize", "deleted")
+
+# exact-read outcomes: ``verified`` holds text content; binary, oversize and
+# deleted are terminal (recorded and absorbable); ``failed`` is transient and
+# keeps the cursor
+VERIFIED = "verified"
+READ_TERMINAL = ("binary", "oversize", "deleted")
+READ_STATUSES = (VERIFIED, *READ_TERMINAL, "failed")
+
+HEALTH_STATUSES = ("healthy", "degraded", "unavailable")
