@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dcx.authority import confirms, normalise, too_short
+from dcx.evidence.authority import confirms, normalise, too_short
 
 DOC = "# Runbook\r\n\r\nUse this when origin p99 latency stays above 400 ms   \r\nfor 10 minutes after a TTL change.\r\n"
 

@@ -1,7 +1,7 @@
 """The evidence assembler: scans, exact reads and recall → evidence records (SPEC §8.1, §8.2).
 
 Authority wins. A recalled item becomes an accepted claim only when the
-*current* exact-read authority text confirms it (``dcx.authority.confirms``);
+*current* exact-read authority text confirms it (``dcx.evidence.authority.confirms``);
 otherwise it is stale (the authority moved away from it), rejected (nothing
 could confirm it) or — when the agent says so — a conflict. Never silently
 accepted, never a crash.
@@ -32,10 +32,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dcx.authority import confirms, same_document, too_short
 from dcx.core.errors import InvalidInput, Refused
 from dcx.core.walk import ALWAYS_EXCLUDED, LocatorError, resolve_locator, revision_of
 from dcx.core.workspace import Workspace
+from dcx.evidence.authority import confirms, same_document, too_short
 from dcx.profile import Profile, Registry, Source
 from dcx.refmap import RefMinter
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.assembler import (
+from dcx.evidence.assembler import (
     NOT_REPRODUCED,
     AuthorityReader,
     Change,

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from dcx import decisions, events, gates, pending
 from dcx.activation import require_active
-from dcx.checkpoints import READY, derive_rows
+from dcx.evidence.checkpoints import READY, derive_rows
 from dcx.core.clock import clock_from_env
 from dcx.core.errors import Refused
 from dcx.core.fsutil import fault_point, file_lock

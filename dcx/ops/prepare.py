@@ -19,15 +19,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx import decisions, pending, rebasing
+from dcx import decisions, pending
+
+from dcx.evidence import rebasing
 from dcx.activation import require_active
-from dcx.assembler import (
+from dcx.evidence.assembler import (
     AuthorityReader,
     Change,
     EvidenceDraft,
     previous_claims,
 )
-from dcx.checkpoints import READY, derive_rows
+from dcx.evidence.builders import build_coverage, build_freshness, build_manifest, build_scan_receipt
+from dcx.evidence.checkpoints import READY, derive_rows
 from dcx.core.clock import clock_from_env, parse_ts
 from dcx.core.envelope import PacketContext
 from dcx.core.errors import InvalidInput
@@ -39,9 +42,6 @@ from dcx.packets import assembly, checkpoint, evidence, manifest, rebase, retrie
 from dcx.packets import coverage as coverage_packets
 from dcx.packets import freshness as freshness_packets
 from dcx.packets import scan as scan_packets
-from dcx.packets.coverage import build_coverage
-from dcx.packets.freshness import build_freshness
-from dcx.packets.scan import build_scan_receipt
 from dcx.refmap import RefMinter
 from dcx.result import Result
 from dcx.sources.plane import exact_read_scan, read_times, scan_sources, select_sources
@@ -199,7 +199,7 @@ def prepare(
             last_reads[source_id] = stamp
     fresh = build_freshness(ctx, registry, scans, last_reads, now)
     coverage = build_coverage(ctx, registry, scans, reads, reads_required=mode != "baseline")
-    man = manifest.build_manifest(goal_ctx, registry)
+    man = build_manifest(goal_ctx, registry)
     freshness_of = {row["source_id"]: ("current" if row["status"] == "fresh" else "stale") for row in fresh["sources"]}
 
     draft = EvidenceDraft(now, freshness_of)

@@ -18,6 +18,7 @@ from dcx.core.envelope import PacketContext
 from dcx.core.workspace import Workspace
 from dcx.cursors import read_cursors
 from dcx.keys import load_key
+from dcx.evidence.builders import build_scan_receipt
 from dcx.packets import scan as scan_packet
 from dcx.refmap import RefMinter
 from dcx.result import Result
@@ -47,7 +48,7 @@ def scan(
     receipts = []
     with RefMinter(ws, key) as minter:
         for one in scans:
-            receipt = scan_packet.build_scan_receipt(ctx, one, {}, minter)
+            receipt = build_scan_receipt(ctx, one, {}, minter)
             store.put_built(scan_packet.SPEC, receipt)
             receipts.append(receipt)
     partial = any(not one.ok for one in scans)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dcx.core.workspace import Workspace
 from dcx.ops._common import packet_context
+from dcx.evidence.builders import build_manifest
 from dcx.packets import manifest
 from dcx.profile import load_registry
 from dcx.result import Result
@@ -12,7 +13,7 @@ from dcx.store import Store
 
 def sources(*, ws: Workspace, write: bool) -> Result:
     registry = load_registry(ws)
-    packet = manifest.build_manifest(packet_context(ws), registry)
+    packet = build_manifest(packet_context(ws), registry)
     if write:
         Store(ws).put_built(manifest.SPEC, packet)
     return Result("sources", {"manifest": packet, "written": write})

@@ -128,7 +128,7 @@ class Checker:
         """What a re-hash cannot see: a packet rewritten with a recomputed ref that breaks
         the rules it was built by. Every ref an evidence record cites is listed in its
         source revisions; every assembly's checkpoint re-derives from what it embeds."""
-        from dcx.checkpoints import derive_rows
+        from dcx.evidence.checkpoints import derive_rows
 
         for ref, packet in self.packets.items():
             kind = BY_PREFIX[REF_RE.fullmatch(ref).group("prefix")].folder  # type: ignore[union-attr]

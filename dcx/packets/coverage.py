@@ -16,17 +16,9 @@ was not selected; those ids are listed in ``incomplete_required_source_ids``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-from dcx.core.envelope import PacketContext, PacketSpec
+from dcx.core.envelope import PacketSpec
 from dcx.core.fields import Const, Enum, Int, Map, Records, Shape, Tokens
 from dcx.core.vocab import PRIORITIES, REQUIRED_PRIORITY
-from dcx.profile import Registry
-
-if TYPE_CHECKING:
-    from dcx.sources.base import ReadResult
-    from dcx.sources.plane import SourceScan
 
 NOT_SELECTED = "not_selected"
 
@@ -55,59 +47,3 @@ SPEC = PacketSpec(
         "priorities": Records(shape=ROW, id_field="priority", min_items=3, max_items=3),
     },
 )
-
-
-def source_complete(scan: SourceScan, reads: Mapping[str, ReadResult], *,
-                    reads_required: bool = True) -> tuple[bool, bool]:
-    """(complete, exact_read_incomplete) for one scanned source."""
-    from dcx.sources.plane import read_complete
-
-    if not scan.ok:
-        return False, False
-    reads_ok = read_complete(scan, reads) if reads_required else True
-    return reads_ok and not scan.telemetry.result_cap_applied, not reads_ok
-
-
-def coverage_values(
-    registry: Registry, scans: Sequence[SourceScan], reads: Mapping[str, Mapping[str, ReadResult]],
-    *, reads_required: bool = True,
-) -> dict[str, Any]:
-    by_id = {scan.source_id: scan for scan in scans}
-    rows = {p: {"priority": p, "source_count": 0, "complete_count": 0, "exact_read_incomplete_count": 0,
-                "status_counts": {}} for p in PRIORITIES}
-    incomplete: list[str] = []
-    counted = [s for s in registry.sources if s.enabled or s.source_id in by_id]
-    for source in counted:
-        row = rows[source.priority]
-        row["source_count"] += 1
-        scan = by_id.get(source.source_id)
-        status = scan.status if scan is not None else NOT_SELECTED
-        row["status_counts"][status] = row["status_counts"].get(status, 0) + 1
-        complete = False
-        if scan is not None:
-            complete, read_incomplete = source_complete(scan, reads.get(source.source_id, {}),
-                                                        reads_required=reads_required)
-            row["exact_read_incomplete_count"] += read_incomplete
-        row["complete_count"] += complete
-        if not complete and source.priority == REQUIRED_PRIORITY:
-            incomplete.append(source.source_id)
-    return {
-        "required_priority": REQUIRED_PRIORITY,
-        "status": "partial" if incomplete else "complete",
-        "incomplete_required_source_ids": incomplete,
-        "priorities": list(rows.values()),
-    }
-
-
-def build_coverage(
-    ctx: PacketContext,
-    registry: Registry,
-    scans: Sequence[SourceScan],
-    reads: Mapping[str, Mapping[str, ReadResult]],
-    *,
-    reads_required: bool = True,
-) -> dict[str, Any]:
-    """Build (not store) the coverage packet; ``reads`` is ``{source_id: {resource_ref: ReadResult}}``.
-
-    ``reads_required=False`` for a baseline, which adopts without reading."""
-    return SPEC.build(ctx, coverage_values(registry, scans, reads, reads_required=reads_required))

@@ -17,17 +17,9 @@ them. A healthy provider or an enabled profile never implies fresh sources.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-from dcx.core.clock import normalise_ts, seconds_between
-from dcx.core.envelope import PacketContext, PacketSpec
+from dcx.core.envelope import PacketSpec
 from dcx.core.fields import Bool, Enum, Int, Records, Shape, Timestamp, Token, Tokens
 from dcx.core.vocab import PRIORITIES, SCAN_MODES
-from dcx.profile import Registry
-
-if TYPE_CHECKING:
-    from dcx.sources.plane import SourceScan
 
 FRESHNESS_STATUSES = ("fresh", "stale", "never_read", "not_scanned")
 
@@ -58,50 +50,3 @@ SPEC = PacketSpec(
         "alert_source_ids": Tokens(max_items=64),
     },
 )
-
-
-def freshness_row(source: Any, last_read_at: str | None, observed_at: str, scanned: bool) -> dict[str, Any]:
-    staleness = None
-    if last_read_at is None:
-        status = "never_read" if scanned else "not_scanned"
-    else:
-        staleness = max(0, int(seconds_between(last_read_at, observed_at)))
-        status = "stale" if staleness > source.freshness_seconds else "fresh"
-    return {
-        "source_id": source.source_id,
-        "priority": source.priority,
-        "scan_mode": source.scan_mode,
-        "freshness_seconds": source.freshness_seconds,
-        "last_read_at": last_read_at,
-        "staleness_seconds": staleness,
-        "status": status,
-        "alert": status != "fresh",
-    }
-
-
-def freshness_values(
-    registry: Registry, scans: Sequence[SourceScan], last_reads: Mapping[str, str], observed_at: str
-) -> dict[str, Any]:
-    observed_at = normalise_ts(observed_at)
-    scanned = {scan.source_id for scan in scans}
-    rows = [
-        freshness_row(source, last_reads.get(source.source_id), observed_at, source.source_id in scanned)
-        for source in registry.sources
-        if source.enabled or source.source_id in scanned
-    ]
-    return {
-        "observed_at": observed_at,
-        "sources": rows,
-        "alert_source_ids": [row["source_id"] for row in rows if row["alert"]],
-    }
-
-
-def build_freshness(
-    ctx: PacketContext,
-    registry: Registry,
-    scans: Sequence[SourceScan],
-    last_reads: Mapping[str, str],
-    observed_at: str,
-) -> dict[str, Any]:
-    """Build (not store) the freshness packet; ``last_reads`` from ``dcx.cursors.read_freshness``."""
-    return SPEC.build(ctx, freshness_values(registry, scans, last_reads, observed_at))

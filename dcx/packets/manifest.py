@@ -6,12 +6,9 @@ time, so an unchanged registry always yields the same manifest ref.
 
 from __future__ import annotations
 
-from typing import Any
-
-from dcx.core.envelope import PacketContext, PacketSpec
+from dcx.core.envelope import PacketSpec
 from dcx.core.fields import Bool, Enum, Int, Records, Shape, Token, Tokens
 from dcx.core.vocab import EVIDENCE_LEVELS, PRIORITIES, READ_POLICIES, SCAN_MODES, SOURCE_KINDS
-from dcx.profile import Registry
 
 SOURCE_ROW = Shape(
     "manifest_source",
@@ -43,32 +40,3 @@ SPEC = PacketSpec(
         "sources": Records(shape=SOURCE_ROW, id_field="source_id", max_items=64),
     },
 )
-
-
-def manifest_values(registry: Registry) -> dict[str, Any]:
-    rows = [
-        {
-            "source_id": s.source_id,
-            "provider_id": s.provider_id,
-            "source_kind": s.source_kind,
-            "priority": s.priority,
-            "evidence_level": s.evidence_level,
-            "objectives": list(s.objectives),
-            "scan_mode": s.scan_mode,
-            "exact_read_policy": s.exact_read_policy,
-            "freshness_seconds": s.freshness_seconds,
-            "max_changes": s.max_changes,
-            "conflict_rule": s.conflict_rule,
-            "enabled": s.enabled,
-        }
-        for s in registry.sources
-    ]
-    return {
-        "source_count": len(rows),
-        "enabled_source_count": sum(1 for r in rows if r["enabled"]),
-        "sources": rows,
-    }
-
-
-def build_manifest(ctx: PacketContext, registry: Registry) -> dict[str, Any]:
-    return SPEC.build(ctx, manifest_values(registry))

@@ -14,10 +14,7 @@ to a decision) and embedded, unstored, in ``dcx recall``'s transient packet.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-from dcx.core.envelope import PacketContext, PacketSpec
+from dcx.core.envelope import PacketSpec
 from dcx.core.fields import (
     Bool,
     Const,
@@ -35,9 +32,6 @@ from dcx.core.fields import (
     Timestamp,
 )
 from dcx.core.vocab import PROVIDERS
-
-if TYPE_CHECKING:  # the packet module stays importable without the provider layer
-    from dcx.providers.base import Retrieval
 
 COMPLETED = "completed"
 UNAVAILABLE = "unavailable"
@@ -90,50 +84,3 @@ SPEC = PacketSpec(
         "credentials_captured": Const(value=False),
     },
 )
-
-
-def receipt_values(retrieval: Retrieval, provider_refs: Sequence[str], decision_id: str | None = None) -> dict[str, Any]:
-    """The receipt's values (no envelope) for ``SPEC.build``.
-
-    ``provider_refs[i]`` is the keyed ref of ``retrieval.items[i]`` (see
-    ``RefMinter.provider_ref``); nothing else about an item but its summary and
-    score is projected.
-    """
-    if len(provider_refs) != len(retrieval.items):
-        raise ValueError("one provider ref per item")
-    values: dict[str, Any] = {
-        "ok": retrieval.status == COMPLETED,
-        "provider": retrieval.provider,
-        "namespace": retrieval.namespace,
-        "status": retrieval.status,
-        "reason_code": retrieval.reason_code,
-        "provider_version": retrieval.provider_version,
-        "query_summary": retrieval.query_summary,
-        "observed_at": retrieval.observed_at,
-        "search_performed": retrieval.search_performed,
-        "read_performed": retrieval.read_performed,
-        "requested_limit": retrieval.requested_limit,
-        "result_count": len(retrieval.items),
-        "results": [
-            {"rank": rank, "provider_ref": ref, "summary": item.summary, "score": item.score}
-            for rank, (ref, item) in enumerate(zip(provider_refs, retrieval.items, strict=True), start=1)
-        ],
-        "telemetry": {
-            "latency_ms": retrieval.latency_ms,
-            "result_cap_applied": retrieval.result_cap_applied,
-            "items_dropped": retrieval.items_dropped,
-        },
-        "fail_open": True,
-        "external_writes_performed": False,
-        "raw_provider_payload_captured": False,
-        "raw_content_captured": False,
-        "credentials_captured": False,
-    }
-    if decision_id is not None:
-        values["decision_id"] = decision_id
-    return values
-
-
-def build_receipt(ctx: PacketContext, retrieval: Retrieval, provider_refs: Sequence[str]) -> dict[str, Any]:
-    """The validated receipt with its ref (bound to ``ctx.decision_id`` when there is one)."""
-    return SPEC.build(ctx, receipt_values(retrieval, provider_refs, ctx.decision_id))

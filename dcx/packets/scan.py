@@ -26,10 +26,7 @@ what the scan saw.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
-
-from dcx.core.envelope import PacketContext, PacketSpec
+from dcx.core.envelope import PacketSpec
 from dcx.core.fields import (
     Bool,
     Const,
@@ -44,11 +41,6 @@ from dcx.core.fields import (
     Token,
 )
 from dcx.core.vocab import CONTENT_KINDS, SCAN_STATUSES
-
-if TYPE_CHECKING:
-    from dcx.refmap import RefMinter
-    from dcx.sources.base import ReadResult
-    from dcx.sources.plane import SourceScan
 
 MAX_CHANGES = 10_000
 CAPTURE_FLAGS = (
@@ -112,59 +104,3 @@ SPEC = PacketSpec(
         **{flag: Const(value=False) for flag in CAPTURE_FLAGS},
     },
 )
-
-
-def receipt_values(
-    scan: SourceScan, reads: Mapping[str, ReadResult], minter: RefMinter
-) -> dict[str, Any]:
-    """The receipt's fields for one scan and the exact reads made of its items (by resource ref)."""
-    source_id = scan.source_id
-    changes = []
-    verified = 0
-    for item in scan.items:
-        read = reads.get(item.resource_ref)
-        confirmed = read is not None and read.verified and read.revision == item.revision
-        verified += confirmed
-        kind = read.content_kind if read is not None and read.absorbed else None
-        changes.append(
-            {
-                "change_ref": minter.change_ref(source_id, item.resource_ref),
-                "revision_ref": minter.revision_ref(source_id, item.resource_ref, item.revision),
-                "observed_at": item.observed_at,
-                "content_kind": kind or item.content_kind,
-                "exact_read_verified": confirmed,
-            }
-        )
-    values: dict[str, Any] = {
-        "provider_id": scan.provider_id,
-        "source_id": source_id,
-        "status": scan.status,
-        "reason_code": scan.reason_code,
-        "provider_version": scan.provider_version,
-        "observed_at": scan.observed_at,
-        "requested_limit": scan.requested_limit,
-        "changed_count": len(changes),
-        "exact_read_count": verified,
-        "changes": changes,
-        "cursor_before_ref": minter.cursor_ref(source_id, scan.cursor_before),
-        "cursor_after_ref": minter.cursor_ref(source_id, scan.cursor_after) if scan.cursor_after else None,
-        "telemetry": {
-            "latency_ms": scan.latency_ms,
-            "result_cap_applied": scan.telemetry.result_cap_applied,
-            "skipped_outside_locator": scan.telemetry.skipped_outside_locator,
-            "skipped_oversize": scan.telemetry.skipped_oversize,
-            "adopted_unlisted_count": scan.telemetry.adopted_unlisted_count,
-            "skipped_submodules": scan.telemetry.skipped_submodules,
-            "skipped_symlinks": scan.telemetry.skipped_symlinks,
-        },
-        "provider_fail_open": True,
-    }
-    values.update({flag: False for flag in CAPTURE_FLAGS})
-    return values
-
-
-def build_scan_receipt(
-    ctx: PacketContext, scan: SourceScan, reads: Mapping[str, ReadResult], minter: RefMinter
-) -> dict[str, Any]:
-    """Build (not store) the receipt; ``ctx.decision_id`` binds it to a decision when given."""
-    return SPEC.build(ctx, receipt_values(scan, reads, minter))

@@ -56,7 +56,7 @@ class RecallRun(NamedTuple):
         return list(zip(self.provider_refs, self.retrieval.items, strict=True))
 
     def receipt(self, ctx: PacketContext) -> dict[str, Any]:
-        return retrieval_packet.build_receipt(ctx, self.retrieval, self.provider_refs)
+        return build_receipt(ctx, self.retrieval, self.provider_refs)
 
 
 def build_request(

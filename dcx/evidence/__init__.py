@@ -1,0 +1,1 @@
+"""Evidence: the use cases' shared rules above the planes (docs/architecture.md)."""
