@@ -55,6 +55,7 @@ def main() -> None:
     from dcx.ops.ext import install
     from dcx.ops.init import init
     from dcx.providers.base import RetrievalRequest
+    from dcx.extensions.resolve import resolve
     from dcx.providers.extension import ExtensionProvider
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -67,7 +68,7 @@ def main() -> None:
         (ext / "extension.toml").write_text(MANIFEST)
         ws = Workspace(root)
         assert install(ws=ws, path=str(ext / "extension.toml")).exit_code == 0
-        provider = ExtensionProvider(ws, {})
+        provider = ExtensionProvider(ws, {}, resolve=resolve)
         request = RetrievalRequest("decision-context", "host-session:codex:x", "cache ttl", "Cache TTL", 4, 10,
                                    "2026-11-29T18:00:00Z")
         body = b'{"schema_version": "decision_context_advisory_retrieve_request_v0", "max_results": 4}'

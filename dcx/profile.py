@@ -305,10 +305,10 @@ def parse_profile(data: dict[str, Any], display: str, text: str = "") -> Profile
             config=cp_raw.get("config", {}),
         )
     if cp.config:  # checked strictly by the chosen provider (imported only when there is config)
-        from dcx.providers.registry import validate_config
+        from dcx.providers.config import validate_config
 
         try:
-            validate_config(cp)
+            validate_config(cp.provider, cp.namespace, cp.config)
         except InvalidInput as exc:
             raise locate_error(exc, display, text) from None
     bounds = clean.get("bounds", {})

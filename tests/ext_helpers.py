@@ -88,9 +88,10 @@ def request(**overrides: object):
 
 def retrieve(ws_root: Path, config: dict | None = None, *, deadline_in: float = 30, **overrides: object):
     from dcx.core.workspace import Workspace
+    from dcx.extensions.resolve import resolve
     from dcx.providers.extension import ExtensionProvider
 
-    provider = ExtensionProvider(Workspace(ws_root), config or {})
+    provider = ExtensionProvider(Workspace(ws_root), config or {}, resolve=resolve)
     result = provider.retrieve(request(**overrides), deadline=time.monotonic() + deadline_in)
     return provider, result
 

@@ -1,4 +1,4 @@
-"""Running one recall: the request bounds, the provider call, the receipt values.
+"""Running one recall: the request bounds, the provider's choice and call, the receipt values.
 
 Shared by ``dcx recall`` (one-off, nothing persisted) and ``dcx prepare``
 (evidence assembly). The two entry points:
@@ -38,10 +38,18 @@ from typing import Any, NamedTuple
 
 from dcx.core.clock import Clock
 from dcx.core.envelope import PacketContext
+from dcx.core.errors import DcxError
 from dcx.core.workspace import Workspace
-from dcx.packets import retrieval as retrieval_packet
+from dcx.evidence.builders import build_receipt
 from dcx.profile import ContextProviderConfig, Profile
-from dcx.providers.base import ContextProvider, Retrieval, RetrievalItem, RetrievalRequest
+from dcx.providers.base import (
+    ContextProvider,
+    Retrieval,
+    RetrievalItem,
+    RetrievalRequest,
+    unavailable,
+)
+from dcx.providers.config import validate_config
 from dcx.providers.scope import normalise_scope
 from dcx.providers.validate import check_request, effective_timeout, guarded_retrieve
 from dcx.refmap import RefMinter
@@ -108,11 +116,53 @@ def run_recall(
 ) -> RecallRun:
     """Call the profile's provider once, fail open, mint keyed refs (see the module doc)."""
     if provider is None:
-        from dcx.providers.registry import make_provider
-
         provider = make_provider(ws, profile.context_provider, transient=transient)
     started = clock.monotonic()
     answer = guarded_retrieve(provider, request, deadline=started + request.timeout_seconds)
     answer = answer._replace(latency_ms=clock.elapsed_ms(started))
     refs = tuple(minter.provider_ref(answer.provider, item.resource_ref) for item in answer.items)
     return RecallRun(request, answer, refs)
+
+
+class UnavailableProvider:
+    """A provider that cannot run here: every retrieval is ``unavailable/<reason>``."""
+
+    def __init__(self, name: str, reason_code: str) -> None:
+        self.name = name
+        self.version = ""
+        self.reason_code = reason_code
+
+    def retrieve(self, request: RetrievalRequest, *, deadline: float) -> Retrieval:
+        return unavailable(request, self.name, self.reason_code)
+
+
+def make_provider(ws: Workspace, cp: ContextProviderConfig, *, transient: bool = False) -> ContextProvider:
+    """The provider the profile selects (STYLE rule 10: an explicit table), ready to ``retrieve``.
+
+    Provider modules are imported only here, lazily, so ``dcx status`` never
+    loads one. ``transient`` (``dcx recall``): the provider must persist
+    nothing in the workspace, so OpenViking writes its CLI config to a temp
+    directory that is removed after the call instead of ``private/openviking/``.
+    The ``extension`` provider is handed the extension lifecycle's resolver:
+    the provider plane never imports the extension plane.
+    """
+    config = validate_config(cp.provider, cp.namespace, cp.config)
+    if cp.provider == "none":
+        return UnavailableProvider("none", "context_provider_disabled")
+    if cp.provider == "bm25":
+        from dcx.providers.bm25 import Bm25Provider
+
+        return Bm25Provider(ws)
+    if cp.provider == "openviking":
+        from dcx.providers.openviking import OpenVikingProvider
+
+        return OpenVikingProvider(ws, config, transient=transient)
+    from dcx.extensions.resolve import resolve
+    from dcx.providers.extension import ExtensionProvider
+
+    try:
+        return ExtensionProvider(ws, config, resolve=resolve)
+    except DcxError:
+        raise
+    except Exception:  # a provider that cannot even start fails open
+        return UnavailableProvider("extension", "provider_unavailable")

@@ -69,7 +69,7 @@ def _recall(ws: Workspace, state: Activation) -> dict[str, Any]:
         ready = binding is not None
         return {"provider": "extension", "status": "ready" if ready else "unavailable",
                 "reason_code": None if ready else readiness["status"], "next_action": readiness.get("next_action")}
-    from dcx.providers.registry import make_provider
+    from dcx.evidence.recall import make_provider
 
     provider = make_provider(ws, cp, transient=True)  # the same provider, config and preflight as recall
     reason = provider.check(CHECK_TIMEOUT)

@@ -25,12 +25,12 @@ from typing import Any, NamedTuple
 
 from dcx import decisions, events, gates, pending
 from dcx.activation import require_active
-from dcx.evidence.checkpoints import READY, derive_rows
 from dcx.core.clock import clock_from_env
 from dcx.core.errors import Refused
 from dcx.core.fsutil import fault_point, file_lock
 from dcx.core.workspace import Workspace
 from dcx.cursors import read_cursors, write_cursors
+from dcx.evidence.checkpoints import READY, derive_rows
 from dcx.keys import load_key
 from dcx.names import same_actor
 from dcx.ops._common import check_decision_id, packet_context

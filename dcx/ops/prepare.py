@@ -20,22 +20,26 @@ from __future__ import annotations
 from typing import Any
 
 from dcx import decisions, pending
-
-from dcx.evidence import rebasing
 from dcx.activation import require_active
+from dcx.core.clock import clock_from_env, parse_ts
+from dcx.core.envelope import PacketContext
+from dcx.core.errors import InvalidInput
+from dcx.core.workspace import Workspace
+from dcx.cursors import read_cursors, read_freshness, record_freshness
+from dcx.evidence import rebasing
 from dcx.evidence.assembler import (
     AuthorityReader,
     Change,
     EvidenceDraft,
     previous_claims,
 )
-from dcx.evidence.builders import build_coverage, build_freshness, build_manifest, build_scan_receipt
+from dcx.evidence.builders import (
+    build_coverage,
+    build_freshness,
+    build_manifest,
+    build_scan_receipt,
+)
 from dcx.evidence.checkpoints import READY, derive_rows
-from dcx.core.clock import clock_from_env, parse_ts
-from dcx.core.envelope import PacketContext
-from dcx.core.errors import InvalidInput
-from dcx.core.workspace import Workspace
-from dcx.cursors import read_cursors, read_freshness, record_freshness
 from dcx.keys import load_key
 from dcx.ops._common import check_decision_id, json_input, validated
 from dcx.packets import assembly, checkpoint, evidence, manifest, rebase, retrieval
@@ -168,8 +172,8 @@ def prepare(
     if query is not None or query_file is not None:
         import sys
 
+        from dcx.evidence.recall import build_request, run_recall
         from dcx.ops.recall import read_query
-        from dcx.providers.runner import build_request, run_recall
 
         if not query_summary:
             raise InvalidInput("--query-summary: required with --query", field="--query-summary")

@@ -17,8 +17,8 @@ from dcx.core.clock import clock_from_env
 from dcx.core.envelope import PacketContext
 from dcx.core.workspace import Workspace
 from dcx.cursors import read_cursors
-from dcx.keys import load_key
 from dcx.evidence.builders import build_scan_receipt
+from dcx.keys import load_key
 from dcx.packets import scan as scan_packet
 from dcx.refmap import RefMinter
 from dcx.result import Result

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dcx.core.workspace import Workspace
-from dcx.ops._common import packet_context
 from dcx.evidence.builders import build_manifest
+from dcx.ops._common import packet_context
 from dcx.packets import manifest
 from dcx.profile import load_registry
 from dcx.result import Result

@@ -19,13 +19,13 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 from dcx.core.clock import clock_from_env
 from dcx.core.errors import InvalidInput
 from dcx.core.process import run_bounded
 from dcx.core.workspace import Workspace
-from dcx.extensions.resolve import resolve
 from dcx.packets.advisory import REQUEST, REQUEST_SCHEMA, ExtensionId, check_response
 from dcx.providers.base import (
     COMPLETED,
@@ -37,6 +37,7 @@ from dcx.providers.base import (
 )
 
 NAME = "extension"
+Resolver = Callable[[Workspace, Any], tuple[dict[str, Any], Any]]
 CONFIG_KEYS = ("extension_id",)
 MIN_BUDGET = 0.05  # seconds: below this there is no point spawning anything
 
@@ -83,10 +84,13 @@ class ExtensionProvider:
 
     name = NAME
 
-    def __init__(self, ws: Workspace, config: dict[str, Any]) -> None:
+    def __init__(self, ws: Workspace, config: dict[str, Any], *, resolve: Resolver) -> None:
+        """``resolve(ws, extension_id) -> (readiness packet, binding | None)``: the extension
+        lifecycle's resolver (``dcx.extensions.resolve.resolve``), handed in by the caller."""
         self.ws = ws
         self.config = validate_config(config)
         self.last_detail: str | None = None
+        self.resolve = resolve
         self.provider_readiness, binding = resolve(ws, self.config.get("extension_id"))
         self.version = binding.version if binding else "unresolved"
 
@@ -94,7 +98,7 @@ class ExtensionProvider:
         clock = clock_from_env()
         started = clock.monotonic()
         self.last_detail = None
-        packet, binding = resolve(self.ws, self.config.get("extension_id"))
+        packet, binding = self.resolve(self.ws, self.config.get("extension_id"))
         self.provider_readiness = packet
         self.version = binding.version if binding else "unresolved"
 

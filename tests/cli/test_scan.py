@@ -16,6 +16,7 @@ from sourcekit import binding_block, configure, source_block
 from dcx.core.clock import FixedClock
 from dcx.core.envelope import PacketContext
 from dcx.core.workspace import Workspace
+from dcx.evidence.builders import scan_receipt_values
 from dcx.keys import load_key
 from dcx.packets import scan as scan_packet
 from dcx.refmap import RefMinter
@@ -127,7 +128,7 @@ def test_canaries_never_reach_public_files_or_json(dcx, fresh_ws: Path, tree) ->
     key = load_key(ws)
     with RefMinter(ws, key) as minter:
         Store(ws).put(scan_packet.SPEC, PacketContext("goal-test", key.key_id),
-                      scan_packet.receipt_values(scans[0], reads, minter))
+                      scan_receipt_values(scans[0], reads, minter))
     secrets = [CANARY_NAME, CANARY_TEXT, CANARY_DIR, scans[0].cursor_after, *(i.revision for i in scans[0].items)]
     public = [out.stdout, out.stderr] + [p.read_text() for p in _public_files(fresh_ws)]
     assert len(_public_files(fresh_ws)) >= 2

@@ -17,6 +17,7 @@ from ext_helpers import install, make_extension, retrieve
 
 from dcx.core.errors import InvalidInput
 from dcx.core.workspace import Workspace
+from dcx.extensions.resolve import resolve
 from dcx.ops.ext import doctor, set_enabled
 from dcx.providers.extension import ExtensionProvider, validate_config
 
@@ -264,7 +265,7 @@ def test_repair_recovers_without_touching_the_profile(installed, fresh_ws) -> No
     ws = Workspace(fresh_ws)
     profile = ws.profile.read_bytes()
     set_enabled(ws=ws, ext_id="good", enabled=False)
-    provider = ExtensionProvider(ws, {"extension_id": "good"})
+    provider = ExtensionProvider(ws, {"extension_id": "good"}, resolve=resolve)
     from ext_helpers import request
 
     assert provider.retrieve(request(), deadline=time.monotonic() + 10).reason_code == "extension_disabled"

@@ -15,8 +15,8 @@ from conftest import REPO
 from recall_support import enable, request
 
 from dcx.core.errors import InvalidInput
+from dcx.evidence.recall import make_provider
 from dcx.profile import load_profile
-from dcx.providers.registry import make_provider
 
 FAKE = REPO / "fixtures" / "openviking-0.5.2" / "fake_ov.py"
 SCOPE = "viking://resources/catalog-ttl"

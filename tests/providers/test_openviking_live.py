@@ -26,8 +26,8 @@ import pytest
 from conftest import REPO
 from recall_support import enable, request
 
+from dcx.evidence.recall import make_provider
 from dcx.profile import load_profile
-from dcx.providers.registry import make_provider
 
 pytestmark = [
     pytest.mark.live,

@@ -9,9 +9,9 @@ import pytest
 from recall_support import ScriptedProvider, answer, item, request
 
 from dcx.core.errors import InvalidInput
+from dcx.evidence.recall import build_request
 from dcx.profile import ContextProviderConfig
 from dcx.providers.base import RetrievalItem, sync, unavailable
-from dcx.providers.runner import build_request
 from dcx.providers.validate import (
     admit,
     check_request,
