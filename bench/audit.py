@@ -39,14 +39,14 @@ SUMMARIES = [
 
 
 def build(root: Path, files: int, values: int) -> None:
-    from dcx import decisions
+    from dcx.state import decisions
     from dcx.core.workspace import Workspace
-    from dcx.keys import load_key
+    from dcx.state.keys import load_key
     from dcx.ops._common import packet_context
     from dcx.ops.init import init
     from dcx.packets import evidence
-    from dcx.refmap import RefMinter
-    from dcx.store import Store
+    from dcx.state.refmap import RefMinter
+    from dcx.state.store import Store
 
     root.mkdir(parents=True)
     init(root=root, goal_id="bench-audit", agent_id="agent-a")

@@ -92,7 +92,7 @@ def run_size(count: int, size: int, base: Path, globs: bool = True) -> dict[str,
     from dcx.core.clock import SystemClock
     from dcx.core.trees import store_tree
     from dcx.core.walk import walk
-    from dcx.cursors import write_cursors
+    from dcx.state.cursors import write_cursors
     from dcx.ops.init import init
     from dcx.sources.plane import scan_source
 

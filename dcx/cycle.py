@@ -34,7 +34,7 @@ def _details(event: dict[str, Any]) -> dict[str, Any]:
     return details if isinstance(details, dict) else {}
 
 
-ABANDON = "abandon"  # the event kind of `dcx abandon` (dcx.events.ABANDON)
+ABANDON = "abandon"  # the event kind of `dcx abandon` (dcx.state.events.ABANDON)
 PREVIEW_HINT = ("the latest assembly is a preview: nothing in it can be committed; prepare again with "
                 "--auto-rebase, --rebase FILE or --baseline")
 

@@ -29,11 +29,11 @@ def verified_outcome(evidence_ref: str) -> dict[str, Any]:
 def seed_evidence(root: Path, decision_id: str, observed_at: str = "2026-11-29T18:00:00Z",
                   **records: Any) -> str:
     """Store a minimal evidence packet and index it, as prepare would (for units that follow it)."""
-    from dcx import decisions
     from dcx.core.workspace import Workspace
     from dcx.ops._common import packet_context
     from dcx.packets import evidence
-    from dcx.store import Store
+    from dcx.state import decisions
+    from dcx.state.store import Store
 
     ws = Workspace(root)
     packet = Store(ws).put(

@@ -63,8 +63,8 @@ def docs_registry(root: Path, *, extra_sources: str = "", **kw: Any) -> None:
 def plane(root: Path, **profile_changes: Any):
     """(ws, profile, registry, providers) of an enabled workspace."""
     from dcx.core.workspace import Workspace
-    from dcx.profile import load_profile, load_registry
     from dcx.sources.registry import Providers
+    from dcx.state.profile import load_profile, load_registry
 
     ws = Workspace(root)
     profile = load_profile(ws)._replace(**profile_changes)

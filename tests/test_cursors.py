@@ -1,4 +1,4 @@
-"""Private committed cursors and freshness state (dcx/cursors.py)."""
+"""Private committed cursors and freshness state (dcx/state/cursors.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from dcx.core.errors import InvalidInput, Refused
 from dcx.core.workspace import Workspace
-from dcx.cursors import read_cursors, read_freshness, record_freshness, write_cursors
+from dcx.state.cursors import read_cursors, read_freshness, record_freshness, write_cursors
 
 
 def test_missing_cursor_file_is_no_cursor(fresh_ws: Path) -> None:

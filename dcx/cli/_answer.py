@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dcx.cli._globals import Globals
 from dcx.cli._render import TextRenderer, emit, emit_error
 from dcx.core.errors import DcxError, ExitCode, InternalError
-from dcx.result import Result
+from dcx.core.result import Result
 
 
 def _log_internal(g: Globals, exc: BaseException) -> str | None:

@@ -14,7 +14,7 @@ import typer
 from dcx.cli._answer import _log_internal, answer, show_traceback
 from dcx.cli._options import Globals, globals_of
 from dcx.cli._render import TextRenderer
-from dcx.result import Result
+from dcx.core.result import Result
 
 __all__ = ["_log_internal", "run", "show_traceback"]
 

@@ -88,7 +88,7 @@ def _status(workspace: str | None, no_color: bool, rest: list[str]) -> int | Non
         if fmt == "json":
             sys.stdout.write(json.dumps(exc.envelope(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
         else:
-            from dcx.terminal import visible
+            from dcx.core.terminal import visible
 
             hint = f"\nhint: {visible(exc.hint)}" if exc.hint else ""
             sys.stderr.write(f"error: {visible(exc.message)}{hint}\n")

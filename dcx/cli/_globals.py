@@ -16,7 +16,7 @@ class Globals:
     def ws(self):  # -> Workspace; imported lazily to keep --help light
         from dcx.core.public import bind_goal_root, bind_private_values
         from dcx.core.workspace import find_workspace
-        from dcx.privacy import LazyPrivateValues
+        from dcx.state.privacy import LazyPrivateValues
 
         found = find_workspace(self.workspace)
         bind_goal_root(str(found.root))

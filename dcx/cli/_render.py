@@ -2,7 +2,7 @@
 
 Terminal safety (SPEC §3.4.1) lives here, in one place: every string of a
 Result's data, every warning and every error message is passed through
-:func:`dcx.terminal.visible` before a view sees it, and the consoles never
+:func:`dcx.core.terminal.visible` before a view sees it, and the consoles never
 read rich markup or emoji codes in text. dcx's own styling is written as
 :func:`styled` templates whose values are escaped, so a planted ``[bold]``
 or ``:warning:`` prints as itself.
@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dcx.core.errors import DcxError
-from dcx.result import Result
-from dcx.terminal import json_safe, visible, visible_data
+from dcx.core.result import Result
+from dcx.core.terminal import json_safe, visible, visible_data
 
 if TYPE_CHECKING:
     from rich.console import Console

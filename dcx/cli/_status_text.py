@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-from dcx.terminal import visible_data
+from dcx.core.terminal import visible_data
 
 STATUS_COLOUR = {
     "available": "32",

@@ -5,7 +5,7 @@ import typer
 from dcx.cli._boundary import run
 from dcx.cli._options import FormatOpt, OutputFormat
 from dcx.cli._render import styled
-from dcx.result import Result
+from dcx.core.result import Result
 
 
 def command(ctx: typer.Context, fmt: FormatOpt = OutputFormat.text) -> None:

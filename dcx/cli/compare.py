@@ -10,7 +10,7 @@ import typer
 
 from dcx.cli._boundary import run
 from dcx.cli._options import FormatOpt, ObservedAtOpt, OutputFormat
-from dcx.result import Result
+from dcx.core.result import Result
 
 
 @contextlib.contextmanager

@@ -35,7 +35,7 @@ def command(
     text = target.get_help(target_ctx)
     if getattr(fmt, "value", fmt) == "json":
         from dcx.cli._render import emit
-        from dcx.result import Result
+        from dcx.core.result import Result
 
         emit(Result("help", {"command": target_ctx.command_path, "help": text}), "json", None)
         return

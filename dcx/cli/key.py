@@ -7,7 +7,7 @@ import typer
 
 from dcx.cli._boundary import run
 from dcx.cli._options import FormatOpt, OutputFormat
-from dcx.result import Result
+from dcx.core.result import Result
 
 app = typer.Typer(
     help="Share one workspace key between the hosts of one goal.\n\nExample: dcx key export > goal.key",
@@ -23,7 +23,7 @@ def export(ctx: typer.Context, fmt: FormatOpt = OutputFormat.text) -> None:
     """
 
     def call(g) -> Result:
-        from dcx.keys import export_hex, load_key
+        from dcx.state.keys import export_hex, load_key
 
         return Result("key export", {"key": export_hex(load_key(g.ws(), create=False))})
 
@@ -46,7 +46,7 @@ def import_(
         from pathlib import Path
 
         from dcx.core.errors import InvalidInput
-        from dcx.keys import import_hex
+        from dcx.state.keys import import_hex
 
         ws = g.ws()
         try:

@@ -6,7 +6,7 @@ import typer
 
 from dcx.cli._boundary import run
 from dcx.cli._options import AgentOpt, DecisionOpt, FormatOpt, ObservedAtOpt, OutputFormat, WaitOpt
-from dcx.result import Result
+from dcx.core.result import Result
 
 
 def command(

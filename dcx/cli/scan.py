@@ -8,7 +8,7 @@ import typer
 from dcx.cli._boundary import run
 from dcx.cli._options import AgentOpt, FormatOpt, ObservedAtOpt, OutputFormat
 from dcx.cli._progress import HashProgress
-from dcx.result import Result
+from dcx.core.result import Result
 
 
 def command(

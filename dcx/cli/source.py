@@ -6,7 +6,7 @@ import typer
 
 from dcx.cli._boundary import run
 from dcx.cli._options import FormatOpt, OutputFormat, WaitOpt
-from dcx.result import Result
+from dcx.core.result import Result
 
 app = typer.Typer(
     help="Add, remove and list the goal's authority sources (.decision-context/sources.toml).\n\n"

@@ -7,7 +7,7 @@ import typer
 from dcx.cli._boundary import run
 from dcx.cli._options import FormatOpt, OutputFormat, WaitOpt
 from dcx.cli.readers.verify import render
-from dcx.result import Result
+from dcx.core.result import Result
 
 
 def command(

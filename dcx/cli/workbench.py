@@ -9,7 +9,7 @@ import typer
 from dcx.cli._boundary import run
 from dcx.cli._options import AgentOpt, FormatOpt, OutputFormat
 from dcx.core.errors import ExitCode
-from dcx.result import Result
+from dcx.core.result import Result
 
 
 def command(

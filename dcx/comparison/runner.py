@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 from dcx.comparison.corpus import Matcher
 from dcx.comparison.plan import Plan, ProfileEntry, Query
 from dcx.core.clock import Clock
-from dcx.profile import Profile
+from dcx.state.profile import Profile
 
 SOURCE_ID = "source:compare:corpus"
 RECALL_TIMEOUT_MARGIN = 30  # seconds beyond the profile's own timeout before the caller gives up

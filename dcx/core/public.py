@@ -190,7 +190,7 @@ class PrivateMatcher(Protocol):
 
 
 # This workspace's private values (SPEC §3.4: locators, indexed file paths, cursor
-# values), bound by the writers that serve a workspace; see dcx/privacy.py.
+# values), bound by the writers that serve a workspace; see dcx/state/privacy.py.
 _private: ContextVar[PrivateMatcher | None] = ContextVar("dcx_private_values", default=None)
 
 

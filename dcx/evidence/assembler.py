@@ -36,8 +36,8 @@ from dcx.core.errors import InvalidInput, Refused
 from dcx.core.walk import ALWAYS_EXCLUDED, LocatorError, resolve_locator, revision_of
 from dcx.core.workspace import Workspace
 from dcx.evidence.authority import confirms, same_document, too_short
-from dcx.profile import Profile, Registry, Source
-from dcx.refmap import RefMinter
+from dcx.state.profile import Profile, Registry, Source
+from dcx.state.refmap import RefMinter
 
 CONVERSATION_PREFIXES = ("obelisk:", "host-session:")
 MAX_CONTENT_CANDIDATES = 8

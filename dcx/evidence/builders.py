@@ -19,14 +19,14 @@ from dcx.packets import freshness as freshness_packet
 from dcx.packets import manifest as manifest_packet
 from dcx.packets import retrieval as retrieval_packet
 from dcx.packets import scan as scan_packet
-from dcx.profile import Registry
 from dcx.sources.plane import read_complete
+from dcx.state.profile import Registry
 
 if TYPE_CHECKING:
     from dcx.providers.base import Retrieval
-    from dcx.refmap import RefMinter
     from dcx.sources.base import ReadResult
     from dcx.sources.plane import SourceScan
+    from dcx.state.refmap import RefMinter
 
 
 # scan receipts (decision_source_scan_receipt_v0)
@@ -188,7 +188,7 @@ def build_freshness(
     last_reads: Mapping[str, str],
     observed_at: str,
 ) -> dict[str, Any]:
-    """Build (not store) the freshness packet; ``last_reads`` from ``dcx.cursors.read_freshness``."""
+    """Build (not store) the freshness packet; ``last_reads`` from ``dcx.state.cursors.read_freshness``."""
     return freshness_packet.SPEC.build(ctx, freshness_values(registry, scans, last_reads, observed_at))
 
 

@@ -29,7 +29,7 @@ from dcx.evidence.assembler import (
     judge_recall,
     refuse_stale_refs,
 )
-from dcx.refmap import RefMinter
+from dcx.state.refmap import RefMinter
 
 
 def auto(draft: EvidenceDraft, changes: list[Change], policies: dict[str, str], reader: AuthorityReader,
@@ -52,7 +52,7 @@ def auto(draft: EvidenceDraft, changes: list[Change], policies: dict[str, str], 
 
 def demote_moved(draft: EvidenceDraft, previous: dict[str, dict[str, Any]], reader: AuthorityReader) -> None:
     """Previously accepted claims of this decision whose authority revision moved become stale."""
-    from dcx.refmap import reveal
+    from dcx.state.refmap import reveal
 
     for cid, claim in previous.items():
         if cid in draft.claims or cid in draft.stale:

@@ -41,7 +41,6 @@ from dcx.core.envelope import PacketContext
 from dcx.core.errors import DcxError
 from dcx.core.workspace import Workspace
 from dcx.evidence.builders import build_receipt
-from dcx.profile import ContextProviderConfig, Profile
 from dcx.providers.base import (
     ContextProvider,
     Retrieval,
@@ -52,7 +51,8 @@ from dcx.providers.base import (
 from dcx.providers.config import validate_config
 from dcx.providers.scope import normalise_scope
 from dcx.providers.validate import check_request, effective_timeout, guarded_retrieve
-from dcx.refmap import RefMinter
+from dcx.state.profile import ContextProviderConfig, Profile
+from dcx.state.refmap import RefMinter
 
 
 class RecallRun(NamedTuple):

@@ -23,9 +23,9 @@ from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 from dcx.core.errors import DcxError, ExitCode, InternalError, InvalidInput
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.mcp.tools import Session, Tool
-from dcx.result import Result
 
 
 class Answer(NamedTuple):

@@ -3,7 +3,7 @@
 A tool is a name, a description, the ``Shape`` of its arguments and the call
 of the one ops function its command calls. Argument fields come from the same
 typed specs that ``docs/schemas/`` is generated from (``dcx.packets.*``,
-``dcx.events``): a proposal argument *is* ``decision_proposal_input_v0``, a
+``dcx.state.events``): a proposal argument *is* ``decision_proposal_input_v0``, a
 query obeys the advisory request's bounds, so the input JSON Schema a host
 sees is derived, never hand-written, and the server validates arguments with
 the same rules (``Shape.check``) before any op runs.
@@ -24,7 +24,6 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from dcx import events, gates
 from dcx.core.errors import InvalidInput
 from dcx.core.fields import (
     Bool,
@@ -42,10 +41,11 @@ from dcx.core.fields import (
     Tokens,
 )
 from dcx.core.fsutil import DEFAULT_WAIT
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.packets import KINDS, outcome, proposal, rebase, review
 from dcx.packets.advisory import REQUEST
-from dcx.result import Result
+from dcx.state import events, gates
 
 
 class Session(NamedTuple):

@@ -6,7 +6,7 @@ from dcx.core.envelope import PacketContext
 from dcx.core.errors import InvalidInput
 from dcx.core.fields import DECISION_ID_RE
 from dcx.core.workspace import Workspace
-from dcx.keys import load_key
+from dcx.state.keys import load_key
 
 
 def packet_context(ws: Workspace, decision_id: str | None = None) -> PacketContext:
@@ -116,7 +116,7 @@ def validated(shape, data: object, display: str) -> dict:
 def require_agent(ws: Workspace, explicit: str | None) -> str:
     """The acting agent: --agent-id / DCX_AGENT_ID, else the profile's only enabled agent."""
     from dcx.core.public import check_token
-    from dcx.profile import load_profile, resolve_agent
+    from dcx.state.profile import load_profile, resolve_agent
 
     try:
         profile = load_profile(ws)

@@ -8,13 +8,13 @@ It is append-only like every event and idempotent for the same summary;
 
 from __future__ import annotations
 
-from dcx import decisions, events
 from dcx.core.clock import Clock
 from dcx.core.errors import InvalidInput
 from dcx.core.public import check_text
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.ops._common import check_decision_id, require_agent
-from dcx.result import Result
+from dcx.state import decisions, events
 
 CITED = ("assembly", "evidence", "proposal", "outcome", "commit")
 

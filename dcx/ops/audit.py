@@ -1,6 +1,6 @@
 """``dcx audit``: look for private values in every public file (SPEC §9).
 
-What counts as private here: the values of ``dcx.privacy`` (the list the
+What counts as private here: the values of ``dcx.state.privacy`` (the list the
 public writers refuse too: locators and a git source's repository, git refs,
 the goal root, cursor values and the commit ids in git cursors, the key, the
 private values behind minted refs, provider and adapter config strings),
@@ -23,8 +23,8 @@ from typing import Any
 from dcx.core import public
 from dcx.core.errors import ExitCode
 from dcx.core.fsutil import is_temp
+from dcx.core.result import Result
 from dcx.core.workspace import DC_DIR, Workspace
-from dcx.result import Result
 
 SHINGLE = 12
 PRIVATE_NAMES = {"private", "profile.toml", "sources.toml"}
@@ -70,7 +70,7 @@ class Secrets:
     """The private values this workspace knows, and a test for each public string."""
 
     def __init__(self, ws: Workspace) -> None:
-        from dcx.privacy import collect
+        from dcx.state.privacy import collect
 
         self.private = collect(ws)
         self.values = self.private.values
@@ -81,7 +81,7 @@ class Secrets:
     def _source_text(self, ws: Workspace) -> None:
         from dcx.core.errors import DcxError
         from dcx.core.walk import LocatorError, walk
-        from dcx.profile import load_registry
+        from dcx.state.profile import load_registry
 
         try:
             registry = load_registry(ws)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.activation import Activation
 from dcx.core.workspace import Workspace
+from dcx.state.activation import Activation
 
 CHECK_TIMEOUT = 5.0
 

@@ -23,22 +23,22 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dcx import decisions, events, gates, pending
-from dcx.activation import require_active
 from dcx.core.clock import clock_from_env
 from dcx.core.errors import Refused
 from dcx.core.fsutil import fault_point, file_lock
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
-from dcx.cursors import read_cursors, write_cursors
 from dcx.evidence.checkpoints import READY, derive_rows
-from dcx.keys import load_key
 from dcx.names import same_actor
 from dcx.ops._common import check_decision_id, packet_context
 from dcx.packets import commit, evidence, outcome, proposal, review
-from dcx.redaction import Redacted, is_stub
-from dcx.refmap import RefMinter
-from dcx.result import Result
-from dcx.store import Store
+from dcx.state import decisions, events, gates, pending
+from dcx.state.activation import require_active
+from dcx.state.cursors import read_cursors, write_cursors
+from dcx.state.keys import load_key
+from dcx.state.redaction import Redacted, is_stub
+from dcx.state.refmap import RefMinter
+from dcx.state.store import Store
 
 ARTIFACT_KINDS = {"decision-evidence": "evidence", "decision-proposal": "proposal", "decision-outcome": "outcome",
                   "decision-review": "review"}

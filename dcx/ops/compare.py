@@ -21,9 +21,9 @@ from dcx.comparison.plan import Plan, Query, load_plan, load_qrels, load_queries
 from dcx.comparison.runner import QueryRun, SetupError, effective_max_results, run_profile
 from dcx.core.clock import Clock, clock_from_env
 from dcx.core.errors import DcxError, InvalidInput
+from dcx.core.result import Result
 from dcx.packets import comparison as packet
-from dcx.profile import Profile, read_profile
-from dcx.result import Result
+from dcx.state.profile import Profile, read_profile
 
 
 def _profiles(plan: Plan) -> list[Profile]:

@@ -19,10 +19,10 @@ from typing import Any
 from dcx.core.errors import InvalidInput
 from dcx.core.fsutil import atomic_write, file_lock
 from dcx.core.public import check_token
+from dcx.core.result import Result
 from dcx.core.vocab import PRIORITIES, PROVIDERS, SOURCE_KINDS
 from dcx.core.workspace import Workspace
-from dcx.profile import PROFILE_SCHEMA, REGISTRY_SCHEMA, parse_profile, parse_registry
-from dcx.result import Result
+from dcx.state.profile import PROFILE_SCHEMA, REGISTRY_SCHEMA, parse_profile, parse_registry
 
 LOCAL_FILE_BINDING = "files"
 GIT_BINDING = "repos"

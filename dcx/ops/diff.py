@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from dcx.core.errors import InvalidInput
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
-from dcx.result import Result
-from dcx.store import Store
+from dcx.state.store import Store
 
 ID_FIELDS = ("source_id", "fact_id", "claim_id", "conflict_id", "objective_id", "alternative_id", "action_id",
              "stop_id", "outcome_id", "transition_id", "assumption_id", "source_ref", "provider", "change_ref",

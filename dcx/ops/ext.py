@@ -20,6 +20,7 @@ from typing import Any
 
 from dcx.core.clock import clock_from_env
 from dcx.core.errors import ExitCode, InvalidInput, Refused
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.extensions import runtime
 from dcx.extensions.doctor import DoctorOutcome, run_doctor
@@ -35,7 +36,6 @@ from dcx.extensions.state import (
     save_state,
 )
 from dcx.packets.advisory import readiness
-from dcx.result import Result
 
 PIN_KEYS = ("entrypoint_path", "module_path")
 

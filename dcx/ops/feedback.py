@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx import decisions
 from dcx.core.clock import clock_from_env
 from dcx.core.errors import Refused
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.ops._common import check_decision_id, packet_context
 from dcx.packets import evidence, feedback, outcome, review
-from dcx.result import Result
-from dcx.store import Store
+from dcx.state import decisions
+from dcx.state.store import Store
 
 
 def _assembly_retrieval(store: Store, ws: Workspace, decision_id: str, evidence_ref: str) -> dict[str, Any] | None:

@@ -1,7 +1,7 @@
 """``dcx gate``: record a person's approve, reject or defer as a user-gate event (SPEC §10).
 
 The event is appended to ``events.jsonl`` in the LoopX rollout-event shape
-(``dcx.gates``). ``--by`` names who decided; it may not be the acting agent
+(``dcx.state.gates``). ``--by`` names who decided; it may not be the acting agent
 unless the profile allows self-confirmation, compared after NFKC, case folding
 and removing ``-``, ``_``, ``.`` and spaces (``dcx.names``). Recording the
 same gate again returns the existing event.
@@ -9,17 +9,17 @@ same gate again returns the existing event.
 
 from __future__ import annotations
 
-from dcx import decisions, events, gates
 from dcx.core.clock import clock_from_env
 from dcx.core.errors import InvalidInput, Refused
 from dcx.core.public import check_text, check_token
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.names import same_actor
 from dcx.ops._common import check_decision_id, require_agent
 from dcx.ops.outcome import self_confirmation_allowed
 from dcx.packets import proposal
-from dcx.result import Result
-from dcx.store import Store
+from dcx.state import decisions, events, gates
+from dcx.state.store import Store
 
 
 def gate(*, ws: Workspace, decision_id: str, disposition: str, by: str, summary: str, todo_id: str | None,

@@ -27,13 +27,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dcx import decisions, events
 from dcx.core.fsutil import is_temp
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
-from dcx.cursors import read_cursors
-from dcx.profile import load_registry
-from dcx.result import Result
-from dcx.store import Store
+from dcx.state import decisions, events
+from dcx.state.cursors import read_cursors
+from dcx.state.profile import load_registry
+from dcx.state.store import Store
 
 GRACE_SECONDS = 600
 

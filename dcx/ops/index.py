@@ -8,13 +8,13 @@ index: this command is how the index moves.
 
 from __future__ import annotations
 
-from dcx.activation import require_active
 from dcx.core.clock import clock_from_env
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
-from dcx.keys import load_key
 from dcx.providers.bm25_index import index_path
 from dcx.providers.bm25_indexer import Progress, update_index
-from dcx.result import Result
+from dcx.state.activation import require_active
+from dcx.state.keys import load_key
 
 
 def index(

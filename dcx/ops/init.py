@@ -7,9 +7,9 @@ from pathlib import Path
 
 from dcx.core.errors import InvalidInput
 from dcx.core.fsutil import atomic_write
+from dcx.core.result import Result
 from dcx.core.workspace import DC_DIR, GOAL_ID_RE, WORKSPACE_SCHEMA, Workspace, goal_id_from_name
-from dcx.keys import create_key
-from dcx.result import Result
+from dcx.state.keys import create_key
 
 README = """\
 # .decision-context
@@ -102,7 +102,7 @@ schema_version = "decision_source_registry_v0"
 
 def _covering_source(root: Path) -> tuple[Path, str] | None:
     """(enclosing workspace root, source id) of a source of a workspace above ``root`` covering it."""
-    from dcx.profile import load_registry
+    from dcx.state.profile import load_registry
 
     for outer in root.parents:
         if not (outer / DC_DIR / "workspace.toml").is_file():

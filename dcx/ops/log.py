@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx import cycle, decisions, events, gates
+from dcx import cycle
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
-from dcx.redaction import is_stub
-from dcx.result import Result
-from dcx.store import Store
+from dcx.state import decisions, events, gates
+from dcx.state.redaction import is_stub
+from dcx.state.store import Store
 
 
 def short(ref: str) -> str:
@@ -127,7 +128,7 @@ def _row(kind: str, ref: str, observed_at: str | None, packet: dict[str, Any], s
 
 
 def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
-    from dcx.profile import load_profile
+    from dcx.state.profile import load_profile
 
     store = Store(ws)
     try:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dcx import decisions
 from dcx.core.clock import clock_from_env
 from dcx.core.errors import InvalidInput, Refused
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.names import same_actor
 from dcx.ops._common import (
@@ -15,9 +15,9 @@ from dcx.ops._common import (
     validated,
 )
 from dcx.packets import outcome, proposal
-from dcx.profile import load_profile
-from dcx.result import Result
-from dcx.store import Store
+from dcx.state import decisions
+from dcx.state.profile import load_profile
+from dcx.state.store import Store
 
 
 def self_confirmation_allowed(ws: Workspace) -> bool:

@@ -19,13 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx import decisions, pending
-from dcx.activation import require_active
 from dcx.core.clock import clock_from_env, parse_ts
 from dcx.core.envelope import PacketContext
 from dcx.core.errors import InvalidInput
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
-from dcx.cursors import read_cursors, read_freshness, record_freshness
 from dcx.evidence import rebasing
 from dcx.evidence.assembler import (
     AuthorityReader,
@@ -40,17 +38,19 @@ from dcx.evidence.builders import (
     build_scan_receipt,
 )
 from dcx.evidence.checkpoints import READY, derive_rows
-from dcx.keys import load_key
 from dcx.ops._common import check_decision_id, json_input, validated
 from dcx.packets import assembly, checkpoint, evidence, manifest, rebase, retrieval
 from dcx.packets import coverage as coverage_packets
 from dcx.packets import freshness as freshness_packets
 from dcx.packets import scan as scan_packets
-from dcx.refmap import RefMinter
-from dcx.result import Result
 from dcx.sources.plane import exact_read_scan, read_times, scan_sources, select_sources
 from dcx.sources.registry import Providers
-from dcx.store import Store
+from dcx.state import decisions, pending
+from dcx.state.activation import require_active
+from dcx.state.cursors import read_cursors, read_freshness, record_freshness
+from dcx.state.keys import load_key
+from dcx.state.refmap import RefMinter
+from dcx.state.store import Store
 
 MODES = ("agent", "auto", "baseline", "none")
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dcx import decisions
 from dcx.core.clock import clock_from_env
 from dcx.core.errors import Refused
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.ops._common import (
     check_decision_id,
@@ -14,8 +14,8 @@ from dcx.ops._common import (
     validated,
 )
 from dcx.packets import evidence, proposal
-from dcx.result import Result
-from dcx.store import Store
+from dcx.state import decisions
+from dcx.state.store import Store
 
 
 def latest_evidence(ws: Workspace, decision_id: str) -> str:

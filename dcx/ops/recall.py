@@ -18,20 +18,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
-from dcx.activation import Activation, require_active
 from dcx.core.clock import Clock, clock_from_env
 from dcx.core.envelope import PacketContext
 from dcx.core.errors import DcxError, InvalidInput, NoWorkspace
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.evidence.recall import RecallRun, build_request, run_recall
-from dcx.keys import Key, load_key
 from dcx.packets import recall as recall_packet
-from dcx.profile import load_profile
 from dcx.providers.base import unavailable
 from dcx.providers.reasons import hint
 from dcx.providers.validate import QUERY_MAX
-from dcx.refmap import RefMinter
-from dcx.result import Result
+from dcx.state.activation import Activation, require_active
+from dcx.state.keys import Key, load_key
+from dcx.state.profile import load_profile
+from dcx.state.refmap import RefMinter
 
 LABELS = {
     "namespace": "context_provider.namespace",

@@ -19,11 +19,11 @@ from dcx.core.errors import Refused
 from dcx.core.fields import DECISION_ID_RE
 from dcx.core.fsutil import atomic_write, file_lock
 from dcx.core.public import TOKEN_RE, check_token
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.packets import KINDS
-from dcx.redaction import SCHEMA, STUB, check_stub, digest, is_stub
-from dcx.result import Result
-from dcx.store import PACKET_MODE, Store
+from dcx.state.redaction import SCHEMA, STUB, check_stub, digest, is_stub
+from dcx.state.store import PACKET_MODE, Store
 
 
 def _kept(packet: Any, ws: Workspace) -> dict[str, Any]:

@@ -29,10 +29,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from dcx import decisions
 from dcx.core.canonical import REF_RE
 from dcx.core.clock import normalise_ts, parse_ts
 from dcx.core.errors import ExitCode, InvalidInput
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.packets import KINDS
 from dcx.quality import (
@@ -43,9 +43,9 @@ from dcx.quality import (
     public_decision,
     summarise,
 )
-from dcx.redaction import is_stub
-from dcx.result import Result
-from dcx.store import verify_bytes
+from dcx.state import decisions
+from dcx.state.redaction import is_stub
+from dcx.state.store import verify_bytes
 
 SCHEMA = "dcx_decision_quality_report_v0"
 MEASURED_KINDS = ("assembly", "proposal", "outcome")

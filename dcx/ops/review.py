@@ -19,11 +19,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dcx import decisions, events, gates
-from dcx.activation import require_active
 from dcx.core.clock import normalise_ts
 from dcx.core.errors import DcxError, InvalidInput, Refused
 from dcx.core.public import REASON_MAX, SUMMARY_MAX, check_text, check_token
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.names import same_actor
 from dcx.ops._common import check_decision_id, packet_context
@@ -37,8 +36,9 @@ from dcx.ops.commit import (
     replayed,
 )
 from dcx.packets import evidence, proposal, review
-from dcx.result import Result
-from dcx.store import Store
+from dcx.state import decisions, events, gates
+from dcx.state.activation import require_active
+from dcx.state.store import Store
 
 NO_CHANGE_SUMMARY = "Nothing material changed since the last settlement"
 EVENT_SUMMARIES = {"approve": "Review settled: approved by the gate", "reject": "Review settled: rejected by the gate",

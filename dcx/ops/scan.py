@@ -12,19 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dcx.activation import require_active
 from dcx.core.clock import clock_from_env
 from dcx.core.envelope import PacketContext
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
-from dcx.cursors import read_cursors
 from dcx.evidence.builders import build_scan_receipt
-from dcx.keys import load_key
 from dcx.packets import scan as scan_packet
-from dcx.refmap import RefMinter
-from dcx.result import Result
 from dcx.sources.plane import scan_sources, select_sources
 from dcx.sources.registry import ProgressFactory, Providers
-from dcx.store import Store
+from dcx.state.activation import require_active
+from dcx.state.cursors import read_cursors
+from dcx.state.keys import load_key
+from dcx.state.refmap import RefMinter
+from dcx.state.store import Store
 
 
 def scan(

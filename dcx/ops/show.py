@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from dcx.core.errors import InvalidInput
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
-from dcx.redaction import is_stub
-from dcx.refmap import PREFIXES, reveal
-from dcx.result import Result
-from dcx.store import Store, unique_prefix
+from dcx.state.redaction import is_stub
+from dcx.state.refmap import PREFIXES, reveal
+from dcx.state.store import Store, unique_prefix
 
 EVENT_PREFIX = "dcx-event-"
 KEYED_RE = re.compile(rf"^(?:{'|'.join(PREFIXES)})-[0-9a-f]{{32}}$")
@@ -20,7 +20,7 @@ KEYED_RE = re.compile(rf"^(?:{'|'.join(PREFIXES)})-[0-9a-f]{{32}}$")
 
 def _show_event(ws: Workspace, text: str) -> Result:
     """One event of events.jsonl by its id or a unique prefix (its stored fields, pretty-printed for JSON)."""
-    from dcx import events
+    from dcx.state import events
 
     log = events.read_log(ws.events, ws.rel(ws.events))
     event_id = unique_prefix(text, events.event_ids(log), "event", hint=events.EVENT_HINT)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.evidence.builders import build_manifest
 from dcx.ops._common import packet_context
 from dcx.packets import manifest
-from dcx.profile import load_registry
-from dcx.result import Result
-from dcx.store import Store
+from dcx.state.profile import load_registry
+from dcx.state.store import Store
 
 
 def sources(*, ws: Workspace, write: bool) -> Result:

@@ -10,11 +10,11 @@ import os
 from typing import Any
 
 from dcx import cycle
-from dcx.activation import activation
 from dcx.core.errors import ExitCode
 from dcx.core.fsutil import is_temp, read_lines
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
-from dcx.result import Result
+from dcx.state.activation import activation
 
 # kept for readers that import it from here
 CYCLE = cycle.CYCLE

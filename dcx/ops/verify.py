@@ -29,15 +29,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dcx import events
 from dcx.core.canonical import REF_RE, digest_hex
 from dcx.core.errors import ExitCode
 from dcx.core.fsutil import atomic_write, ensure_dir, file_lock, read_lines
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.packets import BY_PREFIX, KINDS
-from dcx.redaction import is_stub
-from dcx.result import Result
-from dcx.store import Store, verify_file
+from dcx.state import events
+from dcx.state.redaction import is_stub
+from dcx.state.store import Store, verify_file
 
 
 def packet_refs(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
@@ -154,8 +154,8 @@ class Checker:
 
     def reviews(self) -> None:
         """Review receipts against their rules and the gate and validation events they bind (SPEC §10)."""
-        from dcx import gates
         from dcx.packets.review import rule_problems
+        from dcx.state import gates
 
         logs = events.read_log(self.ws.events, self.ws.rel(self.ws.events))
         foreign = self._external_events()
@@ -198,7 +198,7 @@ class Checker:
 
     def _external_events(self) -> list[dict[str, Any]]:
         from dcx.core.errors import DcxError
-        from dcx.profile import load_profile
+        from dcx.state.profile import load_profile
 
         try:
             profile = load_profile(self.ws)
@@ -306,7 +306,7 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
 
 
 def _own_key_id(ws: Workspace) -> str | None:
-    from dcx.keys import Key
+    from dcx.state.keys import Key
 
     try:
         return Key(ws.key_path.read_bytes()).key_id

@@ -15,15 +15,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from dcx.activation import Activation, judge, require_usable
 from dcx.core.clock import Clock
 from dcx.core.errors import InvalidInput, NoWorkspace
 from dcx.core.public import check_token
+from dcx.core.result import Result
 from dcx.core.tomlerrors import parse_toml
 from dcx.core.workspace import Workspace
 from dcx.ops.recall import recall_once
-from dcx.profile import Profile, load_profile, parse_profile, resolve_agent
-from dcx.result import Result
+from dcx.state.activation import Activation, judge, require_usable
+from dcx.state.profile import Profile, load_profile, parse_profile, resolve_agent
 
 PROFILE_KEYS = ("profile", "profile_toml")
 INSPECT_KEYS = frozenset(PROFILE_KEYS)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dcx import decisions, events
 from dcx.core.clock import clock_from_env
 from dcx.core.errors import InvalidInput, Refused
 from dcx.core.public import check_text
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.ops._common import check_decision_id, require_agent
-from dcx.result import Result
-from dcx.store import Store
+from dcx.state import decisions, events
+from dcx.state.store import Store
 
 DEFAULT_KINDS = ("evidence", "proposal", "outcome")
 

@@ -1,7 +1,7 @@
 """``decision_source_freshness_v0``: how long since authority was last read (SPEC §5.5).
 
 One row per enabled source (and per scanned one). Freshness comes from the
-last successful exact read (``private/freshness.json``, see ``dcx.cursors``),
+last successful exact read (``private/freshness.json``, see ``dcx.state.cursors``),
 never from a file's mtime and never from a scan alone: a source that did not
 change is not re-read, so it ages until something reads it again.
 

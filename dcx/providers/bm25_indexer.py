@@ -28,7 +28,6 @@ from dcx.core.errors import LockBusy, Refused
 from dcx.core.fsutil import create_file, ensure_dir, file_lock, fsync_dir
 from dcx.core.walk import LocatorError, revision_of, walk
 from dcx.core.workspace import Workspace
-from dcx.profile import Registry, Source
 from dcx.providers.bm25_bounds import BoundsBuilder
 from dcx.providers.bm25_index import (
     INDEX_NAME,
@@ -39,6 +38,7 @@ from dcx.providers.bm25_index import (
     index_path,
 )
 from dcx.providers.chunking import chunk_text
+from dcx.state.profile import Registry, Source
 
 Progress = Callable[[str, int], None]  # (source_id, files done so far)
 

@@ -37,7 +37,7 @@ from dcx.core.vocab import (  # noqa: F401 (the plane's words, re-read by its ad
     UNAVAILABLE,
     VERIFIED,
 )
-from dcx.profile import Source
+from dcx.state.profile import Source
 
 DELETED = "deleted"  # the revision of a deletion
 MAX_CURSOR_CHARS = 256

@@ -52,7 +52,6 @@ import blake3
 
 from dcx.core.canonical import canonical_bytes
 from dcx.core.workspace import Workspace
-from dcx.profile import Source
 from dcx.sources.base import (
     COMPLETED,
     DELETED,
@@ -93,6 +92,7 @@ from dcx.sources.gitrepo import (
     object_id,
     resolve_repo,
 )
+from dcx.state.profile import Source
 
 ADAPTER = "git"
 VERSION = "1"

@@ -39,7 +39,6 @@ from dcx.core.walk import (
     walk,
 )
 from dcx.core.workspace import Workspace
-from dcx.profile import Source
 from dcx.sources.base import (
     COMPLETED,
     DELETED,
@@ -60,6 +59,7 @@ from dcx.sources.base import (
     SourceUnavailable,
     failed_read,
 )
+from dcx.state.profile import Source
 
 ADAPTER = "local-file"
 VERSION = "1"

@@ -13,7 +13,7 @@ Use from ``prepare``::
     reads = {s.source_id: exact_read_scan(providers, s, clock=clock) for s in scans}
     receipts = [build_scan_receipt(ctx, s, reads[s.source_id], minter) for s in scans]
     coverage = build_coverage(ctx, registry, scans, reads)
-    record_freshness(ws, read_times(scans, reads))              # dcx.cursors, after the packets
+    record_freshness(ws, read_times(scans, reads))              # dcx.state.cursors, after the packets
     freshness = build_freshness(ctx, registry, scans, read_freshness(ws), clock.now())
 
 Rules kept here, so every caller gets them:
@@ -40,7 +40,6 @@ from typing import Any, NamedTuple
 
 from dcx.core.clock import Clock, parse_ts
 from dcx.core.errors import InvalidInput
-from dcx.profile import Registry, Source
 from dcx.sources.base import (
     COMPLETED,
     NO_CHANGE,
@@ -61,6 +60,7 @@ from dcx.sources.base import (
     scan_contract_problem,
 )
 from dcx.sources.registry import Providers
+from dcx.state.profile import Registry, Source
 
 
 class SourceScan(NamedTuple):

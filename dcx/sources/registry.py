@@ -28,7 +28,6 @@ from collections.abc import Callable
 from typing import Any
 
 from dcx.core.workspace import Workspace
-from dcx.profile import Binding, Profile, Registry, Source
 from dcx.sources.base import (
     ADAPTER_UNAVAILABLE,
     IDENTITY_MISMATCH,
@@ -48,6 +47,7 @@ from dcx.sources.base import (
     failed_read,
     is_token,
 )
+from dcx.state.profile import Binding, Profile, Registry, Source
 
 ENTRY_POINT_GROUP = "dcx.source_providers"
 REQUEST_SCHEMA = "dcx_source_worker_request_v0"

@@ -14,7 +14,7 @@ from typing import Any
 
 from dcx.core.errors import InvalidInput, NoWorkspace
 from dcx.core.workspace import Workspace
-from dcx.profile import Profile, Registry, load_profile, load_registry, resolve_agent
+from dcx.state.profile import Profile, Registry, load_profile, load_registry, resolve_agent
 
 SCHEMA = "decision_context_activation_status_v0"
 STATUSES = ("disabled", "profile_invalid", "agent_not_enabled", "provider_unavailable", "available")

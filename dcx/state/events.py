@@ -193,7 +193,7 @@ def resolve_id(events: list[dict[str, Any]], text: str) -> str:
     An exact id, or text no id starts with, comes back as given (``find_event``
     then says ``event_missing``); several matches are ``ref_ambiguous``.
     """
-    from dcx.store import unique_prefix
+    from dcx.state.store import unique_prefix
 
     ids = event_ids(events)
     text = text.strip()

@@ -9,7 +9,7 @@ dcx's own or a LoopX host's, read the same way:
 - always ``details.task_class: user_gate`` and ``details.decision_scope:
   "direction:action:<proposal ref>"``, the gate's ``todo_id`` at the top level.
 
-Anything else has no disposition. Ids follow ``dcx.events`` (dcx ids, or the
+Anything else has no disposition. Ids follow ``dcx.state.events`` (dcx ids, or the
 LoopX 16-hex rule), so a LoopX host's gate events verify unchanged.
 """
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx import events
 from dcx.core.fields import (
     Const,
     DecisionId,
@@ -30,6 +29,7 @@ from dcx.core.fields import (
     Token,
     Tokens,
 )
+from dcx.state import events
 
 SCOPE_PREFIX = "direction:action:"
 TASK_CLASS = "user_gate"

@@ -79,8 +79,8 @@ def _config_strings(value: Any) -> Iterator[str]:
 def collect(ws: Workspace) -> PrivateValues:
     """Every private value this workspace knows (never raises for a broken profile or registry)."""
     from dcx.core.errors import DcxError
-    from dcx.profile import load_profile, load_registry
-    from dcx.refmap import all_private_values
+    from dcx.state.profile import load_profile, load_registry
+    from dcx.state.refmap import all_private_values
 
     found = PrivateValues()
     found.add(str(ws.root.resolve()), "goal root path")

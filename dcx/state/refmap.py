@@ -23,7 +23,7 @@ from typing import Any
 
 from dcx.core.canonical import keyed_ref
 from dcx.core.workspace import Workspace
-from dcx.keys import Key
+from dcx.state.keys import Key
 
 PREFIXES = ("source-change", "source-revision", "source-cursor", "provider")
 

@@ -20,7 +20,7 @@ from dcx.core.fsutil import atomic_write, is_temp
 from dcx.core.public import without_private_values
 from dcx.core.workspace import Workspace
 from dcx.packets import BY_PREFIX, KINDS, spec_for
-from dcx.redaction import Redacted, check_stub, is_stub
+from dcx.state.redaction import Redacted, check_stub, is_stub
 
 PACKET_MODE = 0o444
 

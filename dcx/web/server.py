@@ -32,9 +32,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from dcx.core.clock import Clock
 from dcx.core.errors import DcxError, InternalError, InvalidInput
+from dcx.core.result import Result
 from dcx.ops import workbench as ops
 from dcx.providers.reasons import hint as reason_hint
-from dcx.result import Result
 from dcx.web.page import render_page
 
 MAX_BODY = 64 * 1024

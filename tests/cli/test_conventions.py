@@ -52,10 +52,10 @@ def test_ops_never_import_typer_or_rich() -> None:
                 assert not name.startswith(("typer", "rich", "dcx.cli")), f"{path.name} imports {name}"
 
 
-# ahocorasick, dcx.privacy: the detector's and the private-value matcher's
+# ahocorasick, dcx.state.privacy: the detector's and the private-value matcher's
 # machinery, loaded on the first text checked (issue 12); status checks none.
 HEAVY = ("typer", "rich", "tomlkit", "portalocker", "dcx.providers", "dcx.sources", "dcx.extensions",
-         "ahocorasick", "detect_secrets", "dcx.privacy", "dcx.mcp", "mcp", "mcp_types", "pydantic", "anyio")
+         "ahocorasick", "detect_secrets", "dcx.state.privacy", "dcx.mcp", "mcp", "mcp_types", "pydantic", "anyio")
 
 
 @pytest.mark.parametrize("args", [["--version"], ["status", "--format", "json"], ["status"], ["--no-color", "status"]])

@@ -1,6 +1,6 @@
 """Public writers refuse this workspace's private values (SPEC §3.4 v3, issue 12 §2-3).
 
-The list is the one `dcx audit` uses (dcx/privacy.py): here, an indexed file
+The list is the one `dcx audit` uses (dcx/state/privacy.py): here, an indexed file
 path behind a minted ref, the goal root's path and a resolved locator.
 """
 

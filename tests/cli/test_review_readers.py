@@ -97,7 +97,7 @@ def test_verify_checks_the_review_and_its_event_binding(reviewed) -> None:
 
 def test_verify_flags_a_validation_event_that_contradicts_its_review(reviewed) -> None:
     root, refs = reviewed
-    from dcx.events import dcx_event_id
+    from dcx.state.events import dcx_event_id
 
     events = root / ".decision-context/events.jsonl"
     event = next(json.loads(line) for line in events.read_text().splitlines()

@@ -17,11 +17,11 @@ from dcx.core.clock import FixedClock
 from dcx.core.envelope import PacketContext
 from dcx.core.workspace import Workspace
 from dcx.evidence.builders import scan_receipt_values
-from dcx.keys import load_key
 from dcx.packets import scan as scan_packet
-from dcx.refmap import RefMinter
 from dcx.sources.plane import exact_read_scan, scan_sources, select_sources
-from dcx.store import Store
+from dcx.state.keys import load_key
+from dcx.state.refmap import RefMinter
+from dcx.state.store import Store
 
 AGENT = ("--agent-id", "agent-a")
 

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from dcx.core.workspace import Workspace
-from dcx.keys import load_key
-from dcx.refmap import RefMinter
+from dcx.state.keys import load_key
+from dcx.state.refmap import RefMinter
 
 
 def _with_minted_ref(root: Path) -> tuple[str, str]:

@@ -133,7 +133,7 @@ def test_every_activation_reason_code_has_one_message() -> None:
 
     from dcx.cli._status_text import MESSAGES
 
-    tree = ast.parse((REPO / "dcx" / "activation.py").read_text())
+    tree = ast.parse((REPO / "dcx" / "state" / "activation.py").read_text())
     codes = {
         node.args[3].value
         for node in ast.walk(tree)

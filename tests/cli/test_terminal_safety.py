@@ -153,8 +153,8 @@ def test_reveal_of_a_hostile_private_value(hostile: Path) -> None:
     from cycle_helpers import seed_evidence
 
     from dcx.core.workspace import Workspace
-    from dcx.keys import load_key
-    from dcx.refmap import RefMinter
+    from dcx.state.keys import load_key
+    from dcx.state.refmap import RefMinter
 
     ws = Workspace(hostile)
     with RefMinter(ws, load_key(ws)) as minter:

@@ -11,7 +11,7 @@ from typing import Any
 
 from readers_support import D, copy_example, packet_files, run_cycle
 
-from dcx.keys import Key
+from dcx.state.keys import Key
 
 DC = ".decision-context"
 

@@ -115,7 +115,7 @@ def test_text_table_matches_snapshot(ran: dict[str, Any], snapshot) -> None:
     from rich.console import Console
 
     from dcx.cli.compare import render
-    from dcx.result import Result
+    from dcx.core.result import Result
 
     out = io.StringIO()
     render(Console(file=out, width=120, no_color=True), Result("compare", ran["result"]["data"]))

@@ -19,11 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from relfigures import record
 
-from dcx import events
 from dcx.core.errors import DcxError, InvalidInput
 from dcx.core.workspace import Workspace
 from dcx.packets import outcome, proposal, rebase
-from dcx.profile import load_profile, load_registry
+from dcx.state import events
+from dcx.state.profile import load_profile, load_registry
 
 CASES = settings(max_examples=examples(2000))
 COUNTER: dict[str, int] = {}

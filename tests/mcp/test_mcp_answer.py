@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from dcx.core.fields import Text
+from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.mcp import answer
 from dcx.mcp.tools import Session, tool
-from dcx.result import Result
 
 SECRET = "the recalled runbook says: roll back above 400 ms"
 

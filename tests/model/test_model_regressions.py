@@ -65,7 +65,7 @@ def test_a_baseline_is_complete_coverage_when_no_source_failed(tmp_path: Path) -
 def test_auto_rebase_with_recall_over_a_plain_folder_source(tmp_path: Path) -> None:
     """Found by the model (no_internal_error), and listed in issue 11 §3: a folder source with no
     include/exclude made `prepare --auto-rebase` exit 5 (TypeError) when a recalled claim pointed at an
-    unchanged file. (The smallest fix, in dcx/assembler.py; the §3 branch may fix it too.)"""
+    unchanged file. (The smallest fix, in dcx/evidence/assembler.py; the §3 branch may fix it too.)"""
     root, dcx = _goal(tmp_path)
     env = {"DCX_AGENT_ID": "agent-a"}
     assert dcx("-C", str(root), "index", env=env).exit_code == 0

@@ -55,7 +55,7 @@ def test_missing_event_is_refused(dcx, ready) -> None:
 
 
 def _append_event(root: Path, event: dict) -> str:
-    from dcx.events import dcx_event_id
+    from dcx.state.events import dcx_event_id
 
     event["event_id"] = dcx_event_id(event)
     with (root / ".decision-context" / "events.jsonl").open("a") as handle:
@@ -107,7 +107,7 @@ def test_comment_edit_of_the_profile_is_not_a_change(dcx, ready) -> None:
 
 def test_cursor_moved_after_prepare_is_refused(dcx, ready) -> None:
     from dcx.core.workspace import Workspace
-    from dcx.cursors import write_cursors
+    from dcx.state.cursors import write_cursors
 
     root, event_id = ready
     write_cursors(Workspace(root), {"source:authority:docs": "tree:" + "f" * 64})
@@ -124,7 +124,7 @@ def test_tampered_packet_is_refused(dcx, ready) -> None:
 
 def test_removed_source_cursor_is_kept_not_fatal(dcx, ready) -> None:
     from dcx.core.workspace import Workspace
-    from dcx.cursors import read_cursors, write_cursors
+    from dcx.state.cursors import read_cursors, write_cursors
 
     root, event_id = ready
     ws = Workspace(root)
@@ -184,7 +184,7 @@ def test_full_cycle_packet_snapshots(dcx, ready, snapshot_json) -> None:
 
 
 def test_commit_from_a_listed_loopx_host_log(dcx, example: Path) -> None:
-    from dcx.events import loopx_event_id
+    from dcx.state.events import loopx_event_id
 
     profile = example / ".decision-context" / "profile.toml"
     profile.write_text(profile.read_text().replace(

@@ -283,7 +283,7 @@ def test_gate_event_whose_id_does_not_recompute(ws: Path) -> None:
 
 def _forged(ws: Path, **changes: Any) -> str:
     """The dcx gate event with fields changed and its id recomputed (a well-formed event that says something else)."""
-    from dcx.events import dcx_event_id
+    from dcx.state.events import dcx_event_id
 
     event = json.loads(json.dumps(gate(ws)))
     for key, value in changes.items():
@@ -384,10 +384,10 @@ def test_commit_of_a_review_event_checks_the_gate_binding(ws: Path) -> None:
     code, dry = review(ws, "--gate-event", event["event_id"], "--dry-run")
     assert code == 0
     # write the settlement's receipt and event by hand, then break the gate it cites
-    from dcx import decisions
     from dcx.core.workspace import Workspace
     from dcx.packets import review as review_packet
-    from dcx.store import Store
+    from dcx.state import decisions
+    from dcx.state.store import Store
 
     w = Workspace(ws)
     rev = dry["data"]["review"]
@@ -411,7 +411,7 @@ FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "loopx" / "user-gat
 
 
 def test_the_loopx_fixture_is_a_loopx_gate_event_read_unchanged() -> None:
-    from dcx import events, gates
+    from dcx.state import events, gates
 
     [line] = FIXTURE.read_text().splitlines()
     event = json.loads(line)

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from cycle_helpers import OUTCOME, PROPOSAL, seed_evidence, write_json
 
-from dcx.events import dcx_event_id, id_recomputes, loopx_event_id
+from dcx.state.events import dcx_event_id, id_recomputes, loopx_event_id
 
 D = "ttl-2026-12"
 
@@ -48,7 +48,7 @@ def test_writeback_is_idempotent(dcx, recorded: Path) -> None:
 
 
 def test_same_id_different_body_is_refused(dcx, recorded: Path) -> None:
-    from dcx.events import build_event
+    from dcx.state.events import build_event
 
     first = _writeback(dcx, recorded).json()["data"]["event"]
     upcoming = build_event(goal_id=first["goal_id"], agent_id="agent-a", decision_id=D, kind="todo_add",

@@ -14,10 +14,10 @@ from dcx.core.envelope import PacketContext
 from dcx.core.errors import InvalidInput
 from dcx.core.workspace import Workspace
 from dcx.evidence.recall import run_recall
-from dcx.keys import Key
 from dcx.packets import retrieval
-from dcx.profile import ContextProviderConfig, Profile
-from dcx.refmap import RefMinter
+from dcx.state.keys import Key
+from dcx.state.profile import ContextProviderConfig, Profile
+from dcx.state.refmap import RefMinter
 
 CANARIES = ("CANARY-QUERY", "CANARY-SCOPE", "CANARY-CONTENT", "CANARY-RESOURCE")
 

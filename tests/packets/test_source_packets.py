@@ -11,12 +11,12 @@ from sourcekit import binding_block, configure, plane, source_block
 from dcx.core.clock import FixedClock
 from dcx.core.envelope import PacketContext
 from dcx.core.workspace import Workspace
-from dcx.cursors import write_cursors
 from dcx.evidence import builders
-from dcx.keys import load_key
 from dcx.packets import scan
-from dcx.refmap import RefMinter, reveal
 from dcx.sources.plane import exact_read_scan, scan_sources, select_sources
+from dcx.state.cursors import write_cursors
+from dcx.state.keys import load_key
+from dcx.state.refmap import RefMinter, reveal
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 

@@ -16,7 +16,7 @@ from recall_support import enable, request
 
 from dcx.core.errors import InvalidInput
 from dcx.evidence.recall import make_provider
-from dcx.profile import load_profile
+from dcx.state.profile import load_profile
 
 FAKE = REPO / "fixtures" / "openviking-0.5.2" / "fake_ov.py"
 SCOPE = "viking://resources/catalog-ttl"

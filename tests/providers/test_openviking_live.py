@@ -27,7 +27,7 @@ from conftest import REPO
 from recall_support import enable, request
 
 from dcx.evidence.recall import make_provider
-from dcx.profile import load_profile
+from dcx.state.profile import load_profile
 
 pytestmark = [
     pytest.mark.live,

@@ -10,7 +10,6 @@ from recall_support import ScriptedProvider, answer, item, request
 
 from dcx.core.errors import InvalidInput
 from dcx.evidence.recall import build_request
-from dcx.profile import ContextProviderConfig
 from dcx.providers.base import RetrievalItem, sync, unavailable
 from dcx.providers.validate import (
     admit,
@@ -19,6 +18,7 @@ from dcx.providers.validate import (
     guarded_retrieve,
     item_problem,
 )
+from dcx.state.profile import ContextProviderConfig
 
 GOOD = {
     "namespace": "decision-context",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cycle_fixture import D, prepared, through_writeback
 
-from dcx.events import dcx_event_id
+from dcx.state.events import dcx_event_id
 
 
 def _events(root: Path) -> list[dict]:

@@ -19,8 +19,8 @@ def _record(dcx, root: Path, decision_id: str) -> None:
 def test_artifact_of_another_decision_is_refused_before_appending(dcx, example: Path) -> None:
     _record(dcx, example, D)
     _record(dcx, example, "other")
-    from dcx import decisions
     from dcx.core.workspace import Workspace
+    from dcx.state import decisions
 
     ws = Workspace(example)
     own = [decisions.latest(ws, D, kind) for kind in ("evidence", "proposal")]

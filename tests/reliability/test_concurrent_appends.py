@@ -33,7 +33,7 @@ def _whole_lines(path: Path) -> tuple[list[str], bool]:
 
 
 def test_sixteen_writebacks_append_whole_lines_and_lose_none(template, tmp_path: Path) -> None:
-    from dcx import events
+    from dcx.state import events
 
     root = copy_workspace(template, tmp_path / "goal")
     log = root / ".decision-context/events.jsonl"

@@ -54,8 +54,8 @@ def _error_code(result: dict[str, Any]) -> str | None:
 def _cursor_refs(root: Path, cursors: dict[str, str]) -> dict[str, str]:
     """The keyed refs of committed cursor values, as a commit receipt names them."""
     from dcx.core.workspace import Workspace
-    from dcx.keys import load_key
-    from dcx.refmap import RefMinter
+    from dcx.state.keys import load_key
+    from dcx.state.refmap import RefMinter
 
     ws = Workspace(root)
     minter = RefMinter(ws, load_key(ws), record=False)
@@ -163,9 +163,9 @@ def test_a_commit_that_loses_the_companion_to_a_racing_twin_replays(template, tm
     """The window the 16-process race hits now and then, made certain: between this commit's
     receipt check and its read of the pending companion, a twin process commits the same chain
     and removes the companion. This one must replay that receipt, not refuse pending_missing."""
-    from dcx import pending
     from dcx.core.workspace import Workspace
     from dcx.ops.commit import commit_decision
+    from dcx.state import pending
 
     root = copy_workspace(template, tmp_path / "goal")
     decision = template.decisions["ttl-2026-12"]

@@ -12,7 +12,6 @@ from sourcekit import binding_block, configure, docs_registry, plane, source_blo
 from dcx.core import trees
 from dcx.core.clock import FixedClock
 from dcx.core.walk import revision_of
-from dcx.cursors import write_cursors
 from dcx.sources.plane import (
     exact_read_item,
     exact_read_scan,
@@ -22,6 +21,7 @@ from dcx.sources.plane import (
     scan_sources,
     select_sources,
 )
+from dcx.state.cursors import write_cursors
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 DOCS = {"docs": {"a.md": "alpha", "b.md": "beta", "sub": {"c.md": "gamma"}, "skip.txt": "not markdown"}}

@@ -9,7 +9,6 @@ from sourcekit import binding_block, configure, source_block
 
 from dcx.core.clock import FixedClock
 from dcx.core.workspace import Workspace
-from dcx.profile import load_profile, load_registry
 from dcx.sources.base import (
     Health,
     ReadResult,
@@ -19,6 +18,7 @@ from dcx.sources.base import (
 )
 from dcx.sources.plane import exact_read_item, scan_sources, select_sources
 from dcx.sources.registry import BUILTINS, Providers
+from dcx.state.profile import load_profile, load_registry
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 NOW = CLOCK.now()

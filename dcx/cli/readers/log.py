@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dcx.cli._render import styled
-from dcx.result import Result
+from dcx.core.result import Result
 
 
 def _lines(console, rows: list[tuple[str, str, Any]]) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dcx.cli._render import styled
-from dcx.result import Result
+from dcx.core.result import Result
 
 
 def render(console, result: Result) -> None:

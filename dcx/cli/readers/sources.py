@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dcx.result import Result
+from dcx.core.result import Result
 
 
 def render(console, result: Result) -> None:

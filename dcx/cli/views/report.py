@@ -10,7 +10,7 @@ from dcx.cli._render import styled
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from dcx.result import Result
+    from dcx.core.result import Result
 
 # C0/C1 controls, DEL and the invisible or reordering characters (SPEC §3.4.1)
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
