@@ -48,10 +48,10 @@ from dcx.providers.base import (
     RetrievalRequest,
     unavailable,
 )
-from dcx.providers.config import validate_config
 from dcx.providers.scope import normalise_scope
 from dcx.providers.validate import check_request, effective_timeout, guarded_retrieve
 from dcx.state.profile import ContextProviderConfig, Profile
+from dcx.state.provider_config import validate_config
 from dcx.state.refmap import RefMinter
 
 

@@ -26,7 +26,7 @@ from dcx.core.clock import clock_from_env
 from dcx.core.errors import InvalidInput
 from dcx.core.process import run_bounded
 from dcx.core.workspace import Workspace
-from dcx.packets.advisory import REQUEST, REQUEST_SCHEMA, ExtensionId, check_response
+from dcx.packets.advisory import REQUEST, REQUEST_SCHEMA, check_response
 from dcx.providers.base import (
     COMPLETED,
     Retrieval,
@@ -35,10 +35,10 @@ from dcx.providers.base import (
     completed,
     unavailable,
 )
+from dcx.state.provider_config import validate_extension
 
 NAME = "extension"
 Resolver = Callable[[Workspace, Any], tuple[dict[str, Any], Any]]
-CONFIG_KEYS = ("extension_id",)
 MIN_BUDGET = 0.05  # seconds: below this there is no point spawning anything
 
 # ProcessOutcome.status -> reason code
@@ -48,21 +48,6 @@ PROCESS_REASONS = {
     "request_too_large": "request_too_large",
     "spawn_failed": "extension_spawn_failed",
 }
-
-
-def validate_config(config: dict[str, Any]) -> dict[str, Any]:
-    """``[context_provider.config]`` for ``provider = "extension"``: only ``extension_id``."""
-    if not isinstance(config, dict):
-        raise InvalidInput("context_provider.config: expected a table", field="context_provider.config",
-                           code="invalid_type")
-    for key in config:
-        if key not in CONFIG_KEYS:
-            raise InvalidInput(f"context_provider.config.{key}: unknown key (allowed: extension_id)",
-                               field=f"context_provider.config.{key}", code="unknown_field")
-    out: dict[str, Any] = {}
-    if "extension_id" in config:
-        out["extension_id"] = ExtensionId().check(config["extension_id"], "context_provider.config.extension_id")
-    return out
 
 
 def _reject_constant(name: str) -> float:
@@ -88,7 +73,7 @@ class ExtensionProvider:
         """``resolve(ws, extension_id) -> (readiness packet, binding | None)``: the extension
         lifecycle's resolver (``dcx.extensions.resolve.resolve``), handed in by the caller."""
         self.ws = ws
-        self.config = validate_config(config)
+        self.config = validate_extension(config)
         self.last_detail: str | None = None
         self.resolve = resolve
         self.provider_readiness, binding = resolve(ws, self.config.get("extension_id"))

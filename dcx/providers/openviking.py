@@ -35,8 +35,9 @@ from dcx.providers.base import (
     completed,
     unavailable,
 )
-from dcx.providers.openviking_config import cli_conf, parse_version, resolve_binary
+from dcx.providers.openviking_config import cli_conf, resolve_binary
 from dcx.providers.validate import CONTENT_MAX, ITEM_SUMMARY_MAX, admit
+from dcx.state.provider_config import parse_version
 
 NAME = "openviking"
 SIDECARS = ("/.abstract.md", "/.overview.md")

@@ -305,7 +305,7 @@ def parse_profile(data: dict[str, Any], display: str, text: str = "") -> Profile
             config=cp_raw.get("config", {}),
         )
     if cp.config:  # checked strictly by the chosen provider (imported only when there is config)
-        from dcx.providers.config import validate_config
+        from dcx.state.provider_config import validate_config
 
         try:
             validate_config(cp.provider, cp.namespace, cp.config)

@@ -19,7 +19,8 @@ from dcx.core.errors import InvalidInput
 from dcx.core.workspace import Workspace
 from dcx.extensions.resolve import resolve
 from dcx.ops.ext import doctor, set_enabled
-from dcx.providers.extension import ExtensionProvider, validate_config
+from dcx.providers.extension import ExtensionProvider
+from dcx.state.provider_config import validate_extension
 
 
 def _running(pid: int) -> bool:
@@ -291,13 +292,13 @@ def test_explicit_id_not_installed(fresh_ws) -> None:
 )
 def test_validate_config_is_strict(config, field) -> None:
     with pytest.raises(InvalidInput) as err:
-        validate_config(config)
+        validate_extension(config)
     assert err.value.field == field and err.value.message.startswith(field) and err.value.exit_code == 2
 
 
 def test_validate_config_accepts_only_extension_id() -> None:
-    assert validate_config({}) == {}
-    assert validate_config({"extension_id": "dcx-obelisk"}) == {"extension_id": "dcx-obelisk"}
+    assert validate_extension({}) == {}
+    assert validate_extension({"extension_id": "dcx-obelisk"}) == {"extension_id": "dcx-obelisk"}
 
 
 def test_a_python_module_extension_end_to_end(fresh_ws, tmp_path, monkeypatch) -> None:
