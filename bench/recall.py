@@ -50,6 +50,7 @@ from dcx.providers.base import RetrievalRequest  # noqa: E402
 from dcx.providers.bm25 import Bm25Provider, query_terms  # noqa: E402
 from dcx.providers.bm25_index import index_path  # noqa: E402
 from dcx.providers.bm25_indexer import update_index  # noqa: E402
+from dcx.sources.files import listing  # noqa: E402
 
 SECTIONS_PER_FILE = 10
 WORDS_PER_SECTION = 100
@@ -181,8 +182,9 @@ def bench_size(chunks: int, n_queries: int, install: bool, keep: Path | None = N
         ws = Workspace(root)
         profile, registry = load_profile(ws), load_registry(ws)
         started = time.perf_counter()
-        report = update_index(ws, registry, max_scan_bytes=profile.max_scan_bytes,
-                              max_read_bytes=profile.max_read_bytes, now="2026-11-29T18:00:00Z")
+        report = update_index(ws, registry, lambda source, tick: listing(
+            ws, source, max_scan_bytes=profile.max_scan_bytes, max_read_bytes=profile.max_read_bytes),
+            now="2026-11-29T18:00:00Z")
         build_s = time.perf_counter() - started
         assert reuse or report.chunk_count == chunks, report.chunk_count
         size_mb = index_path(ws.index).stat().st_size / 1e6
@@ -192,8 +194,9 @@ def bench_size(chunks: int, n_queries: int, install: bool, keep: Path | None = N
         for path in rng.sample(files, 100):
             path.write_text(path.read_text() + "\n\n" + section(rng, words, cum, "Appended") + "\n")
         started = time.perf_counter()
-        report = update_index(ws, registry, max_scan_bytes=profile.max_scan_bytes,
-                              max_read_bytes=profile.max_read_bytes, now="2026-11-29T18:00:00Z")
+        report = update_index(ws, registry, lambda source, tick: listing(
+            ws, source, max_scan_bytes=profile.max_scan_bytes, max_read_bytes=profile.max_read_bytes),
+            now="2026-11-29T18:00:00Z")
         incr_s = time.perf_counter() - started
         assert sum(r.files_indexed for r in report.sources) == 100
         print(f"dcx index, 100 changed   {incr_s:8.2f} s")

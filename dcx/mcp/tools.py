@@ -43,16 +43,10 @@ from dcx.core.fields import (
 from dcx.core.fsutil import DEFAULT_WAIT
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
+from dcx.ops.mcp import Session
 from dcx.packets import KINDS, outcome, proposal, rebase, review
 from dcx.packets.advisory import REQUEST
 from dcx.state import events, gates
-
-
-class Session(NamedTuple):
-    """What the server fixed at start: every tool call acts here, as this agent."""
-
-    ws: Workspace
-    agent_id: str | None
 
 
 class Tool(NamedTuple):

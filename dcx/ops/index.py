@@ -13,6 +13,7 @@ from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.providers.bm25_index import index_path
 from dcx.providers.bm25_indexer import Progress, update_index
+from dcx.sources.files import listing
 from dcx.state.activation import require_active
 from dcx.state.keys import load_key
 
@@ -30,11 +31,14 @@ def index(
     assert profile is not None and registry is not None  # usable activation has both
     # the key exists before anything recalls: recall itself never creates a file
     load_key(ws)
+    def list_files(source, tick):
+        return listing(ws, source, max_scan_bytes=profile.max_scan_bytes,
+                       max_read_bytes=profile.max_read_bytes, progress=tick)
+
     report = update_index(
         ws,
         registry,
-        max_scan_bytes=profile.max_scan_bytes,
-        max_read_bytes=profile.max_read_bytes,
+        list_files,
         now=clock_from_env().now(),
         rebuild=rebuild,
         wait=wait,

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import importlib.util
+from typing import NamedTuple
 
 from dcx.core.errors import NoWorkspace
 from dcx.core.public import check_token
 from dcx.core.workspace import Workspace
-from dcx.mcp.tools import Session
+
+
+class Session(NamedTuple):
+    """What the server fixed at start: every tool call acts here, as this agent."""
+
+    ws: Workspace
+    agent_id: str | None
 
 
 def open_session(*, ws: Workspace, agent_id: str | None) -> Session:

@@ -2,11 +2,11 @@
 
 The sources indexed are the enabled ones whose ``exact_read_policy`` is not
 ``never`` and whose binding is a built-in adapter (``local-file`` or
-``git``). A local-file source is walked with the source plane's walker, so
-the stat cache answers for unchanged files; a git source is listed at its
-ref's current commit (``ls-tree``), whose blob ids are its revisions. Only
-files whose revision differs from the indexed one are read, chunked and
-re-inserted. Files gone from a source, and sources gone from the
+``git``). Their files come from the caller: a ``Lister`` answers each
+source's current files and revisions (``dcx.sources.files.listing``: a
+local-file source walked with the stat cache, a git source listed at its
+ref's current commit) and reads the ones asked for. Only files whose
+revision differs from the indexed one are read, chunked and re-inserted. Files gone from a source, and sources gone from the
 indexable set, are deleted. Files over ``max_read_bytes`` and files that are
 not UTF-8 are recorded (so they are not re-read next time) but not indexed.
 
@@ -20,13 +20,12 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from dcx.core.errors import LockBusy, Refused
 from dcx.core.fsutil import create_file, ensure_dir, file_lock, fsync_dir
-from dcx.core.walk import LocatorError, revision_of, walk
 from dcx.core.workspace import Workspace
 from dcx.providers.bm25_bounds import BoundsBuilder
 from dcx.providers.bm25_index import (
@@ -138,114 +137,68 @@ class _Writer:
         return int(tokens)
 
 
-def _read(path: Path, limit: int) -> bytes | None:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(limit + 1)
-    except OSError:
-        return None
+class Listing(Protocol):
+    """One source's files as its plane lists them (``dcx.sources.files.Listing``), handed in."""
+
+    revisions: Mapping[str, str]
+    read: Callable[[list[str]], Mapping[str, Any] | str]
+    hashed: int
+    skipped_oversize: int
+    lists_skipped: bool
+    unavailable: str | None
 
 
-GIT_INDEX_SECONDS = 600.0  # a whole-tree listing and read of one git source
+# (source, progress of that source) -> its listing; the caller knows the planes
+Lister = Callable[[Source, Callable[[int], None] | None], Listing]
 
 
-def _index_git_source(ws: Workspace, writer: _Writer, source: Source, *, max_read_bytes: int) -> SourceReport:
-    import time
-
-    from dcx.sources.base import SourceUnavailable
-    from dcx.sources.git import current_files, read_texts
-
+def _index_source(writer: _Writer, source: Source, listing: Listing) -> SourceReport:
     sid = writer.sid(source.source_id)
     indexed = writer.files(sid)
-    deadline = time.monotonic() + GIT_INDEX_SECONDS
-    try:
-        loc, _commit, entries = current_files(ws, source, deadline)
-        changed = [e for e in entries if (old := indexed.get(e.rel)) is None or old[1] != e.new]
-        blobs = read_texts(loc, [e.new for e in changed if e.new], max_read_bytes, deadline)
-    except SourceUnavailable as exc:
+    if listing.unavailable is not None:
         removed = writer.drop_source(sid)
-        return SourceReport(source.source_id, "unavailable", exc.reason_code, files_removed=removed)
-    stats = {"files_hashed": 0, "files_indexed": 0, "files_removed": 0, "skipped_binary": 0, "skipped_oversize": 0}
-    for entry in changed:
-        old = indexed.get(entry.rel)
-        blob = blobs.get(entry.new or "")
-        if blob is None or blob.missing:
+        return SourceReport(source.source_id, "unavailable", listing.unavailable, files_removed=removed)
+    changed = [rel for rel in sorted(listing.revisions)
+               if (old := indexed.get(rel)) is None or old[1] != listing.revisions[rel]]
+    bodies = listing.read(changed) if changed else {}
+    if isinstance(bodies, str):
+        removed = writer.drop_source(sid)
+        return SourceReport(source.source_id, "unavailable", bodies, files_removed=removed)
+    stats = {"files_hashed": listing.hashed, "files_indexed": 0, "files_removed": 0, "skipped_binary": 0,
+             "skipped_oversize": listing.skipped_oversize}
+    for rel in changed:
+        body = bodies.get(rel)
+        if body is None:
             continue  # unreadable now: indexed when it reads
+        old = indexed.get(rel)
         if old is not None:
             writer.drop_file(old[0])
-        if blob.data is None:
-            writer.put_file(sid, entry.rel, blob.oid, "oversize", [])
+        if body.data is None:
+            writer.put_file(sid, rel, body.revision, "oversize", [])
             stats["skipped_oversize"] += 1
             continue
         try:
-            text = blob.data.decode("utf-8")
+            text = body.data.decode("utf-8")
         except UnicodeDecodeError:
-            writer.put_file(sid, entry.rel, blob.oid, "binary", [])
+            writer.put_file(sid, rel, body.revision, "binary", [])
             stats["skipped_binary"] += 1
             continue
-        writer.put_file(sid, entry.rel, blob.oid, "text", chunk_text(text))
+        writer.put_file(sid, rel, body.revision, "text", chunk_text(text))
         stats["files_indexed"] += 1
-    present = {e.rel for e in entries}
-    gone = [fid for rel, (fid, _, _) in indexed.items() if rel not in present]
+    gone = [fid for rel, (fid, _, _) in indexed.items() if rel not in listing.revisions]
     for fid in gone:
         writer.drop_file(fid)
     stats["files_removed"] = len(gone)
     chunks = writer.conn.execute(
         "SELECT COALESCE(SUM(chunk_count), 0), COUNT(*) FROM files WHERE sid = ?", (sid,)
     ).fetchone()
-    return SourceReport(source.source_id, "indexed", None, files=int(chunks[1]), chunks=int(chunks[0]), **stats)
-
-
-def _index_source(
-    ws: Workspace, writer: _Writer, source: Source, *, max_scan_bytes: int, max_read_bytes: int,
-    progress: Progress | None,
-) -> SourceReport:
-    if source.locator.get("repo") is not None:
-        return _index_git_source(ws, writer, source, max_read_bytes=max_read_bytes)
-    sid = writer.sid(source.source_id)
-    indexed = writer.files(sid)
-    tick = (lambda done, total=None: progress(source.source_id, done)) if progress else None
-    try:
-        walked = walk(ws, source.source_id, source.locator, max_scan_bytes=max_scan_bytes, progress=tick)
-    except LocatorError as exc:
-        removed = writer.drop_source(sid)
-        return SourceReport(source.source_id, "unavailable", exc.reason_code, files_removed=removed)
-    stats = {"files_hashed": walked.hashed, "files_indexed": 0, "files_removed": 0, "skipped_binary": 0,
-             "skipped_oversize": walked.skipped_oversize}
-    for rel in sorted(walked.files):
-        entry = walked.files[rel]
-        old = indexed.pop(rel, None)
-        if old is not None and old[1] == entry.revision:
-            continue
-        if old is not None:
-            writer.drop_file(old[0])
-        data = _read(walked.abspath(rel), max_read_bytes) if entry.size <= max_read_bytes else b""
-        if data is None:
-            continue  # vanished or unreadable since the walk: indexed next time it reads
-        if entry.size > max_read_bytes or len(data) > max_read_bytes:
-            writer.put_file(sid, rel, entry.revision, "oversize", [])
-            stats["skipped_oversize"] += 1
-            continue
-        # the revision of the bytes actually chunked, not of what the walk saw
-        revision = revision_of(data)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            writer.put_file(sid, rel, revision, "binary", [])
-            stats["skipped_binary"] += 1
-            continue
-        writer.put_file(sid, rel, revision, "text", chunk_text(text))
-        stats["files_indexed"] += 1
-    for fid, _, _ in indexed.values():
-        writer.drop_file(fid)
-    stats["files_removed"] = len(indexed)
-    chunks = writer.conn.execute(
-        "SELECT COALESCE(SUM(chunk_count), 0), COUNT(*) FROM files WHERE sid = ?", (sid,)
-    ).fetchone()
-    skipped = tuple(
-        (str(path), str(kind)) for path, kind in writer.conn.execute(
-            "SELECT path, kind FROM files WHERE sid = ? AND kind != 'text' ORDER BY path LIMIT ?", (sid, SKIPPED_SHOWN))
-    )
+    skipped: tuple[tuple[str, str], ...] = ()
+    if listing.lists_skipped:
+        skipped = tuple(
+            (str(path), str(kind)) for path, kind in writer.conn.execute(
+                "SELECT path, kind FROM files WHERE sid = ? AND kind != 'text' ORDER BY path LIMIT ?",
+                (sid, SKIPPED_SHOWN))
+        )
     return SourceReport(source.source_id, "indexed", None, files=int(chunks[1]), chunks=int(chunks[0]),
                         skipped=skipped, **stats)
 
@@ -259,9 +212,8 @@ def _connect(path: Path) -> sqlite3.Connection:
 def update_index(
     ws: Workspace,
     registry: Registry,
+    list_files: Lister,
     *,
-    max_scan_bytes: int,
-    max_read_bytes: int,
     now: str,
     rebuild: bool = False,
     wait: float = 5.0,
@@ -285,8 +237,7 @@ def update_index(
             else:
                 conn.execute("PRAGMA journal_mode = DELETE")  # never WAL: readers must create no files
                 check_schema(conn)
-            reports = _apply(ws, registry, conn, now=now, fresh=fresh, max_scan_bytes=max_scan_bytes,
-                             max_read_bytes=max_read_bytes, progress=progress)
+            reports = _apply(registry, list_files, conn, now=now, fresh=fresh, progress=progress)
             count = int(conn.execute("SELECT value FROM meta WHERE key = 'chunk_count'").fetchone()[0])
         except (IndexUnavailable, sqlite3.DatabaseError) as exc:
             if conn is not None:
@@ -328,8 +279,8 @@ def _discard(path: Path) -> None:
 
 
 def _apply(
-    ws: Workspace, registry: Registry, conn: sqlite3.Connection, *, now: str, fresh: bool,
-    max_scan_bytes: int, max_read_bytes: int, progress: Progress | None,
+    registry: Registry, list_files: Lister, conn: sqlite3.Connection, *, now: str, fresh: bool,
+    progress: Progress | None,
 ) -> tuple[SourceReport, ...]:
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -341,8 +292,8 @@ def _apply(
             if why_not is not None:
                 reports.append(SourceReport(source.source_id, "skipped", why_not))
                 continue
-            report = _index_source(ws, writer, source, max_scan_bytes=max_scan_bytes,
-                                   max_read_bytes=max_read_bytes, progress=progress)
+            tick = (lambda done, sid=source.source_id: progress(sid, done)) if progress else None
+            report = _index_source(writer, source, list_files(source, tick))
             if report.status == "indexed":
                 wanted.add(source.source_id)
             reports.append(report)

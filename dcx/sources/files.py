@@ -1,0 +1,110 @@
+"""A built-in source's files as they are now: what the bm25 index is fed (SPEC §6.3).
+
+``listing(ws, source, …)`` answers, for one local-file or git source, every
+file it holds with its revision, and a ``read`` that returns the bytes of the
+files asked for. The indexer (``dcx.providers.bm25_indexer``) receives these
+listings from its caller and never looks into a source itself.
+
+- local-file: the locator walked with the walker and its stat cache; a file is
+  read once, and its revision is that of the bytes read (not what the walk saw);
+- git: the regular files at the ref's current commit (``ls-tree``), blob ids as
+  revisions, read in batches (a blob that does not re-hash is left out).
+
+``read`` leaves out a file that could not be read now (it is indexed when it
+reads); a file over ``max_read_bytes`` comes back with ``data=None``. When the
+source itself stops answering mid-read (git), ``read`` returns the reason code
+instead of the files.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from dcx.core.walk import LocatorError, revision_of, walk
+from dcx.core.workspace import Workspace
+from dcx.state.profile import Source
+
+GIT_LISTING_SECONDS = 600.0  # a whole-tree listing and read of one git source
+
+
+class FileBody(NamedTuple):
+    revision: str  # of the bytes read (local-file), or the blob id (git)
+    data: bytes | None  # None: over max_read_bytes, not read
+
+
+class Listing(NamedTuple):
+    revisions: Mapping[str, str]  # every file the source holds now: rel -> revision
+    read: Callable[[list[str]], dict[str, FileBody] | str]  # a str: the source became unavailable
+    hashed: int = 0  # files the walk read to learn their revision (the stat cache answered the rest)
+    skipped_oversize: int = 0  # files the walk did not hash (over max_scan_bytes)
+    lists_skipped: bool = False  # the index report names this source's unsearchable files
+    unavailable: str | None = None  # a reason code: the source cannot be listed now
+
+
+def listing(
+    ws: Workspace, source: Source, *, max_scan_bytes: int, max_read_bytes: int,
+    progress: Callable[[int], None] | None = None,
+) -> Listing:
+    """The source's current files (see the module doc); never raises for an unreadable source."""
+    if source.locator.get("repo") is not None:
+        return _git_listing(ws, source, max_read_bytes)
+    tick = (lambda done, total=None: progress(done)) if progress else None
+    try:
+        walked = walk(ws, source.source_id, source.locator, max_scan_bytes=max_scan_bytes, progress=tick)
+    except LocatorError as exc:
+        return Listing({}, lambda rels: {}, unavailable=exc.reason_code)
+    revisions = {rel: entry.revision for rel, entry in walked.files.items()}
+
+    def read(rels: list[str]) -> dict[str, FileBody] | str:
+        out: dict[str, FileBody] = {}
+        for rel in rels:
+            entry = walked.files[rel]
+            if entry.size > max_read_bytes:
+                out[rel] = FileBody(entry.revision, None)
+                continue
+            data = _read(walked.abspath(rel), max_read_bytes)
+            if data is None:
+                continue  # vanished or unreadable since the walk
+            out[rel] = FileBody(entry.revision, None) if len(data) > max_read_bytes else FileBody(revision_of(data), data)
+        return out
+
+    return Listing(revisions, read, hashed=walked.hashed, skipped_oversize=walked.skipped_oversize,
+                   lists_skipped=True)
+
+
+def _read(path: Path, limit: int) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit + 1)
+    except OSError:
+        return None
+
+
+def _git_listing(ws: Workspace, source: Source, max_read_bytes: int) -> Listing:
+    from dcx.sources.base import SourceUnavailable
+    from dcx.sources.git import current_files, read_texts
+
+    deadline = time.monotonic() + GIT_LISTING_SECONDS
+    try:
+        loc, _commit, entries = current_files(ws, source, deadline)
+    except SourceUnavailable as exc:
+        return Listing({}, lambda rels: {}, unavailable=exc.reason_code)
+    revisions = {e.rel: e.new for e in entries}
+
+    def read(rels: list[str]) -> dict[str, FileBody] | str:
+        try:
+            blobs = read_texts(loc, [revisions[rel] for rel in rels if revisions[rel]], max_read_bytes, deadline)
+        except SourceUnavailable as exc:
+            return exc.reason_code
+        out: dict[str, FileBody] = {}
+        for rel in rels:
+            blob = blobs.get(revisions[rel] or "")
+            if blob is None or blob.missing:
+                continue  # unreadable now: indexed when it reads
+            out[rel] = FileBody(blob.oid, blob.data)
+        return out
+
+    return Listing(revisions, read)
