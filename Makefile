@@ -5,12 +5,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.dcx-installed
 
-.PHONY: demo test deep-test install bench bench-scan reliability lint clean compare
+.PHONY: demo test deep-test install bench bench-scan reliability lint lint-imports clean compare
 
 $(STAMP): pyproject.toml packages/dcx-obelisk/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,mcp,compare]' --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,mcp,compare,dev]' --config-settings editable_mode=compat
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ./packages/dcx-obelisk --config-settings editable_mode=compat
 	touch $(STAMP)
 
@@ -19,8 +19,12 @@ install: $(STAMP)
 demo: $(STAMP)
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
-test: $(STAMP)
+test: $(STAMP) lint-imports
 	$(BIN)/python -m pytest -q
+
+# the import contracts of .importlinter: floors, planes side by side, pure packets
+lint-imports: $(STAMP)
+	$(BIN)/lint-imports
 
 # the model-based cycle test and differential recall at 20-50x their CI size (tens of minutes)
 deep-test: $(STAMP)
