@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from dcx.core import public
 from dcx.core.canonical import packet_ref
 from dcx.core.errors import InvalidInput
-from dcx.core.fields import Const, DecisionId, Field, Hex8, Ref, Shape, Token
+from dcx.core.fields import Const, DecisionId, Field, Hex8, Ref, Shape, Token, bad, type_name
 
 
 class PacketContext(NamedTuple):
@@ -110,3 +110,40 @@ class PacketSpec:
             "title": self.schema_version,
             **body,
         }
+
+
+class Nested(Field):
+    """A nested stored packet, embedded whole and keeping its own ref."""
+
+    spec: PacketSpec | None = None
+
+    def check(self, value: Any, path: str) -> Any:
+        assert self.spec is not None
+        return self.spec.check_stored(value, path)
+
+    def schema(self) -> dict[str, Any]:
+        assert self.spec is not None
+        return {"$ref": f"{self.spec.schema_version}.schema.json"}
+
+
+class NestedList(Field):
+    """A list of nested stored packets of one kind, sorted by ref, refs unique."""
+
+    spec: PacketSpec | None = None
+    max_items: int = 64
+
+    def check(self, value: Any, path: str) -> Any:
+        assert self.spec is not None
+        if not isinstance(value, list):
+            raise bad(path, f"expected a list, got {type_name(value)}", "invalid_type")
+        if len(value) > self.max_items:
+            raise bad(path, f"holds {len(value)} items, over the limit of {self.max_items}", "too_many_items")
+        items = [self.spec.check_stored(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        refs = [item[self.spec.ref_field] for item in items]
+        if len(set(refs)) != len(refs):
+            raise bad(path, "holds the same packet twice", "duplicate_id")
+        return sorted(items, key=lambda item: item[self.spec.ref_field])
+
+    def schema(self) -> dict[str, Any]:
+        assert self.spec is not None
+        return {"type": "array", "maxItems": self.max_items, "items": {"$ref": f"{self.spec.schema_version}.schema.json"}}

@@ -13,20 +13,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dcx.core import public
 from dcx.core.canonical import canonical_bytes
 from dcx.core.clock import normalise_ts
 from dcx.core.errors import InvalidInput
 
-if TYPE_CHECKING:
-    from dcx.core.envelope import PacketSpec
-
 DECISION_ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 
 
-def _type_name(value: Any) -> str:
+def type_name(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -161,7 +158,7 @@ class PrivateText(Field):
 
     def check(self, value: Any, path: str) -> Any:
         if not isinstance(value, str):
-            raise bad(path, f"expected text, got {_type_name(value)}", "invalid_type")
+            raise bad(path, f"expected text, got {type_name(value)}", "invalid_type")
         if not value.strip() and not self.allow_empty:
             raise bad(path, "must not be empty")
         if len(value) > self.limit:
@@ -176,7 +173,7 @@ class Bool(Field):
     def check(self, value: Any, path: str) -> Any:
         if isinstance(value, bool):
             return value
-        raise bad(path, f"expected true or false, got {_type_name(value)}", "invalid_type")
+        raise bad(path, f"expected true or false, got {type_name(value)}", "invalid_type")
 
     def schema(self) -> dict[str, Any]:
         return {"type": "boolean"}
@@ -191,7 +188,7 @@ class Int(Field):
 
     def check(self, value: Any, path: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise bad(path, f"expected an integer, got {_type_name(value)}", "invalid_type")
+            raise bad(path, f"expected an integer, got {type_name(value)}", "invalid_type")
         if abs(value) > SAFE_INT:
             raise bad(path, "integer is beyond the safe JSON range (2^53)", "out_of_range")
         if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
@@ -216,7 +213,7 @@ class Number(Field):
 
     def check(self, value: Any, path: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise bad(path, f"expected a number, got {_type_name(value)}", "invalid_type")
+            raise bad(path, f"expected a number, got {type_name(value)}", "invalid_type")
         if not math.isfinite(value) or abs(value) > SAFE_INT:
             raise bad(path, "expected a finite number within the safe JSON range", "out_of_range")
         if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
@@ -280,7 +277,7 @@ class Tokens(Field):
 
     def check(self, value: Any, path: str) -> Any:
         if not isinstance(value, list):
-            raise bad(path, f"expected a list, got {_type_name(value)}", "invalid_type")
+            raise bad(path, f"expected a list, got {type_name(value)}", "invalid_type")
         items = sorted({self.item.check(v, f"{path}[{i}]") for i, v in enumerate(value)})
         if len(items) < self.min_items:
             raise bad(path, f"needs at least {self.min_items} item(s)", "too_few_items")
@@ -306,7 +303,7 @@ class Map(Field):
 
     def check(self, value: Any, path: str) -> Any:
         if not isinstance(value, Mapping):
-            raise bad(path, f"expected an object, got {_type_name(value)}", "invalid_type")
+            raise bad(path, f"expected an object, got {type_name(value)}", "invalid_type")
         if len(value) > self.max_items:
             raise bad(path, f"holds {len(value)} entries, over the limit of {self.max_items}", "too_many_items")
         out = {}
@@ -334,7 +331,7 @@ class Shape:
     def check(self, value: Any, path: str = "") -> dict[str, Any]:
         where = path or self.title
         if not isinstance(value, Mapping):
-            raise bad(where, f"expected an object, got {_type_name(value)}", "invalid_type")
+            raise bad(where, f"expected an object, got {type_name(value)}", "invalid_type")
         unknown = sorted(shown_key(k) for k in value if k not in self.fields)
         if unknown:
             first = f"{path}.{unknown[0]}" if path else unknown[0]
@@ -400,7 +397,7 @@ class Records(Field):
     def check(self, value: Any, path: str) -> Any:
         assert self.shape is not None
         if not isinstance(value, list):
-            raise bad(path, f"expected a list, got {_type_name(value)}", "invalid_type")
+            raise bad(path, f"expected a list, got {type_name(value)}", "invalid_type")
         if len(value) < self.min_items:
             raise bad(path, f"needs at least {self.min_items} item(s)", "too_few_items")
         if len(value) > self.max_items:
@@ -435,40 +432,3 @@ class Any_(Field):
 
     def schema(self) -> dict[str, Any]:
         return {}
-
-
-class Nested(Field):
-    """A nested stored packet, embedded whole and keeping its own ref."""
-
-    spec: PacketSpec | None = None
-
-    def check(self, value: Any, path: str) -> Any:
-        assert self.spec is not None
-        return self.spec.check_stored(value, path)
-
-    def schema(self) -> dict[str, Any]:
-        assert self.spec is not None
-        return {"$ref": f"{self.spec.schema_version}.schema.json"}
-
-
-class NestedList(Field):
-    """A list of nested stored packets of one kind, sorted by ref, refs unique."""
-
-    spec: PacketSpec | None = None
-    max_items: int = 64
-
-    def check(self, value: Any, path: str) -> Any:
-        assert self.spec is not None
-        if not isinstance(value, list):
-            raise bad(path, f"expected a list, got {_type_name(value)}", "invalid_type")
-        if len(value) > self.max_items:
-            raise bad(path, f"holds {len(value)} items, over the limit of {self.max_items}", "too_many_items")
-        items = [self.spec.check_stored(v, f"{path}[{i}]") for i, v in enumerate(value)]
-        refs = [item[self.spec.ref_field] for item in items]
-        if len(set(refs)) != len(refs):
-            raise bad(path, "holds the same packet twice", "duplicate_id")
-        return sorted(items, key=lambda item: item[self.spec.ref_field])
-
-    def schema(self) -> dict[str, Any]:
-        assert self.spec is not None
-        return {"type": "array", "maxItems": self.max_items, "items": {"$ref": f"{self.spec.schema_version}.schema.json"}}

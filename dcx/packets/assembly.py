@@ -8,8 +8,8 @@ own — so a reviewer reads one file and commit verifies one chain.
 
 from __future__ import annotations
 
-from dcx.core.envelope import PacketSpec
-from dcx.core.fields import Bool, Enum, Nested, NestedList, Timestamp, Token
+from dcx.core.envelope import Nested, NestedList, PacketSpec
+from dcx.core.fields import Bool, Enum, Timestamp, Token
 from dcx.packets import checkpoint, coverage, evidence, freshness, manifest, rebase, retrieval, scan
 
 SPEC = PacketSpec(

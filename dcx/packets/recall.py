@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from dcx.core.envelope import Nested
 from dcx.core.fields import (
     Any_,
     Const,
     Enum,
     Int,
-    Nested,
     Number,
     PrivateText,
     ReasonCode,
