@@ -229,7 +229,7 @@ def revision_of(data: bytes) -> str:
     return blake3.blake3(data).hexdigest()
 
 
-def _matcher(include: tuple[str, ...], exclude: tuple[str, ...]) -> Callable[[str], bool] | None:
+def glob_matcher(include: tuple[str, ...], exclude: tuple[str, ...]) -> Callable[[str], bool] | None:
     """gitwildmatch include/exclude as one predicate; pathspec is imported and the patterns
     compiled on the first path that needs them (a warm rescan answers from the stat cache)."""
     if not include and not exclude:
@@ -299,7 +299,7 @@ def walk(
     else:
         root = str(ws.root.resolve())
         excluded = frozenset(os.path.join(root, name) for name in ALWAYS_EXCLUDED)
-        match = _matcher(loc.include, loc.exclude)
+        match = glob_matcher(loc.include, loc.exclude)
         globs = _globs_key(loc.include, loc.exclude) if match is not None else None
         if match is not None and globs is not None:
             match = _remembered(match, *cache.glob_answers(globs))

@@ -22,21 +22,19 @@ Authority is read from the built-in adapters' sources only: a local-file
 source's file as it is now, a git source's blob at its ref's current commit
 (a plugin source's items can be changed facts, but cannot confirm recall in
 v0) — read fresh, even when the file did not change, and recorded in
-``source_revisions`` with ``changed: false``.
+``source_revisions`` with ``changed: false``. The reads, the index look-up
+and the parsing of a provider's resource refs are handed in by the caller
+(``dcx.ops.prepare``): this module imports no plane.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol
 
 from dcx.core.errors import InvalidInput, Refused
-from dcx.core.walk import ALWAYS_EXCLUDED, LocatorError, resolve_locator, revision_of
-from dcx.core.workspace import Workspace
 from dcx.evidence.authority import confirms, same_document, too_short
-from dcx.state.profile import Profile, Registry, Source
+from dcx.state.profile import Registry, Source
 from dcx.state.refmap import RefMinter
 
 CONVERSATION_PREFIXES = ("obelisk:", "host-session:")
@@ -79,17 +77,42 @@ class Verdict(NamedTuple):
     authority: Authority | None
 
 
-class AuthorityReader:
-    """Reads the current text of a file of a local-file source, once per run."""
+class Chunk(Protocol):
+    """What a provider's resource ref says of its authority: the file and the revision it was read at."""
 
-    def __init__(self, ws: Workspace, profile: Profile, registry: Registry, minter: RefMinter,
-                 changes: Sequence[Change]) -> None:
-        self.ws = ws
-        self.profile = profile
+    source_id: str
+    path: str
+    revision: str
+
+
+class FileText(Protocol):
+    revision: str
+    text: str
+
+
+# handed in by ops (the planes stay below this module):
+ReadFile = Callable[[Source, str], FileText | None]  # a built-in source's file as it is now, UTF-8, bounded
+FindByContent = Callable[[str], list[tuple[str, str]]]  # (source_id, path) that an index finds for a text
+ChunkOf = Callable[[str], Chunk | None]  # the chunk a recalled item's resource ref names, if it names one
+
+
+class AuthorityReader:
+    """The current authority text of a file of a built-in source, read once per run.
+
+    What is read and how comes from the caller: ``read_file`` (the source
+    plane's exact read of a file as it is now), ``find_by_content`` (content
+    candidates, from the bm25 index) and ``chunk_of`` (the chunk a resource ref
+    names). The rules of which sources may confirm recall live here.
+    """
+
+    def __init__(self, registry: Registry, minter: RefMinter, changes: Sequence[Change], *,
+                 read_file: ReadFile, find_by_content: FindByContent, chunk_of: ChunkOf) -> None:
         self.registry = registry
         self.minter = minter
+        self.read_file = read_file
+        self.find_by_content = find_by_content
+        self.chunk_of = chunk_of
         self._cache: dict[tuple[str, str], Authority | None] = {}
-        self._commits: dict[str, Any] = {}  # git source id -> (located source, commit read this run)
         for change in changes:  # this run's verified reads are authority already
             if change.read_status == "verified" and change.content is not None:
                 self._cache[(change.source_id, change.path)] = Authority(
@@ -113,112 +136,32 @@ class AuthorityReader:
         source = self.source(source_id)
         if source is None or source.exact_read_policy == "never":
             return None
-        if source.locator.get("repo") is not None:
-            return self._read_git(source, path)
-        try:
-            loc = resolve_locator(self.ws, source.locator)
-        except LocatorError:
+        found = self.read_file(source, path)
+        if found is None:
             return None
-        if loc.is_file:
-            if path != loc.path.name:
-                return None
-            target = loc.path
-        else:
-            target = Path(os.path.realpath(loc.path / path))
-            inside = loc.path in target.parents and not (set(Path(path).parts) & set(ALWAYS_EXCLUDED))
-            if not inside or not _matches(loc.include, loc.exclude, path):
-                return None
-        limit = self.profile.max_read_bytes
-        try:
-            with open(target, "rb") as handle:
-                data = handle.read(limit + 1)  # one read: what is hashed is what is compared
-        except OSError:
-            return None
-        if len(data) > limit:
-            return None
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        revision = revision_of(data)
-        return Authority(source_id, path, revision, text, self.minter.change_ref(source_id, path),
-                         self.minter.revision_ref(source_id, path, revision))
-
-    def _read_git(self, source: Source, path: str) -> Authority | None:
-        """The blob at the git source's ref's current commit (resolved once per run), re-hashed."""
-        import time
-
-        from dcx.sources.base import SourceUnavailable
-        from dcx.sources.git import GitProvider, read_texts
-        from dcx.sources.gitrepo import MODE_FILE, GitError, clean_rel
-
-        if not clean_rel(path):
-            return None
-        deadline = time.monotonic() + self.profile.scan_timeout_seconds
-        try:
-            if source.source_id not in self._commits:
-                loc = GitProvider(self.ws, source.provider_id, {}).locate(source)
-                self._commits[source.source_id] = (loc, loc.repo.resolve(loc.ref, deadline))
-            loc, commit = self._commits[source.source_id]
-            if loc.match is not None and not loc.match(path):
-                return None
-            found = loc.repo.entry_at(commit, f"{loc.prefix}/{path}" if loc.prefix else path, deadline)
-            if found is None or found[0] not in MODE_FILE:
-                return None
-            blob = read_texts(loc, [found[1]], self.profile.max_read_bytes, deadline).get(found[1])
-        except (SourceUnavailable, GitError):
-            return None
-        if blob is None or blob.data is None:
-            return None
-        try:
-            text = blob.data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        return Authority(source.source_id, path, blob.oid, text, self.minter.change_ref(source.source_id, path),
-                         self.minter.revision_ref(source.source_id, path, blob.oid))
+        return Authority(source_id, path, found.revision, found.text, self.minter.change_ref(source_id, path),
+                         self.minter.revision_ref(source_id, path, found.revision))
 
     def candidates_by_content(self, content: str) -> list[tuple[str, str]]:
-        """(source_id, path) of files the bm25 index finds for ``content``, in authority order."""
-        import time
-
-        from dcx.providers.base import RetrievalRequest
-        from dcx.providers.bm25 import Bm25Provider, parse_resource_ref
-
-        request = RetrievalRequest(
-            namespace="decision-context", scope_ref="", query=content[:1000], query_summary="authority match",
-            max_results=MAX_CONTENT_CANDIDATES, timeout_seconds=5, observed_at="1970-01-01T00:00:00Z",
-        )
-        try:
-            answer = Bm25Provider(self.ws).retrieve(request, deadline=time.monotonic() + 5)
-        except Exception:
-            return []
+        """(source_id, path) of files the index finds for ``content``, in authority order."""
         found: list[tuple[str, str]] = []
-        for item in answer.items:
-            ref = parse_resource_ref(item.resource_ref)
-            if ref is not None and (ref.source_id, ref.path) not in found:
-                found.append((ref.source_id, ref.path))
+        for pair in self.find_by_content(content):
+            if pair not in found:
+                found.append(pair)
+
         def order(pair: tuple[str, str]) -> tuple[int, str, str]:
             source = self.registry.source(pair[0])
             return (PRIORITY_ORDER.get(source.priority if source else "p2", 3), pair[0], pair[1])
         return sorted(found, key=order)[:MAX_CONTENT_CANDIDATES]
 
 
-def _matches(include: tuple[str, ...], exclude: tuple[str, ...], rel: str) -> bool:
-    from dcx.core.walk import _matcher
-
-    match = _matcher(include, exclude)
-    return match is None or match(rel)  # no include/exclude: the whole folder is the source
-
-
 def judge_recall(reader: AuthorityReader, resource_ref: str, content: str) -> Verdict:
     """Accepted only if current authority confirms the item (see the module doc)."""
-    from dcx.providers.bm25 import parse_resource_ref
-
     if resource_ref.startswith(CONVERSATION_PREFIXES):
         return Verdict(False, CONVERSATION, None)
     if too_short(content):
         return Verdict(False, UNVERIFIABLE, None)
-    chunk = parse_resource_ref(resource_ref)
+    chunk = reader.chunk_of(resource_ref)
     if chunk is not None:
         authority = reader.read(chunk.source_id, chunk.path)
         if authority is None:

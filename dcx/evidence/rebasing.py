@@ -57,7 +57,7 @@ def demote_moved(draft: EvidenceDraft, previous: dict[str, dict[str, Any]], read
     for cid, claim in previous.items():
         if cid in draft.claims or cid in draft.stale:
             continue
-        fields = reveal(reader.ws, claim["source_ref"])
+        fields = reveal(reader.minter.ws, claim["source_ref"])
         if not fields or len(fields) != 2:
             continue
         authority = reader.read(fields[0], fields[1])

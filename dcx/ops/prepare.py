@@ -26,6 +26,7 @@ from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.evidence import rebasing
 from dcx.evidence.assembler import (
+    MAX_CONTENT_CANDIDATES,
     AuthorityReader,
     Change,
     EvidenceDraft,
@@ -43,6 +44,8 @@ from dcx.packets import assembly, checkpoint, evidence, manifest, rebase, retrie
 from dcx.packets import coverage as coverage_packets
 from dcx.packets import freshness as freshness_packets
 from dcx.packets import scan as scan_packets
+from dcx.providers.bm25 import find_by_content, parse_resource_ref
+from dcx.sources.files import CurrentFiles
 from dcx.sources.plane import exact_read_scan, read_times, scan_sources, select_sources
 from dcx.sources.registry import Providers
 from dcx.state import decisions, pending
@@ -208,7 +211,9 @@ def prepare(
 
     draft = EvidenceDraft(now, freshness_of)
     policies = {s.source_id: s.exact_read_policy for s in registry.sources}
-    reader = AuthorityReader(ws, profile, registry, minter, changes)
+    files = CurrentFiles(ws, max_read_bytes=profile.max_read_bytes, timeout_seconds=profile.scan_timeout_seconds)
+    reader = AuthorityReader(registry, minter, changes, read_file=files.read, chunk_of=parse_resource_ref,
+                             find_by_content=lambda text: find_by_content(ws, text, MAX_CONTENT_CANDIDATES))
     earlier = [store.get(ref, kind="evidence") for ref in decisions.refs_of(ws, decision_id, "evidence")]
     if mode == "auto":
         rebasing.auto(draft, changes, policies, reader, run, previous_claims(earlier), minter)

@@ -186,3 +186,27 @@ class Bm25Provider:
                 )
             )
         return out
+
+
+def find_by_content(ws: Workspace, content: str, limit: int) -> list[tuple[str, str]]:
+    """(source_id, path) of the files whose chunks the index ranks best for ``content``.
+
+    For matching a recalled item to its authority (``dcx.evidence.assembler``):
+    at most ``limit`` hits within 5 seconds; an unreadable index finds nothing.
+    """
+    import time
+
+    request = RetrievalRequest(
+        namespace="decision-context", scope_ref="", query=content[:1000], query_summary="authority match",
+        max_results=limit, timeout_seconds=5, observed_at="1970-01-01T00:00:00Z",
+    )
+    try:
+        answer = Bm25Provider(ws).retrieve(request, deadline=time.monotonic() + 5)
+    except Exception:
+        return []
+    found: list[tuple[str, str]] = []
+    for item in answer.items:
+        ref = parse_resource_ref(item.resource_ref)
+        if ref is not None:
+            found.append((ref.source_id, ref.path))
+    return found

@@ -14,16 +14,30 @@ listings from its caller and never looks into a source itself.
 reads); a file over ``max_read_bytes`` comes back with ``data=None``. When the
 source itself stops answering mid-read (git), ``read`` returns the reason code
 instead of the files.
+
+``CurrentFiles.read(source, path)`` is the exact read of one file as it is now,
+for the assembler's authority checks: a local-file source's file (inside the
+locator and its include/exclude globs, never under ``.decision-context/`` or
+``.git/``), or the blob at a git source's ref's current commit (resolved once
+per run), UTF-8 and within ``max_read_bytes``; else None.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from dcx.core.walk import LocatorError, revision_of, walk
+from dcx.core.walk import (
+    ALWAYS_EXCLUDED,
+    LocatorError,
+    glob_matcher,
+    resolve_locator,
+    revision_of,
+    walk,
+)
 from dcx.core.workspace import Workspace
 from dcx.state.profile import Source
 
@@ -108,3 +122,77 @@ def _git_listing(ws: Workspace, source: Source, max_read_bytes: int) -> Listing:
         return out
 
     return Listing(revisions, read)
+
+
+class FileText(NamedTuple):
+    revision: str
+    text: str
+
+
+class CurrentFiles:
+    """Exact reads of single files as they are now (see the module doc), for one run."""
+
+    def __init__(self, ws: Workspace, *, max_read_bytes: int, timeout_seconds: float) -> None:
+        self.ws = ws
+        self.max_read_bytes = max_read_bytes
+        self.timeout_seconds = timeout_seconds
+        self._commits: dict[str, Any] = {}  # git source id -> (located source, commit read this run)
+
+    def read(self, source: Source, path: str) -> FileText | None:
+        if source.locator.get("repo") is not None:
+            return self._read_git(source, path)
+        try:
+            loc = resolve_locator(self.ws, source.locator)
+        except LocatorError:
+            return None
+        if loc.is_file:
+            if path != loc.path.name:
+                return None
+            target = loc.path
+        else:
+            target = Path(os.path.realpath(loc.path / path))
+            inside = loc.path in target.parents and not (set(Path(path).parts) & set(ALWAYS_EXCLUDED))
+            match = glob_matcher(loc.include, loc.exclude)
+            if not inside or (match is not None and not match(path)):  # no globs: the whole folder
+                return None
+        limit = self.max_read_bytes
+        try:
+            with open(target, "rb") as handle:
+                data = handle.read(limit + 1)  # one read: what is hashed is what is compared
+        except OSError:
+            return None
+        if len(data) > limit:
+            return None
+        try:
+            return FileText(revision_of(data), data.decode("utf-8"))
+        except UnicodeDecodeError:
+            return None
+
+    def _read_git(self, source: Source, path: str) -> FileText | None:
+        """The blob at the git source's ref's current commit (resolved once per run), re-hashed."""
+        from dcx.sources.base import SourceUnavailable
+        from dcx.sources.git import GitProvider, read_texts
+        from dcx.sources.gitrepo import MODE_FILE, GitError, clean_rel
+
+        if not clean_rel(path):
+            return None
+        deadline = time.monotonic() + self.timeout_seconds
+        try:
+            if source.source_id not in self._commits:
+                loc = GitProvider(self.ws, source.provider_id, {}).locate(source)
+                self._commits[source.source_id] = (loc, loc.repo.resolve(loc.ref, deadline))
+            loc, commit = self._commits[source.source_id]
+            if loc.match is not None and not loc.match(path):
+                return None
+            found = loc.repo.entry_at(commit, f"{loc.prefix}/{path}" if loc.prefix else path, deadline)
+            if found is None or found[0] not in MODE_FILE:
+                return None
+            blob = read_texts(loc, [found[1]], self.max_read_bytes, deadline).get(found[1])
+        except (SourceUnavailable, GitError):
+            return None
+        if blob is None or blob.data is None:
+            return None
+        try:
+            return FileText(blob.oid, blob.data.decode("utf-8"))
+        except UnicodeDecodeError:
+            return None

@@ -517,7 +517,7 @@ def git_version(deadline: float) -> tuple[int, ...] | None:
 
 def locator_filter(locator: dict[str, Any]) -> tuple[str | None, Callable[[str], bool] | None]:
     """(normalised path or None if it escapes, include/exclude matcher)."""
-    from dcx.core.walk import _matcher
+    from dcx.core.walk import glob_matcher
 
     prefix = normalise_path(str(locator.get("path", "")))
-    return prefix, _matcher(tuple(locator.get("include") or ()), tuple(locator.get("exclude") or ()))
+    return prefix, glob_matcher(tuple(locator.get("include") or ()), tuple(locator.get("exclude") or ()))

@@ -36,7 +36,7 @@ def _tree(root: Path) -> set[str]:
 @pytest.fixture
 def counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
-    real = walk_module._matcher
+    real = walk_module.glob_matcher
 
     def counted(include, exclude):
         match = real(include, exclude)
@@ -49,7 +49,7 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         return m
 
-    monkeypatch.setattr(walk_module, "_matcher", counted)
+    monkeypatch.setattr(walk_module, "glob_matcher", counted)
     return calls
 
 

@@ -36,8 +36,9 @@ def documented_recall_codes() -> set[str]:
 
 def emitted_recall_codes() -> set[str]:
     found: set[str] = set()
-    for name in ("openviking.py", "bm25.py", "bm25_index.py", "bm25_search.py", "runner.py", "registry.py"):
-        text = (REPO / "dcx" / "providers" / name).read_text()
+    for name in ("providers/openviking.py", "providers/bm25.py", "providers/bm25_index.py",
+                 "providers/bm25_search.py", "evidence/recall.py", "state/provider_config.py"):
+        text = (REPO / "dcx" / name).read_text()
         found |= set(re.findall(r"\"((?:provider|index|scope|context_provider)_[a-z_]+)\"", text))
     return found - {"provider_version", "provider_readiness", "provider_ref", "provider_id", "scope_ref",
                     "context_provider_retrieval_v0", "index_path", "provider_fail_open", "provider_health",
