@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from readers_support import D, copy_example, packet_files, run_cycle
-
 from dcx.keys import Key
+from tests.support.cycle import D, run_cycle
+from tests.support.workspace import copy_example, packet_files
 
 DC = ".decision-context"
 

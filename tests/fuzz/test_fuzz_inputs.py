@@ -13,17 +13,17 @@ from typing import Any
 
 import pytest
 import tomlkit
-from cycle_helpers import OUTCOME, PROPOSAL
-from fuzzkit import examples, json_leaf, json_value, mutate
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from relfigures import record
 
 from dcx import events
 from dcx.errors import DcxError, InvalidInput
 from dcx.packets import outcome, proposal, rebase
 from dcx.profile import load_profile, load_registry
 from dcx.workspace import Workspace
+from tests.support.cycle import OUTCOME, PROPOSAL
+from tests.support.figures import record
+from tests.support.fuzz import examples, json_leaf, json_value, mutate
 
 CASES = settings(max_examples=examples(2000))
 COUNTER: dict[str, int] = {}

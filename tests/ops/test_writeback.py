@@ -4,9 +4,9 @@ import json
 from pathlib import Path
 
 import pytest
-from cycle_helpers import OUTCOME, PROPOSAL, seed_evidence, write_json
 
 from dcx.events import dcx_event_id, id_recomputes, loopx_event_id
+from tests.support.cycle import OUTCOME, PROPOSAL, seed_evidence, write_json
 
 D = "ttl-2026-12"
 

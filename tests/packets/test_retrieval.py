@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FIXED_KEY
-from recall_support import ScriptedProvider, answer, item, request
 
 from dcx.canonical import canonical_bytes
 from dcx.clock import FixedClock
@@ -18,6 +16,8 @@ from dcx.profile import ContextProviderConfig, Profile
 from dcx.providers.runner import run_recall
 from dcx.refmap import RefMinter
 from dcx.workspace import Workspace
+from tests.support.recall import ScriptedProvider, answer, item, request
+from tests.support.workspace import FIXED_KEY
 
 CANARIES = ("CANARY-QUERY", "CANARY-SCOPE", "CANARY-CONTENT", "CANARY-RESOURCE")
 

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from sourcekit import binding_block, configure, plane, source_block
 
 from dcx.clock import FixedClock
 from dcx.cursors import write_cursors
@@ -16,6 +15,7 @@ from dcx.packets.spec import PacketContext
 from dcx.refmap import RefMinter, reveal
 from dcx.sources.plane import exact_read_scan, scan_sources, select_sources
 from dcx.workspace import Workspace
+from tests.support.sources import binding_block, configure, plane, source_block
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 

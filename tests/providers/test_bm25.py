@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-from recall_support import enable, request
 
 from dcx.ops.index import index
 from dcx.providers import bm25, bm25_search
@@ -23,6 +22,7 @@ from dcx.providers.bm25 import (
 from dcx.providers.bm25_index import index_path
 from dcx.sources.walk import revision_of
 from dcx.workspace import Workspace
+from tests.support.recall import enable, request
 
 FILLER = {
     f"note-{i}.md": f"# Note {i}\n\nRoutine weekly status about the storefront team and catalog reviews {i}.\n"

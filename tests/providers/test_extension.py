@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
-from ext_helpers import install, make_extension, retrieve
 
 from dcx.errors import InvalidInput
 from dcx.ops.ext import doctor, set_enabled
 from dcx.providers.extension import ExtensionProvider, validate_config
 from dcx.workspace import Workspace
+from tests.support.extensions import install, make_extension, retrieve
 
 
 def _running(pid: int) -> bool:
@@ -265,7 +265,7 @@ def test_repair_recovers_without_touching_the_profile(installed, fresh_ws) -> No
     profile = ws.profile.read_bytes()
     set_enabled(ws=ws, ext_id="good", enabled=False)
     provider = ExtensionProvider(ws, {"extension_id": "good"})
-    from ext_helpers import request
+    from tests.support.extensions import request
 
     assert provider.retrieve(request(), deadline=time.monotonic() + 10).reason_code == "extension_disabled"
     set_enabled(ws=ws, ext_id="good", enabled=True)
@@ -302,7 +302,7 @@ def test_validate_config_accepts_only_extension_id() -> None:
 def test_a_python_module_extension_end_to_end(fresh_ws, tmp_path, monkeypatch) -> None:
     import shutil
 
-    from ext_helpers import FIXTURES, manifest_text
+    from tests.support.extensions import FIXTURES, manifest_text
 
     modules = tmp_path / "modules"
     modules.mkdir()

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
-from recall_support import enable, request
 
 from dcx.errors import InvalidInput
 from dcx.profile import load_profile
 from dcx.providers.registry import make_provider
+from tests.support.recall import enable, request
+from tests.support.workspace import REPO
 
 FAKE = REPO / "fixtures" / "openviking-0.5.2" / "fake_ov.py"
 SCOPE = "viking://resources/catalog-ttl"

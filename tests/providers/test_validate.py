@@ -6,7 +6,6 @@ import json
 import math
 
 import pytest
-from recall_support import ScriptedProvider, answer, item, request
 
 from dcx.errors import InvalidInput
 from dcx.profile import ContextProviderConfig
@@ -19,6 +18,7 @@ from dcx.providers.validate import (
     guarded_retrieve,
     item_problem,
 )
+from tests.support.recall import ScriptedProvider, answer, item, request
 
 GOOD = {
     "namespace": "decision-context",

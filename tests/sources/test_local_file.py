@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import pytest
-from sourcekit import binding_block, configure, docs_registry, plane, source_block
 
 from dcx.clock import FixedClock
 from dcx.cursors import write_cursors
@@ -22,6 +21,7 @@ from dcx.sources.plane import (
     select_sources,
 )
 from dcx.sources.walk import revision_of
+from tests.support.sources import binding_block, configure, docs_registry, plane, source_block
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 DOCS = {"docs": {"a.md": "alpha", "b.md": "beta", "sub": {"c.md": "gamma"}, "skip.txt": "not markdown"}}

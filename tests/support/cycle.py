@@ -1,61 +1,110 @@
-"""The example after one full decision cycle, built once per session and copied per test.
+"""The example's decision stories, built the way a user would, and the inputs they use.
 
-The cycle (the story of `make demo`, from ``cycle_fixture``): `dcx index`; an
-authority edit after indexing, so one recalled claim goes stale; `prepare --auto-rebase` with a query; propose and outcome from the
-example's own JSON files; writeback; commit; feedback. Fixed clock and key
-(conftest), so every ref, and so every snapshot, is reproducible.
+The cycle (the story of `make demo`): `dcx index`; an authority edit after indexing, so one
+recalled claim goes stale (``stale_runbook``); `prepare --auto-rebase` with a query; propose and
+outcome from the example's own JSON files; writeback; commit; feedback. Fixed clock and key
+(``tests.support.workspace``), so every ref, and so every snapshot, is reproducible.
+
+- ``prepared`` / ``through_writeback``: the first steps through a test's ``dcx`` fixture.
+- ``run_cycle`` / ``run_review_cycle``: the whole story (plain, or gated by a person's approval);
+  ``tests/conftest.py`` builds each once per session (the ``cycled`` and ``reviewed`` fixtures).
+- ``PROPOSAL`` / ``OUTCOME`` / ``verified_outcome`` / ``seed_evidence``: inputs for the units that
+  follow prepare.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pytest
-from conftest import EXAMPLE, FIXED_NOW, install_key
-from cycle_fixture import QUERY, D, stale_runbook
+from tests.support.cli import Runner
+from tests.support.workspace import REPO
 
+D = "ttl-2026-12"
+QUERY = "when do we roll back the catalog cache TTL change origin p99 latency"
 QUERY_SUMMARY = "TTL rollback criteria"
-
-_TEMPLATES: dict[str, Path] = {}
-
-
-class Runner:
-    """The typer app in-process, with an explicit environment (usable outside a test's own)."""
-
-    def __init__(self, root: Path, env: Mapping[str, str] | None = None) -> None:
-        from typer.testing import CliRunner
-
-        from dcx.cli.app import build_app
-
-        self.app = build_app()
-        self.runner = CliRunner()
-        self.root = root
-        unset: dict[str, str | None] = {name: None for name in os.environ if name.startswith("DCX_")}
-        self.env = {**unset, "DCX_NOW": FIXED_NOW, "DCX_AGENT_ID": "agent-a", "COLUMNS": "120", "NO_COLOR": "1",
-                    "TERM": "dumb", **(env or {})}
-
-    def __call__(self, *args: str, ok: bool = True) -> Any:
-        result = self.runner.invoke(self.app, ["-C", str(self.root), *args], env=self.env, catch_exceptions=False)
-        if ok:
-            assert result.exit_code == 0, (args, result.stdout, result.stderr)
-        return result
-
-    def json(self, *args: str) -> dict[str, Any]:
-        return json.loads(self(*args, "--format", "json").stdout)
+RUNBOOK = Path("docs") / "runbook-ttl-rollback.md"
+OWNER = "storefront-platform-lead"
+PROPOSAL = json.loads((REPO / "fixtures" / "cycle" / "proposal.json").read_text())
+OUTCOME = json.loads((REPO / "fixtures" / "cycle" / "outcome.json").read_text())
 
 
-def copy_example(dest: Path, key: bytes | None = None) -> Path:
-    shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns("private", "*.lock"))
-    if key is None:
-        install_key(dest)
-    else:
-        install_key(dest, key)
-    return dest
+def stale_runbook(root: Path) -> None:
+    """The authority moves after indexing: the rollback threshold changes."""
+    path = root / RUNBOOK
+    path.write_text(path.read_text().replace("stays above 400 ms", "stays above 350 ms"))
+
+
+def write_json(path: Path, value: Any) -> Path:
+    path.write_text(json.dumps(value))
+    return path
+
+
+def verified_outcome(evidence_ref: str) -> dict[str, Any]:
+    body = json.loads(json.dumps(OUTCOME))
+    body["verification_status"] = "verified"
+    body["observed_outcomes"] = [
+        {"outcome_id": "p99-held", "summary": "Origin p99 stayed under 400 ms for a week",
+         "evidence_ref": evidence_ref, "status": "verified", "observed_at": "2026-12-06T18:00:00Z"}
+    ]
+    return body
+
+
+def seed_evidence(root: Path, decision_id: str, observed_at: str = "2026-11-29T18:00:00Z",
+                  **records: Any) -> str:
+    """Store a minimal evidence packet and index it, as prepare would (for units that follow it)."""
+    from dcx import decisions
+    from dcx.ops._common import packet_context
+    from dcx.packets import evidence
+    from dcx.store import Store
+    from dcx.workspace import Workspace
+
+    ws = Workspace(root)
+    packet = Store(ws).put(
+        evidence.SPEC,
+        packet_context(ws, decision_id),
+        {
+            "observed_at": observed_at,
+            "visibility": "public_safe",
+            "changed_facts": [],
+            "recalled_claims": [],
+            "stale_or_rejected_claims": [],
+            "conflicts": [],
+            "source_revisions": [],
+            "provider_health": [],
+            **records,
+        },
+    )
+    decisions.append(ws, decision_id, "evidence", packet["packet_ref"], observed_at)
+    return packet["packet_ref"]
+
+
+# -- through a test's `dcx` fixture -------------------------------------------
+
+
+def prepared(dcx, root: Path, *extra: str, query: bool = True) -> dict[str, Any]:
+    assert dcx("-C", str(root), "index").exit_code == 0
+    stale_runbook(root)
+    args = ["-C", str(root), "prepare", "--decision-id", D, "--auto-rebase", "--format", "json", *extra]
+    if query:
+        args += ["--query", QUERY, "--query-summary", QUERY_SUMMARY]
+    result = dcx(*args)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    return result.json()["data"]
+
+
+def through_writeback(dcx, root: Path) -> str:
+    for verb, name in (("propose", "proposal.json"), ("outcome", "outcome.json")):
+        result = dcx("-C", str(root), verb, "--decision-id", D, "--from", str(root / name))
+        assert result.exit_code == 0, result.stderr
+    event = dcx("-C", str(root), "writeback", "--decision-id", D, "--kind", "validation",
+                "--summary", "TTL kept at 90 s", "--format", "json")
+    return event.json()["data"]["event"]["event_id"]
+
+
+# -- whole stories --------------------------------------------------------------
 
 
 def run_cycle(root: Path, decision_id: str = D, *, edit_authority: bool = True,
@@ -84,39 +133,9 @@ def run_cycle(root: Path, decision_id: str = D, *, edit_authority: bool = True,
     }
 
 
-@pytest.fixture(scope="session")
-def _cycle_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if "cycle" not in _TEMPLATES:
-        base = tmp_path_factory.mktemp("cycle-template")
-        home = base / "home"
-        home.mkdir()
-        root = copy_example(base / "example")
-        run_cycle(root, env={"HOME": str(home)})
-        _TEMPLATES["cycle"] = root
-    return _TEMPLATES["cycle"]
-
-
-@pytest.fixture
-def cycled(_cycle_template: Path, tmp_path: Path) -> Path:
-    """A private copy of the example after one full cycle (see the module docstring)."""
-    dest = tmp_path / "example"
-    shutil.copytree(_cycle_template, dest, symlinks=True)
-    return dest
-
-
-def packet_files(root: Path) -> dict[str, Path]:
-    """ref -> file of every stored packet."""
-    return {p.stem: p for p in sorted((root / ".decision-context" / "packets").glob("*/*.json"))}
-
-
-OWNER = "storefront-platform-lead"
-
-
 def run_review_cycle(root: Path, decision_id: str = D, *, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The gated story on ``root``: prepare, propose, a person's approve gate, review (which
     commits), then an observed outcome and feedback. Every packet kind is stored once."""
-    from cycle_helpers import verified_outcome
-
     dcx = Runner(root, env)
     dcx("index")
     stale_runbook(root)
@@ -142,28 +161,3 @@ def run_review_cycle(root: Path, decision_id: str = D, *, env: Mapping[str, str]
         "outcome": outcome["data"]["outcome"]["packet_ref"],
         "feedback": feedback["data"]["feedback"]["feedback_ref"],
     }
-
-
-@pytest.fixture(scope="session")
-def _review_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    if "review" not in _TEMPLATES:
-        base = tmp_path_factory.mktemp("review-template")
-        home = base / "home"
-        home.mkdir()
-        root = copy_example(base / "example")
-        refs = run_review_cycle(root, env={"HOME": str(home)})
-        _TEMPLATES["review"] = root
-        _REVIEW_REFS.update(refs)
-    return _TEMPLATES["review"], dict(_REVIEW_REFS)
-
-
-_REVIEW_REFS: dict[str, str] = {}
-
-
-@pytest.fixture
-def reviewed(_review_template: tuple[Path, dict[str, str]], tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    """A private copy of the example after the gated story (see ``run_review_cycle``), and its refs."""
-    template, refs = _review_template
-    dest = tmp_path / "example"
-    shutil.copytree(template, dest, symlinks=True)
-    return dest, refs

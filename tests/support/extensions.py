@@ -1,7 +1,6 @@
 """Helpers for extension tests: build an extension folder from a fixture executable.
 
-Importable from any test (``from ext_helpers import make_extension``): the
-recall tests reuse them to drive ``dcx recall`` through an extension.
+The recall tests reuse them to drive ``dcx recall`` through an extension.
 """
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
-from conftest import REPO
+from tests.support.workspace import REPO
 
 FIXTURES = REPO / "fixtures" / "extensions"
 PROTOCOL = "decision_context_advisory_provider_v0"
@@ -93,8 +92,3 @@ def retrieve(ws_root: Path, config: dict | None = None, *, deadline_in: float = 
     provider = ExtensionProvider(Workspace(ws_root), config or {})
     result = provider.retrieve(request(**overrides), deadline=time.monotonic() + deadline_in)
     return provider, result
-
-
-def tree_listing(root: Path) -> list[str]:
-    """Every path under ``root`` (files and folders), for "created nothing" checks."""
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))

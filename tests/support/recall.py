@@ -132,8 +132,3 @@ class ScriptedProvider:
         if self.raises is not None:
             raise self.raises
         return self.result(request) if callable(self.result) else self.result
-
-
-def tree_bytes(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` with its bytes (to prove nothing changed)."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.workspace import REPO
+
 PLUGIN_FIXTURE = REPO / "fixtures" / "plugins" / "dcx-example-source"
 
 PROFILE = """\
