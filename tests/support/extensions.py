@@ -13,7 +13,6 @@ from tests.support.workspace import REPO
 
 FIXTURES = REPO / "fixtures" / "extensions"
 PROTOCOL = "decision_context_advisory_provider_v0"
-REQUEST_TIME = "2026-11-29T18:00:00Z"
 
 
 def manifest_text(
@@ -70,19 +69,17 @@ def install(ws_root: Path, manifest: Path, *extra: str) -> None:
 
 
 def request(**overrides: object):
-    from dcx.providers.base import RetrievalRequest
+    """``tests.support.recall.request`` with what the extension tests ask: a host scope and a canary query."""
+    from tests.support.recall import request as recall_request
 
-    values = {
-        "namespace": "decision-context",
+    values: dict[str, object] = {
         "scope_ref": "host-session:codex:thread-a",
         "query": "cache ttl QUERY-CANARY",
         "query_summary": "Cache TTL question",
         "max_results": 4,
         "timeout_seconds": 10,
-        "observed_at": REQUEST_TIME,
     }
-    values.update(overrides)
-    return RetrievalRequest(**values)  # type: ignore[arg-type]
+    return recall_request(**{**values, **overrides})
 
 
 def retrieve(ws_root: Path, config: dict | None = None, *, deadline_in: float = 30, **overrides: object):

@@ -8,8 +8,7 @@ from typing import Any
 
 from dcx.providers.base import COMPLETED, Retrieval, RetrievalItem, RetrievalRequest
 from dcx.workspace import Workspace
-
-OBSERVED = "2026-11-29T18:00:00Z"
+from tests.support.workspace import FIXED_NOW
 
 
 def registry_toml(*sources: dict[str, Any], extra_bindings: str = "") -> str:
@@ -84,7 +83,7 @@ def request(**overrides: Any) -> RetrievalRequest:
         "query_summary": "TTL rollback steps",
         "max_results": 3,
         "timeout_seconds": 10.0,
-        "observed_at": OBSERVED,
+        "observed_at": FIXED_NOW,
     }
     base.update(overrides)
     return RetrievalRequest(**base)
