@@ -32,7 +32,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
 
 CHANGED = 100
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
@@ -99,11 +98,10 @@ def main() -> None:
     parser.add_argument("--file-bytes", type=int, default=200)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    from sourcekit import binding_block, configure, plane, source_block
-
     from dcx.core.clock import SystemClock
     from dcx.ops.init import init
     from dcx.sources.plane import exact_read_scan, scan_source
+    from tests.support.sources import binding_block, configure, plane, source_block
 
     version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
     print(f"load average {os.getloadavg()[0]:.2f} · python {sys.version.split()[0]} · {os.cpu_count()} cpu · "

@@ -36,7 +36,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
 
 PER_DIR = 100
 EDITS = 100
@@ -81,24 +80,23 @@ GLOBS = ', include = ["**/*.md"], exclude = ["**/drafts/**"]'
 
 
 def registry_locator(goal: Path) -> dict:
-    from sourcekit import plane
+    from tests.support.sources import plane
 
     return plane(goal)[2].source("source:docs").locator
 
 
 def run_size(count: int, size: int, base: Path, globs: bool = True) -> dict[str, float]:
-    from sourcekit import binding_block, configure, plane, source_block
-
     from dcx.core.clock import SystemClock
     from dcx.core.trees import store_tree
     from dcx.core.walk import walk
-    from dcx.state.cursors import write_cursors
     from dcx.ops.init import init
     from dcx.sources.plane import scan_source
+    from dcx.state.cursors import write_cursors
+    from tests.support.sources import binding_block, configure, plane, source_block
 
     goal = base / f"goal-{count}"
     goal.mkdir()
-    init(root=goal, goal_id="goal-test", agent_id="agent-a")  # the id sourcekit.configure uses
+    init(root=goal, goal_id="goal-test", agent_id="agent-a")  # the id tests.support.sources.configure uses
     locator = '{ path = "docs"' + (GLOBS if globs else "") + ' }'
     configure(goal, binding_block() + source_block("source:docs", locator, extra="max_changes = 10000\n"))
     started = time.perf_counter()

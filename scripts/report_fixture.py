@@ -15,7 +15,7 @@ through DCX_NOW, a fixed key), so the same run gives the same bytes. Two goals:
 
 Only public files are kept (workspace.toml, packets, decision indexes,
 events), as a fresh clone would hold them. The story of each decision and the
-values it must give are written out in tests/ops/test_report_fixture.py.
+values it must give are written out in tests/cli/test_report.py.
 """
 
 from __future__ import annotations
@@ -327,7 +327,7 @@ with a fixed clock and key. Do not edit by hand: rerun the script.
 - `checkout/`: goal `checkout-latency`, five decisions (retry-budget,
   pool-size, jitter-retries, provider-failover, pool-alerts).
 
-tests/ops/test_report_fixture.py tells each decision's story and the report
+tests/cli/test_report.py tells each decision's story and the report
 values it must give.
 """
 

@@ -1,16 +1,17 @@
-"""Test isolation by construction.
+"""Test isolation by construction, and the fixtures every test may ask for.
 
 Every test runs in its own temp directory with a fresh HOME, a fixed clock,
 pinned terminal width and no inherited DCX_* settings, so touching a real
 home or the repository's own example fails loudly instead of passing quietly.
+
+Only fixtures (and the hypothesis profiles) live here; the helpers they use, and that
+tests import, are in ``tests/support/`` (``from tests.support.<module> import ...``).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -19,14 +20,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 from syrupy.extensions.json import JSONSnapshotExtension
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / ".dcx-example"
-FIXED_NOW = "2026-11-29T18:00:00Z"
-FIXED_KEY = bytes(range(32))
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-# `cycled`: the example after one full decision cycle (tests of show, log, verify, audit, diffs).
-pytest_plugins = ("readers_support",)
+from tests.support.cli import CliResult, in_process
+from tests.support.cycle import run_cycle, run_review_cycle
+from tests.support.workspace import FIXED_NOW, copy_example, install_key, write_tree
 
 # Hypothesis profiles: "ci" (default) keeps `make test` CI-sized; "deep" is the
 # knob for long fuzz runs: `pytest --hypothesis-profile=deep tests/fuzz`.
@@ -61,40 +57,15 @@ def snapshot_json(snapshot):
     return snapshot.use_extension(JSONSnapshotExtension)
 
 
-def write_tree(root: Path, tree: Mapping[str, Any]) -> None:
-    """Build files from a dict: {"a/b.md": "text", "bin": b"bytes", "dir": {...}}."""
-    for name, value in tree.items():
-        path = root / name
-        if isinstance(value, Mapping):
-            path.mkdir(parents=True, exist_ok=True)
-            write_tree(path, value)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(value, bytes):
-                path.write_bytes(value)
-            else:
-                path.write_text(value)
-
-
 @pytest.fixture
 def tree() -> Callable[[Path, Mapping[str, Any]], None]:
     return write_tree
 
 
-def install_key(root: Path, key: bytes = FIXED_KEY) -> None:
-    private = root / ".decision-context" / "private"
-    private.mkdir(parents=True, exist_ok=True)
-    (private / "key").write_bytes(key)
-    (private / "key").chmod(0o600)
-
-
 @pytest.fixture
 def example(tmp_path: Path) -> Path:
     """A fresh copy of the bundled example goal with the fixed test key."""
-    dest = tmp_path / "example"
-    shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns("private", "*.lock"))
-    install_key(dest)
-    return dest
+    return copy_example(tmp_path / "example")
 
 
 @pytest.fixture
@@ -109,41 +80,47 @@ def fresh_ws(tmp_path: Path) -> Path:
     return root
 
 
-class CliResult:
-    def __init__(self, code: int, stdout: str, stderr: str) -> None:
-        self.exit_code = code
-        self.stdout = stdout
-        self.stderr = stderr
-
-    def json(self) -> Any:
-        import json
-
-        return json.loads(self.stdout)
-
-
 @pytest.fixture
 def dcx() -> Callable[..., CliResult]:
     """Run the typer app in-process (typer's runner), stdout and stderr apart."""
-    from typer.testing import CliRunner
-
-    from dcx.cli.app import build_app
-
-    app = build_app()
-
-    def invoke(*args: str, input: str | None = None, env: Mapping[str, str] | None = None) -> CliResult:
-        runner = CliRunner()
-        result = runner.invoke(app, list(args), input=input, env=dict(env or {}), catch_exceptions=False)
-        return CliResult(result.exit_code, result.stdout, result.stderr)
-
-    return invoke
+    return in_process()
 
 
-def run_dcx(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None,
-            input: str | None = None, timeout: float = 60) -> CliResult:
-    """Run the installed console script in a subprocess."""
-    exe = shutil.which("dcx", path=str(Path(sys.executable).parent)) or "dcx"
-    full_env = {**os.environ, **(env or {})}
-    proc = subprocess.run(
-        [exe, *args], cwd=cwd, env=full_env, input=input, capture_output=True, text=True, timeout=timeout
-    )
-    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+# -- the example after a whole story, built once per session and copied per test --------
+
+
+@pytest.fixture(scope="session")
+def _cycle_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("cycle-template")
+    home = base / "home"
+    home.mkdir()
+    root = copy_example(base / "example")
+    run_cycle(root, env={"HOME": str(home)})
+    return root
+
+
+@pytest.fixture
+def cycled(_cycle_template: Path, tmp_path: Path) -> Path:
+    """A private copy of the example after one full cycle (``tests.support.cycle.run_cycle``)."""
+    dest = tmp_path / "example"
+    shutil.copytree(_cycle_template, dest, symlinks=True)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def _review_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    base = tmp_path_factory.mktemp("review-template")
+    home = base / "home"
+    home.mkdir()
+    root = copy_example(base / "example")
+    refs = run_review_cycle(root, env={"HOME": str(home)})
+    return root, refs
+
+
+@pytest.fixture
+def reviewed(_review_template: tuple[Path, dict[str, str]], tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A private copy of the example after the gated story (``run_review_cycle``), and its refs."""
+    template, refs = _review_template
+    dest = tmp_path / "example"
+    shutil.copytree(template, dest, symlinks=True)
+    return dest, dict(refs)

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXED_NOW, REPO
-from readers_support import copy_example
+
+from tests.support.workspace import FIXED_NOW, REPO, copy_example
 
 DOCS = REPO / "docs"
 FENCE = re.compile(r"^```([A-Za-z]*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)

@@ -20,9 +20,8 @@ import ast
 import re
 from pathlib import Path
 
-from conftest import REPO
-
 from dcx.core.errors import ExitCode
+from tests.support.workspace import REPO
 
 DCX = REPO / "dcx"
 DOCS = "\n".join(p.read_text() for p in sorted((REPO / "docs").glob("*.md")))

@@ -52,6 +52,7 @@ from dcx.state import decisions, pending
 from dcx.state.activation import require_active
 from dcx.state.cursors import read_cursors, read_freshness, record_freshness
 from dcx.state.keys import load_key
+from dcx.state.profile import Profile, Registry
 from dcx.state.refmap import RefMinter
 from dcx.state.store import Store
 
@@ -75,6 +76,15 @@ def _changes(scans, reads, minter: RefMinter) -> list[Change]:
                 observed_at=item.observed_at,
             ))
     return out
+
+
+def authority_reader(ws: Workspace, profile: Profile, registry: Registry, minter: RefMinter,
+                     changes: list[Change]) -> AuthorityReader:
+    """The assembler's reader of current authority, wired to the planes: exact reads of files as
+    they are now (the source plane) and content candidates from the bm25 index (the providers)."""
+    files = CurrentFiles(ws, max_read_bytes=profile.max_read_bytes, timeout_seconds=profile.scan_timeout_seconds)
+    return AuthorityReader(registry, minter, changes, read_file=files.read, chunk_of=parse_resource_ref,
+                           find_by_content=lambda text: find_by_content(ws, text, MAX_CONTENT_CANDIDATES))
 
 
 def _provider_health(scans, run, observed_at: str) -> list[dict[str, Any]]:
@@ -211,9 +221,7 @@ def prepare(
 
     draft = EvidenceDraft(now, freshness_of)
     policies = {s.source_id: s.exact_read_policy for s in registry.sources}
-    files = CurrentFiles(ws, max_read_bytes=profile.max_read_bytes, timeout_seconds=profile.scan_timeout_seconds)
-    reader = AuthorityReader(registry, minter, changes, read_file=files.read, chunk_of=parse_resource_ref,
-                             find_by_content=lambda text: find_by_content(ws, text, MAX_CONTENT_CANDIDATES))
+    reader = authority_reader(ws, profile, registry, minter, changes)
     earlier = [store.get(ref, kind="evidence") for ref in decisions.refs_of(ws, decision_id, "evidence")]
     if mode == "auto":
         rebasing.auto(draft, changes, policies, reader, run, previous_claims(earlier), minter)

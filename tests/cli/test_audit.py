@@ -5,7 +5,8 @@ import os
 from pathlib import Path
 
 import pytest
-from cycle_helpers import PROPOSAL, seed_evidence, write_json
+
+from tests.support.cycle import PROPOSAL, seed_evidence, write_json
 
 D = "ttl-2026-12"
 SENTENCE = "Set the edge setting catalog_ttl_seconds back to 900 and stale_while_revalidate_seconds back to 0"

@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import run_dcx
-from readers_support import packet_files
+
+from tests.support.cli import run_dcx
+from tests.support.workspace import packet_files
 
 # A sentence of the example's own authority text (docs/load-test-90s-ttl.md, indexed and exact-read).
 SOURCE_LINE = "One peak hour of production traffic was replayed against staging with the edge TTL set to 90 s"

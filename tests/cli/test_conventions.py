@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_dcx
+
+from tests.support.cli import run_dcx
+from tests.support.workspace import REPO
 
 
 def _commands() -> list[list[str]]:

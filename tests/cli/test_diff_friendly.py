@@ -9,7 +9,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from readers_support import Runner, copy_example, packet_files, run_cycle
+from tests.support.cli import Runner
+from tests.support.cycle import run_cycle
+from tests.support.workspace import copy_example, packet_files
 
 DC = ".decision-context"
 

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import run_dcx
+from tests.support.cli import run_dcx
 
 
 def _one_error_line(stderr: str) -> str:

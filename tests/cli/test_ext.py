@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_dcx
-from ext_helpers import make_extension, manifest_text, retrieve, tree_listing
+
+from tests.support.cli import run_dcx
+from tests.support.extensions import make_extension, manifest_text, retrieve
+from tests.support.workspace import tree_listing
 
 
 @pytest.fixture

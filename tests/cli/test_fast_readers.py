@@ -22,8 +22,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_dcx
-from cycle_fixture import D
+
+from tests.support.cli import run_dcx
+from tests.support.cycle import D
+from tests.support.workspace import REPO
 
 HARNESS = r'''
 import json, os, sys

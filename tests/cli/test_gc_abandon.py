@@ -12,7 +12,7 @@ import os
 import time
 from pathlib import Path
 
-from cycle_fixture import D, prepared, through_writeback
+from tests.support.cycle import D, prepared, through_writeback
 
 DC = ".decision-context"
 

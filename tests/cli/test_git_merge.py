@@ -12,8 +12,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from conftest import FIXED_KEY
-from readers_support import Runner, copy_example, run_cycle
+from tests.support.cli import Runner
+from tests.support.cycle import run_cycle
+from tests.support.workspace import FIXED_KEY, copy_example
 
 DC = ".decision-context"
 

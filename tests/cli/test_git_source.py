@@ -15,10 +15,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import gitkit
 import pytest
-from cycle_fixture import QUERY, RUNBOOK, D, cursor_bytes, packets, stale_runbook, through_writeback
-from sourcekit import binding_block, configure, source_block
+
+from tests.support import git as gitkit
+from tests.support.cycle import QUERY, RUNBOOK, D, stale_runbook, through_writeback
+from tests.support.sources import binding_block, configure, source_block
+from tests.support.workspace import cursor_bytes, packets
 
 SID = "source:authority:docs"
 

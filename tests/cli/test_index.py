@@ -10,11 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import run_dcx
-from recall_support import tree_bytes
-
 from dcx.core.workspace import Workspace
 from dcx.providers.bm25_index import index_path
+from tests.support.cli import run_dcx
+from tests.support.workspace import tree_bytes
 
 QUERY = "roll back the catalog cache TTL"
 

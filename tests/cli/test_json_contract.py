@@ -12,7 +12,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import REPO
+
+from tests.support.workspace import REPO
 
 RESULT_KEYS = {"schema_version", "ok", "command", "status", "data", "warnings"}
 ERROR_KEYS = {"schema_version", "ok", "error"}

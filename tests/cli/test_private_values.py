@@ -10,8 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
-from cycle_fixture import D
-from readers_support import Runner
+
+from tests.support.cli import Runner
+from tests.support.cycle import D
 
 
 @pytest.mark.parametrize("summary", [

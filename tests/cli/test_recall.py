@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_dcx
-from recall_support import enable, tree_bytes
 
 from dcx.providers import bm25
+from tests.support.cli import run_dcx
+from tests.support.recall import enable
+from tests.support.workspace import tree_bytes
 
 QUERY = "how do I roll back the catalog cache TTL"
 
@@ -215,10 +216,9 @@ def test_installed_script_recall_and_index(example: Path) -> None:
 
 
 def test_readiness_from_the_provider_reaches_the_packet_not_the_receipt(dcx, fresh_ws: Path, monkeypatch) -> None:
-    from recall_support import ScriptedProvider
-
     from dcx.evidence import recall as registry
     from dcx.providers.base import unavailable
+    from tests.support.recall import ScriptedProvider
 
     readiness = {"schema_version": "dcx_extension_provider_readiness_v0", "status": "extension_disabled",
                  "extension_id": "obelisk", "installed": True, "enabled": False, "doctor_verified": True,

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
-from ext_helpers import install, make_extension
+
+from tests.support.extensions import install, make_extension
+from tests.support.workspace import REPO
 
 PACKAGE = REPO / "packages" / "dcx-obelisk"
 FAKE_OBELISK = REPO / "fixtures" / "obelisk" / "bin"

@@ -12,10 +12,11 @@ import json
 from pathlib import Path
 
 import pytest
-from cycle_fixture import QUERY, D
-from readers_support import QUERY_SUMMARY, Runner, copy_example
 
 from dcx.core import public
+from tests.support.cli import Runner
+from tests.support.cycle import QUERY, QUERY_SUMMARY, D
+from tests.support.workspace import copy_example
 
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9vT3kLm8"  # generated shape of an AWS secret key
 

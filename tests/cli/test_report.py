@@ -48,7 +48,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_dcx
+
+from tests.support.cli import run_dcx
+from tests.support.workspace import REPO
 
 FIXTURE = REPO / "fixtures" / "report"
 DC = ".decision-context"

@@ -13,7 +13,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+
+from tests.support.workspace import REPO
 
 FIXTURE = REPO / "fixtures" / "report"
 WRITE_SCREENSHOT = os.environ.get("DCX_WRITE_SCREENSHOT") == "1"  # read before the isolation fixture clears DCX_*

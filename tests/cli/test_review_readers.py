@@ -1,6 +1,6 @@
 """Every reader knows `review` (SPEC §10, issue 14): show, log, status, verify, audit, diff, feedback.
 
-On the example after the gated story (``readers_support.run_review_cycle``):
+On the example after the gated story (``tests.support.cycle.run_review_cycle``):
 prepare → propose → gate (approve) → review (commits) → outcome with an
 observed outcome → feedback. Fixed clock and key, so the snapshots are
 reproducible; JSON snapshots are also validated against docs/schemas by
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 
-from readers_support import D, Runner, packet_files
-
 from dcx.packets import KINDS
+from tests.support.cli import Runner
+from tests.support.cycle import D
+from tests.support.workspace import packet_files
 
 
 def test_the_gated_story_stores_every_kind_once(reviewed) -> None:

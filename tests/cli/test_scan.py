@@ -10,8 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_dcx
-from sourcekit import binding_block, configure, source_block
 
 from dcx.core.clock import FixedClock
 from dcx.core.envelope import PacketContext
@@ -22,6 +20,8 @@ from dcx.sources.plane import exact_read_scan, scan_sources, select_sources
 from dcx.state.keys import load_key
 from dcx.state.refmap import RefMinter
 from dcx.state.store import Store
+from tests.support.cli import run_dcx
+from tests.support.sources import binding_block, configure, source_block
 
 AGENT = ("--agent-id", "agent-a")
 
@@ -119,7 +119,7 @@ def test_canaries_never_reach_public_files_or_json(dcx, fresh_ws: Path, tree) ->
     assert out.exit_code == 0 and out.json()["data"]["receipts"][0]["changed_count"] == 3
     # and a receipt after exact reads (what prepare stores), so verified reads are covered too
     ws = Workspace(fresh_ws)
-    from sourcekit import plane
+    from tests.support.sources import plane
 
     _, _profile, registry, providers = plane(fresh_ws)
     scans = scan_sources(providers, select_sources(registry), committed={}, clock=FixedClock("2026-11-29T18:00:00Z"))

@@ -13,7 +13,7 @@ from dcx.state.refmap import RefMinter
 
 def _with_minted_ref(root: Path) -> tuple[str, str]:
     """A packet that cites a keyed change ref recorded in the private ref map."""
-    from cycle_helpers import seed_evidence
+    from tests.support.cycle import seed_evidence
 
     ws = Workspace(root)
     with RefMinter(ws, load_key(ws)) as minter:

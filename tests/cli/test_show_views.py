@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from readers_support import D, packet_files
 
 from dcx.packets import KINDS
+from tests.support.cycle import D
+from tests.support.workspace import packet_files
 
 # the legacy cycle stores every kind but the review receipt (tests/cli/test_review_readers.py shows that one)
 KIND_NAMES = sorted(set(KINDS) - {"review"})
@@ -115,7 +116,7 @@ def test_show_into_a_closed_pipe_exits_quietly(cycled: Path) -> None:
 
 
 def test_feedback_view_shows_an_emitted_candidate(dcx, cycled: Path) -> None:
-    from cycle_helpers import verified_outcome, write_json
+    from tests.support.cycle import verified_outcome, write_json
 
     evidence = _ref_of(cycled, "evidence")
     body = write_json(cycled / "verified.json", verified_outcome(evidence))

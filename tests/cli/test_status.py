@@ -3,7 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import run_dcx
+
+from tests.support.cli import run_dcx
 
 PROFILE = Path(".decision-context/profile.toml")
 
@@ -129,9 +130,8 @@ def test_every_activation_reason_code_has_one_message() -> None:
     """Codes collected from activation.py's source (the 4th argument of each Activation(...))."""
     import ast
 
-    from conftest import REPO
-
     from dcx.cli._status_text import MESSAGES
+    from tests.support.workspace import REPO
 
     tree = ast.parse((REPO / "dcx" / "state" / "activation.py").read_text())
     codes = {

@@ -27,10 +27,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from cycle_fixture import D
-from pty_support import read_all
 
 from dcx.core.canonical import packet_ref, pretty_bytes
+from tests.support.cycle import D
+from tests.support.pty import read_all
 
 CTRL = "\x1b]0;PWNED\x07\x1b[2J\x9b31m\u202e"
 MARK = "[bold red]MARKUP[/] :warning: [link=x]LINK[/link]"
@@ -150,11 +150,10 @@ def test_content_and_file_names_in_prepare_show_content_and_recall(hostile: Path
 
 
 def test_reveal_of_a_hostile_private_value(hostile: Path) -> None:
-    from cycle_helpers import seed_evidence
-
     from dcx.core.workspace import Workspace
     from dcx.state.keys import load_key
     from dcx.state.refmap import RefMinter
+    from tests.support.cycle import seed_evidence
 
     ws = Workspace(hostile)
     with RefMinter(ws, load_key(ws)) as minter:

@@ -21,7 +21,8 @@ import termios
 from pathlib import Path
 
 import pytest
-from pty_support import read_all
+
+from tests.support.pty import read_all
 
 EXE = shutil.which("dcx", path=str(Path(sys.executable).parent)) or "dcx"
 COMMANDS = (("sources",), ("scan",), ("log",), ("status",))

@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from readers_support import D, copy_example, packet_files, run_cycle
-
-from dcx.state.keys import Key
+from tests.support import oracles
+from tests.support.cycle import D, run_cycle
+from tests.support.workspace import copy_example, packet_files
 
 DC = ".decision-context"
 
@@ -110,6 +110,6 @@ def test_packets_of_another_workspace_of_the_goal_merge_and_verify(dcx, cycled: 
     code, result = _verify(dcx, cycled)
     assert code == 0, result["problems"]
     assert result["packets_checked"] == 26 and result["events_checked"] == 2
-    assert result["foreign_key_ids"] == [Key(other_key).key_id]
+    assert result["foreign_key_ids"] == [oracles.key_id(other_key)]
     log = dcx("-C", str(cycled), "log", "--format", "json").json()["data"]["decisions"]
     assert sorted(r["decision_id"] for r in log) == [D, "ttl-2026-12-b"]

@@ -6,9 +6,8 @@ import json
 import os
 from pathlib import Path
 
-from cycle_fixture import prepared
-
 from dcx.core.canonical import packet_ref, pretty_bytes
+from tests.support.cycle import prepared
 
 
 def _rewrite(path: Path, mutate, prefix: str, ref_field: str) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import write_tree
 
 from dcx.comparison.corpus import Matcher, read_corpus, units
 from dcx.comparison.metrics import percentile
+from tests.support.workspace import write_tree
 
 RUNBOOK = (
     "Intro line before any heading.\n\n"

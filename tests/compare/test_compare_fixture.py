@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from compare_support import compare_env
-from conftest import REPO
 
 from dcx.comparison import corpus as corpus_mod
 from dcx.comparison.plan import load_plan, load_qrels, load_queries
+from tests.support.compare import compare_env
+from tests.support.workspace import REPO
 
 FIXTURE = REPO / "fixtures" / "compare"
 

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from compare_support import tiny_plan
+
+from tests.support.compare import tiny_plan
 
 
 @pytest.fixture

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compare_support import DOCS, QUERIES, compare_env, tiny_plan
 from jsonschema import Draft202012Validator
 
 from dcx import schemas
+from tests.support.compare import DOCS, QUERIES, compare_env, tiny_plan
 
 # ---- the oracle: per query, per k, from the fixed rankings (unmatched items drop out of a ranking;
 # a document counts once, at its first occurrence). Gains are the grades; discount log2(rank + 1).

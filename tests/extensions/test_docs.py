@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from conftest import REPO
-
 from dcx.extensions.doctor import FAILURES
 from dcx.packets.advisory import NEXT_ACTIONS
 from dcx.providers.extension import PROCESS_REASONS
+from tests.support.workspace import REPO
 
 EXTENSIONS = (REPO / "docs" / "extensions.md").read_text()
 COMMANDS = (REPO / "docs" / "commands.md").read_text()

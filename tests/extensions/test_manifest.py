@@ -3,10 +3,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ext_helpers import manifest_text
 
 from dcx.core.errors import InvalidInput
 from dcx.extensions.manifest import SCHEMA, load_manifest, normalise
+from tests.support.extensions import manifest_text
 
 
 def _write(tmp_path: Path, text: str) -> Path:

@@ -4,13 +4,14 @@ import json
 from pathlib import Path
 
 import pytest
-from ext_helpers import install, make_extension, tree_listing
 
 from dcx.core.workspace import Workspace
 from dcx.extensions.manifest import revision_of
 from dcx.extensions.resolve import resolve
 from dcx.ops.ext import doctor, set_enabled
 from dcx.packets.advisory import READINESS
+from tests.support.extensions import install, make_extension
+from tests.support.workspace import tree_listing
 
 
 def _status(root: Path, ext_id: str | None = None) -> dict:

@@ -6,10 +6,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from ext_helpers import FIXTURES
 
 from dcx.core.errors import InvalidInput
 from dcx.extensions import runtime
+from tests.support.extensions import FIXTURES
 
 
 def _rev(entrypoint_path: str, manifest_runtime: dict | None = None, **extra: str) -> dict:

@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import pytest
-from ext_helpers import install, make_extension, tree_listing
 
 from dcx.core.workspace import Workspace
 from dcx.extensions.manifest import revision_of
@@ -15,6 +14,8 @@ from dcx.extensions.state import (
     load_state,
     save_state,
 )
+from tests.support.extensions import install, make_extension
+from tests.support.workspace import tree_listing
 
 
 def test_absent_state_is_empty_and_reading_creates_nothing(fresh_ws: Path) -> None:

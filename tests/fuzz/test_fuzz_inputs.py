@@ -13,17 +13,17 @@ from typing import Any
 
 import pytest
 import tomlkit
-from cycle_helpers import OUTCOME, PROPOSAL
-from fuzzkit import examples, json_leaf, json_value, mutate
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from relfigures import record
 
 from dcx.core.errors import DcxError, InvalidInput
 from dcx.core.workspace import Workspace
 from dcx.packets import outcome, proposal, rebase
 from dcx.state import events
 from dcx.state.profile import load_profile, load_registry
+from tests.support.cycle import OUTCOME, PROPOSAL
+from tests.support.figures import record
+from tests.support.fuzz import examples, json_leaf, json_value, mutate
 
 CASES = settings(max_examples=examples(2000))
 COUNTER: dict[str, int] = {}
@@ -93,7 +93,9 @@ def test_fuzz_event_lines(line) -> None:
     with case("event"):
         if isinstance(line, dict):
             assert events.id_recomputes(line) in (True, False)
-            found = events.find_event([line], str(line.get("event_id")), "events.jsonl") if "event_id" in line else None
+            # a line holding its own (string) id is found by it; any other id is not looked up
+            own = line.get("event_id")
+            found = events.find_event([line], own, "events.jsonl") if isinstance(own, str) else None
             assert found is None or found is line
         try:
             events.EVENT.check(line)

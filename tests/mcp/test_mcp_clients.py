@@ -12,8 +12,10 @@ import time
 from pathlib import Path
 
 import anyio
-from mcp_support import connect, data, error, run
-from readers_support import Runner, copy_example
+
+from tests.support.cli import Runner
+from tests.support.mcp import connect, data, error, run
+from tests.support.workspace import copy_example
 
 D = "ttl-two-hosts"
 N = 6  # writebacks per client

@@ -3,7 +3,7 @@
 Oracle: a differential comparison. The same cycle (index, an authority edit,
 prepare --auto-rebase with a query, propose, outcome, writeback, commit,
 feedback) runs once through the SDK's stdio client against the real `dcx mcp`
-process and once through the CLI (readers_support.run_cycle), on two copies of
+process and once through the CLI (tests.support.cycle.run_cycle), on two copies of
 the example with the fixed clock and key: every public packet, the event log,
 the decision index and the committed cursors must be byte-identical. The MCP
 run also previews with show_content first, which must write nothing (the
@@ -16,9 +16,10 @@ import json
 from pathlib import Path
 
 import pytest
-from cycle_fixture import QUERY, RUNBOOK, D, stale_runbook
-from mcp_support import connect, data, run
-from readers_support import QUERY_SUMMARY, copy_example, run_cycle
+
+from tests.support.cycle import QUERY, QUERY_SUMMARY, RUNBOOK, D, run_cycle, stale_runbook
+from tests.support.mcp import connect, data, run
+from tests.support.workspace import copy_example
 
 
 def _files(root: Path) -> dict[str, bytes]:

@@ -15,9 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
-from cycle_helpers import PROPOSAL
-from mcp_support import connect, data, error, run
-from readers_support import Runner, copy_example
+
+from tests.support.cli import Runner
+from tests.support.cycle import PROPOSAL
+from tests.support.mcp import connect, data, error, run
+from tests.support.workspace import copy_example
 
 D = "ttl-refusals"
 PROFILE = Path(".decision-context/profile.toml")

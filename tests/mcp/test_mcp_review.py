@@ -19,9 +19,11 @@ import json
 from pathlib import Path
 
 import pytest
-from cycle_fixture import QUERY, D, stale_runbook
-from mcp_support import connect, data, error, run
-from readers_support import QUERY_SUMMARY, Runner, copy_example
+
+from tests.support.cli import Runner
+from tests.support.cycle import QUERY, QUERY_SUMMARY, D, stale_runbook
+from tests.support.mcp import connect, data, error, run
+from tests.support.workspace import copy_example
 
 PERSON = "owner-maria"
 SUMMARY = "Keep the 90 s TTL"

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import REPO
-from cycle_helpers import PROPOSAL
-from mcp_support import connect, error, run
+
+from tests.support.cycle import PROPOSAL
+from tests.support.mcp import connect, error, run
+from tests.support.workspace import REPO
 
 # SPEC §14: tools mirror these commands.
 SPEC_14 = ("status", "scan", "index", "prepare", "recall", "propose", "outcome", "writeback", "gate", "review",
@@ -62,7 +63,7 @@ def _session(example):
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):
-    from readers_support import copy_example
+    from tests.support.workspace import copy_example
 
     root = copy_example(tmp_path_factory.mktemp("mcp-tools") / "example")
     return _session(root)

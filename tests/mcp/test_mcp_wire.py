@@ -8,13 +8,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_support import DCX, server_env
+
+from tests.support.cli import DCX_EXE
+from tests.support.mcp import server_env
 
 SDK = ("mcp", "mcp_types", "pydantic", "pydantic_core", "anyio", "starlette", "httpx")
 
 
 def test_malformed_messages_get_protocol_errors_and_the_server_goes_on(example: Path) -> None:
-    proc = subprocess.Popen([DCX, "-C", str(example), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([DCX_EXE, "-C", str(example), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=server_env(PATH="/usr/bin:/bin"))
     assert proc.stdin is not None and proc.stdout is not None
 

@@ -4,7 +4,7 @@ The reference model below is written from SPEC, not from dcx's code: it never
 imports ``dcx``. It keeps the goal's files, the registry it wrote, what the
 bm25 index held when ``dcx index`` last ran, and what each decision's
 ``prepare`` saw, and from those it predicts what dcx must do. dcx is driven
-only through its command line (in-process, ``tests/fastcli.py``; the console
+only through its command line (in-process, ``tests.support.cli.invoker``; the console
 script in a real process where a step must be killed) and read back through
 the JSON it prints and the files SPEC names: ``private/cursors.json`` and the
 ``private/trees/<hash>.json`` maps behind local-file cursors (§5.3).
@@ -43,11 +43,12 @@ from pathlib import Path
 from typing import Any
 
 from blake3 import blake3
-from fastcli import invoker
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-from relfigures import record
+
+from tests.support.cli import invoker
+from tests.support.figures import record
 
 REPO = Path(__file__).resolve().parents[2]
 PROPOSAL = json.loads((REPO / "fixtures" / "cycle" / "proposal.json").read_text())

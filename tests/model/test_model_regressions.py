@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fastcli import invoker
+from tests.support.cli import invoker
 
 PROFILE = """schema_version = "decision_context_profile_v0"
 goal_id = "goal-model"

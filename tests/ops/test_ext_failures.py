@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_dcx
-from ext_helpers import make_extension
-
 from dcx.core.workspace import Workspace
 from dcx.ops import ext as ops
+from tests.support.cli import run_dcx
+from tests.support.extensions import make_extension
 
 
 def test_a_proof_is_not_recorded_for_a_revision_that_changed_during_the_doctor(

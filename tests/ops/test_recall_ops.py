@@ -6,7 +6,6 @@ import io
 from pathlib import Path
 
 import pytest
-from recall_support import enable
 
 from dcx.core.clock import FixedClock
 from dcx.core.errors import InvalidInput
@@ -14,6 +13,7 @@ from dcx.core.workspace import Workspace
 from dcx.ops.index import index
 from dcx.ops.recall import QUERY_FILE_MAX_BYTES, read_query, recall
 from dcx.packets import recall as recall_packet
+from tests.support.recall import enable
 
 
 def test_read_query_sources(tmp_path: Path) -> None:

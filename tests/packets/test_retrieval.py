@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FIXED_KEY
-from recall_support import ScriptedProvider, answer, item, request
 
 from dcx.core.canonical import canonical_bytes
 from dcx.core.clock import FixedClock
@@ -18,6 +16,8 @@ from dcx.packets import retrieval
 from dcx.state.keys import Key
 from dcx.state.profile import ContextProviderConfig, Profile
 from dcx.state.refmap import RefMinter
+from tests.support.recall import ScriptedProvider, answer, item, request
+from tests.support.workspace import FIXED_KEY
 
 CANARIES = ("CANARY-QUERY", "CANARY-SCOPE", "CANARY-CONTENT", "CANARY-RESOURCE")
 

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from sourcekit import binding_block, configure, plane, source_block
 
 from dcx.core.clock import FixedClock
 from dcx.core.envelope import PacketContext
@@ -17,6 +16,7 @@ from dcx.sources.plane import exact_read_scan, scan_sources, select_sources
 from dcx.state.cursors import write_cursors
 from dcx.state.keys import load_key
 from dcx.state.refmap import RefMinter, reveal
+from tests.support.sources import binding_block, configure, plane, source_block
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 

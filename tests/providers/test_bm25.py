@@ -9,9 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from recall_support import enable, request
 
-from dcx.core.walk import revision_of
 from dcx.core.workspace import Workspace
 from dcx.ops.index import index
 from dcx.providers import bm25, bm25_search
@@ -23,6 +21,8 @@ from dcx.providers.bm25 import (
     query_terms,
 )
 from dcx.providers.bm25_index import index_path
+from tests.support.recall import enable, request
+from tests.support.sources import file_revision
 
 FILLER = {
     f"note-{i}.md": f"# Note {i}\n\nRoutine weekly status about the storefront team and catalog reviews {i}.\n"
@@ -69,7 +69,7 @@ def test_distinctive_query_returns_the_planted_passage_first(fresh_ws: Path, tre
     assert top.summary == "Local lexical match in docs"
     assert all(a.score >= b.score for a, b in zip(result.items, result.items[1:], strict=False))
     ref = parse_resource_ref(top.resource_ref)
-    assert ref == ChunkRef("docs", "drills/quokka.md", 0, revision_of(PLANTED.encode()))
+    assert ref == ChunkRef("docs", "drills/quokka.md", 0, file_revision(PLANTED.encode()))
 
 
 def test_unanswerable_query_is_completed_with_no_items(fresh_ws: Path, tree) -> None:

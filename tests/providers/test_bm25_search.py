@@ -6,13 +6,12 @@ import random
 import sqlite3
 from pathlib import Path
 
-from recall_support import enable
-
 from dcx.ops.index import index
 from dcx.providers.bm25 import query_terms
 from dcx.providers.bm25_bounds import BoundsBuilder, factor
 from dcx.providers.bm25_index import index_path
 from dcx.providers.bm25_search import idf, term_stats, top_k
+from tests.support.recall import enable
 
 VOCABULARY = [f"w{i}" for i in range(300)] + ["café", "Straße", "naïve", "über", "日本語", "ÉCOLE"]
 

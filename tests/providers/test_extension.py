@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-from ext_helpers import install, make_extension, retrieve
 
 from dcx.core.errors import InvalidInput
 from dcx.core.workspace import Workspace
@@ -21,6 +20,7 @@ from dcx.extensions.resolve import resolve
 from dcx.ops.ext import doctor, set_enabled
 from dcx.providers.extension import ExtensionProvider
 from dcx.state.provider_config import validate_extension
+from tests.support.extensions import install, make_extension, retrieve
 
 
 def _running(pid: int) -> bool:
@@ -267,7 +267,7 @@ def test_repair_recovers_without_touching_the_profile(installed, fresh_ws) -> No
     profile = ws.profile.read_bytes()
     set_enabled(ws=ws, ext_id="good", enabled=False)
     provider = ExtensionProvider(ws, {"extension_id": "good"}, resolve=resolve)
-    from ext_helpers import request
+    from tests.support.extensions import request
 
     assert provider.retrieve(request(), deadline=time.monotonic() + 10).reason_code == "extension_disabled"
     set_enabled(ws=ws, ext_id="good", enabled=True)
@@ -304,7 +304,7 @@ def test_validate_config_accepts_only_extension_id() -> None:
 def test_a_python_module_extension_end_to_end(fresh_ws, tmp_path, monkeypatch) -> None:
     import shutil
 
-    from ext_helpers import FIXTURES, manifest_text
+    from tests.support.extensions import FIXTURES, manifest_text
 
     modules = tmp_path / "modules"
     modules.mkdir()

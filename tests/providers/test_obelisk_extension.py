@@ -10,8 +10,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_dcx
-from ext_helpers import retrieve
+
+from tests.support.cli import run_dcx
+from tests.support.extensions import retrieve
+from tests.support.workspace import REPO
 
 PACKAGE = REPO / "packages" / "dcx-obelisk"
 FAKE_BIN = REPO / "fixtures" / "obelisk" / "bin"

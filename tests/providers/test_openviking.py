@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
-from recall_support import enable, request
 
 from dcx.core.errors import InvalidInput
 from dcx.evidence.recall import make_provider
 from dcx.state.profile import load_profile
+from tests.support.recall import enable, request
+from tests.support.workspace import REPO
 
 FAKE = REPO / "fixtures" / "openviking-0.5.2" / "fake_ov.py"
 SCOPE = "viking://resources/catalog-ttl"
@@ -309,18 +309,21 @@ def test_status_check_asks_what_recall_asks(dcx, fake, cases, config, reason) ->
     assert not any(c["argv"][:1] == ["find"] for c in ov.calls())  # a check never searches
 
 
-@pytest.mark.parametrize(("find", "reason"), [("server_down", "provider_search_failed"),
-                                               ("find_table", "provider_search_parse_failed")])
-def test_recall_failure_warnings_carry_a_hint(dcx, fake, find: str, reason: str) -> None:
-    from dcx.providers.reasons import hint
-
+@pytest.mark.parametrize(("find", "reason", "hint"), [
+    ("server_down", "provider_search_failed",
+     "`ov find` failed: check the scope URI exists (`ov tree`) and the server's logs"),
+    ("find_table", "provider_search_parse_failed",
+     "`ov` answered something that is not its JSON envelope: check `ov --version` (OpenViking >= 0.5) "
+     "and that nothing wraps the binary"),
+])
+def test_recall_failure_warnings_carry_a_hint(dcx, fake, find: str, reason: str, hint: str) -> None:
     ov = fake({**HAPPY, "find": find})
     result = dcx("-C", str(ov.ws.root), "recall", "--scope", SCOPE, "--query", "roll back the TTL",
                  "--query-summary", "TTL rollback", "--format", "json")
     assert result.exit_code == 0
     body = result.json()
     assert body["data"]["retrieval"]["reason_code"] == reason
-    assert body["warnings"] == [f"recall unavailable ({reason}): {hint(reason)}"]
+    assert body["warnings"] == [f"recall unavailable ({reason}): {hint}"]  # the words, written out here
 
 
 @pytest.mark.parametrize("edited", [True, False])

@@ -23,11 +23,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO
-from recall_support import enable, request
 
 from dcx.evidence.recall import make_provider
 from dcx.state.profile import load_profile
+from tests.support.recall import enable, request
+from tests.support.workspace import REPO
 
 pytestmark = [
     pytest.mark.live,

@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from fastcli import invoker
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.support.cli import invoker
 
 DEEP = os.environ.get("DCX_HYPOTHESIS_PROFILE") == "deep"
 EXAMPLES = 400 if DEEP else 18

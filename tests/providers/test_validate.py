@@ -6,7 +6,6 @@ import json
 import math
 
 import pytest
-from recall_support import ScriptedProvider, answer, item, request
 
 from dcx.core.errors import InvalidInput
 from dcx.evidence.recall import build_request
@@ -19,6 +18,7 @@ from dcx.providers.validate import (
     item_problem,
 )
 from dcx.state.profile import ContextProviderConfig
+from tests.support.recall import ScriptedProvider, answer, item, request
 
 GOOD = {
     "namespace": "decision-context",

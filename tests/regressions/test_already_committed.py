@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cycle_fixture import D, prepared, through_writeback
+from tests.support.cycle import D, prepared, through_writeback
 
 
 def test_second_event_on_a_committed_assembly_says_it_is_committed(dcx, example: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cycle_fixture import D, through_writeback
+from tests.support.cycle import D, through_writeback
 
 SOURCES = Path(".decision-context") / "sources.toml"
 

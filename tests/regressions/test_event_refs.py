@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cycle_fixture import D, prepared, through_writeback
-
 from dcx.state.events import dcx_event_id
+from tests.support.cycle import D, prepared, through_writeback
 
 
 def _events(root: Path) -> list[dict]:

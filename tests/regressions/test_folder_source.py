@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cycle_fixture import QUERY, D, prepared, through_writeback
+from tests.support.cycle import QUERY, D, prepared, through_writeback
 
 SOURCES = Path(".decision-context") / "sources.toml"
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from cycle_fixture import D
-from cycle_helpers import PROPOSAL, seed_evidence
+
+from tests.support.cycle import PROPOSAL, D, seed_evidence
 
 
 @pytest.fixture

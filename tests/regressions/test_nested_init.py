@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import install_key
+
+from tests.support.workspace import install_key
 
 
 def _changed(dcx, root: Path) -> int:

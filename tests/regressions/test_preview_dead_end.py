@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cycle_fixture import D, through_writeback
+from tests.support.cycle import D, through_writeback
 
 
 def _preview(dcx, root: Path) -> None:

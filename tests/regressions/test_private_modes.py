@@ -7,7 +7,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from readers_support import run_cycle
+from tests.support.cycle import run_cycle
 
 
 def _loose(private: Path) -> list[str]:

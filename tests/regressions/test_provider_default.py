@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+
+from tests.support.workspace import REPO
 
 PROFILE = Path(".decision-context") / "profile.toml"
 TABLE = '''[context_provider]

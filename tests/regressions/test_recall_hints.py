@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 
-from conftest import REPO
-
 from dcx.providers.reasons import hint
+from tests.support.workspace import REPO
 
 DOCS = REPO / "docs"
 CODE = re.compile(r"`([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cycle_helpers import OUTCOME, PROPOSAL, seed_evidence, write_json
+from tests.support.cycle import OUTCOME, PROPOSAL, seed_evidence, write_json
 
 D = "ttl-2026-12"
 

@@ -15,7 +15,9 @@ import json
 from pathlib import Path
 
 import pytest
-from relkit import copy_workspace, cycle_template, knob, launch, record, run_script
+
+from tests.support.figures import record
+from tests.support.reliability import copy_workspace, cycle_template, knob, launch, run_script
 
 DECISION = "ttl-2026-12"
 PROCESSES = knob("DCX_APPEND_PROCESSES", 16)

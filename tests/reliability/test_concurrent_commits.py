@@ -19,18 +19,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from relkit import (
+
+from tests.support.figures import record
+from tests.support.reliability import (
     commit_receipts,
     copy_workspace,
-    cursors_bytes,
     cycle_template,
     index_lines,
     knob,
     launch,
     pending_exists,
-    record,
     run_script,
 )
+from tests.support.workspace import cursor_bytes
 
 PROCESSES = knob("DCX_RACE_PROCESSES", 16)
 ROUNDS = knob("DCX_RACE_ROUNDS", 2)
@@ -74,7 +75,7 @@ def test_sixteen_processes_commit_the_same_assembly(template, tmp_path: Path) ->
     replayed = [r for r in results if r["code"] == 0 and r["doc"]["data"]["replayed"]]
     busy = [r for r in results if r["code"] == 4 and _error_code(r) == "lock_busy"]
     other = [r for r in results if r not in advanced + replayed + busy]
-    final = json.loads(cursors_bytes(root))["cursors"]
+    final = json.loads(cursor_bytes(root))["cursors"]
     receipts = commit_receipts(root, decision.decision_id)
     record("concurrency", "same_assembly", {
         "processes": len(results), "advanced": len(advanced), "replayed": len(replayed), "lock_busy": len(busy),
@@ -109,7 +110,7 @@ def test_two_decisions_race_on_the_same_sources(template, tmp_path: Path) -> Non
         by_decision: dict[str, list[dict[str, Any]]] = {a.decision_id: [], b.decision_id: []}
         for result in results:
             by_decision[result["args"][4]].append(result)
-        final = json.loads(cursors_bytes(root))["cursors"]
+        final = json.loads(cursor_bytes(root))["cursors"]
         winners = [d for d in (a, b) if commit_receipts(root, d.decision_id)]
         figures["rounds"] += 1
         figures["processes"] += len(results)
@@ -187,4 +188,4 @@ def test_a_commit_that_loses_the_companion_to_a_racing_twin_replays(template, tm
     assert result.data["replayed"] is True
     assert result.data["receipt"] == twins[0].json()["data"]["receipt"]
     assert len(commit_receipts(root, decision.decision_id)) == 1
-    assert json.loads(cursors_bytes(root))["cursors"] == decision.proposed
+    assert json.loads(cursor_bytes(root))["cursors"] == decision.proposed

@@ -1,12 +1,12 @@
 """Crash injection on `dcx commit` (SPEC §3.5, §8.6): kill it, then prove nothing is torn or lost.
 
-One template workspace is prepared per session (relkit.cycle_template): a base
+One template workspace is prepared per session (tests.support.reliability.cycle_template): a base
 decision is committed (the OLD cursors) and ``ttl-2026-12`` is prepared,
 proposed, decided and written back, ready to advance both sources (the NEW
 cursors). Each run copies it and runs ``dcx commit`` in a subprocess that dies
 by SIGKILL — at each named fault step (``DCX_FAULT_POINT``, the console
 script) or after a random delay (mostly warm forked children, see
-forkrun.py; some console scripts). After every kill:
+tests/support/forkrun.py; some console scripts). After every kill:
 
 - ``private/cursors.json`` parses and is byte-for-byte the OLD or the NEW file
   (mode 0600), and for a named step exactly the one that step implies;
@@ -31,21 +31,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from relkit import (
+
+from tests.support.figures import record
+from tests.support.reliability import (
     ForkRunner,
     Outcome,
     commit_receipts,
     copy_workspace,
-    cursors_bytes,
     cycle_template,
     index_lines,
     knob,
     pending_exists,
-    record,
     remove_tree,
     run_script,
     temp_files,
 )
+from tests.support.workspace import cursor_bytes
 
 DECISION = "ttl-2026-12"
 RUNS = knob("DCX_CRASH_RUNS", 200)
@@ -83,7 +84,7 @@ def new_cursors(template, tmp_path_factory) -> bytes:
     receipt = out.json()["data"]["receipt"]
     assert receipt["status"] == "committed"
     assert {row["result"] for row in receipt["sources"]} == {"advanced"}
-    data = cursors_bytes(root)
+    data = cursor_bytes(root)
     assert data is not None and data != template.old_cursors
     assert json.loads(data)["cursors"] == template.decisions[DECISION].proposed
     return data
@@ -114,7 +115,7 @@ class Tally:
 
 
 def _state(root: Path, template, new: bytes) -> str:
-    data = cursors_bytes(root)
+    data = cursor_bytes(root)
     if data == template.old_cursors:
         return "old"
     if data == new:
@@ -169,7 +170,7 @@ def _recover(run, root: Path, template, new: bytes, tally: Tally, label: str) ->
     data = out.json()["data"]
     if data["receipt"]["status"] not in ("committed", "replayed"):
         tally.fail(f"{label}: receipt status {data['receipt']['status']}")
-    if cursors_bytes(root) != new:
+    if cursor_bytes(root) != new:
         tally.add(lost_updates=1)
         tally.fail(f"{label}: cursors after the next commit are not the new state")
     receipts = commit_receipts(root, DECISION)

@@ -1,11 +1,11 @@
 """Crash injection and races on `dcx review` (SPEC §3.5, §8.6, §10), like the commit path's.
 
-One template per module: the session's cycle template (relkit) with a
+One template per module: the session's cycle template (tests.support.reliability) with a
 person's approve gate recorded on ``ttl-2026-12`` (``dcx gate``), so one
 ``dcx review --gate-event`` writes the review receipt, its validation event,
 the cursor file and the commit receipt. Each run copies it and kills the
 review with SIGKILL — at each named fault step (``DCX_FAULT_POINT``) or
-after a random delay, in warm forked children (forkrun.py). After every
+after a random delay, in warm forked children (tests/support/forkrun.py). After every
 kill the cursor file is byte for byte the old or the new one (mode 0600), and
 the next ``dcx review`` of the same gate finishes the settlement: cursors =
 NEW, exactly one review receipt (indexed once), one validation event, one
@@ -27,22 +27,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from relkit import (
+
+from tests.support.figures import record
+from tests.support.reliability import (
     ForkRunner,
     commit_receipts,
     copy_workspace,
-    cursors_bytes,
     cycle_template,
     dcx_ok,
     index_lines,
     knob,
     launch,
     pending_exists,
-    record,
     remove_tree,
     run_script,
     temp_files,
 )
+from tests.support.workspace import cursor_bytes
 
 DECISION = "ttl-2026-12"
 RUNS = knob("DCX_CRASH_REVIEW_RUNS", 12)
@@ -95,7 +96,7 @@ def new_cursors(gated: Gated, tmp_path_factory) -> bytes:
     out = run_script(_review_args(root, gated), env=gated.env())
     assert out.code == 0, out.stdout + out.stderr
     assert out.json()["data"]["commit"]["status"] == "committed"
-    data = cursors_bytes(root)
+    data = cursor_bytes(root)
     assert data is not None and data != gated.template.old_cursors
     assert json.loads(data)["cursors"] == gated.template.decisions[DECISION].proposed
     return data
@@ -119,7 +120,7 @@ def _validation_lines(root: Path) -> list[dict[str, Any]]:
 
 
 def _state(root: Path, old: bytes, new: bytes) -> str:
-    data = cursors_bytes(root)
+    data = cursor_bytes(root)
     return "old" if data == old else "new" if data == new else "torn"
 
 
@@ -142,7 +143,7 @@ def _recover(run, root: Path, gated: Gated, new: bytes, problems: list[str], lab
         problems.append(f"{label}: next review exit {out.code}: {out.stdout[:300]} {out.stderr[:300]}")
         return "failed"
     data = out.json()["data"]
-    if cursors_bytes(root) != new:
+    if cursor_bytes(root) != new:
         problems.append(f"{label}: cursors after the next review are not the new state")
     counts = {"review packets": len(_files(root, "review")), "review index lines": len(index_lines(root, DECISION, "review")),
               "validation events": len({e["event_id"] for e in _validation_lines(root)}),
@@ -251,7 +252,7 @@ def test_sixteen_processes_review_the_same_gate(gated: Gated, tmp_path: Path) ->
         data = r["doc"]["data"]
         assert (data["review"], data["commit"]) == (winner["review"], winner["commit"])
     assert all(r["args"][-1] == "0" for r in busy)  # only a process that would not wait is turned away
-    assert json.loads(cursors_bytes(root))["cursors"] == gated.template.decisions[DECISION].proposed
+    assert json.loads(cursor_bytes(root))["cursors"] == gated.template.decisions[DECISION].proposed
     assert len(_files(root, "review")) == 1 and len(index_lines(root, DECISION, "review")) == 1
     assert len(_validation_lines(root)) == 1 and len(commit_receipts(root, DECISION)) == 1
     assert run_script(["-C", str(root), "verify"], env=gated.env()).code == 0

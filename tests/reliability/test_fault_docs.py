@@ -7,9 +7,10 @@ import re
 import subprocess
 import sys
 
-from conftest import REPO
 from test_crash_commit import STEPS
 from test_crash_review import STEPS as REVIEW_STEPS
+
+from tests.support.workspace import REPO
 
 DOC = (REPO / "docs" / "reliability.md").read_text()
 ROWS = set(re.findall(r"^\| `([a-z_.@0-9]+)` \|", DOC, flags=re.M))

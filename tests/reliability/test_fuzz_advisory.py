@@ -19,15 +19,15 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ext_helpers import install, make_extension, retrieve
-from fuzzkit import examples, mutate, nudge
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from relfigures import record
 
 from dcx.core.errors import InvalidInput
 from dcx.core.public import check_text
 from dcx.packets.advisory import CONTENT_MAX, RESOURCE_REF_MAX, check_response
+from tests.support.extensions import install, make_extension, retrieve
+from tests.support.figures import record
+from tests.support.fuzz import examples, mutate, nudge
 
 CANARY = "CNRYADV"
 BASE = {

@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cycle_helpers import OUTCOME, PROPOSAL
-from fuzzkit import examples, mutate, nudge
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from relfigures import record
-from relkit import PRIVATE_TOP, copy_workspace, cycle_template
+
+from tests.support.cycle import OUTCOME, PROPOSAL
+from tests.support.figures import record
+from tests.support.fuzz import examples, mutate, nudge
+from tests.support.reliability import PRIVATE_TOP, copy_workspace, cycle_template
 
 DECISION = "ttl-2026-12"
 COUNTS: dict[str, dict[str, int]] = {}

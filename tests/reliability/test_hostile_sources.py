@@ -32,13 +32,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cycle_helpers import OUTCOME, PROPOSAL
-from ext_helpers import install, make_extension, retrieve
-from relfigures import record
-from sourcekit import install_plugin, plane
 
 from dcx.core.clock import FixedClock
 from dcx.sources.plane import exact_read_scan, scan_source
+from tests.support.cycle import OUTCOME, PROPOSAL
+from tests.support.extensions import install, make_extension, retrieve
+from tests.support.figures import record
+from tests.support.sources import install_plugin, plane
 
 DEADLINE = 1.5  # [bounds] timeout_seconds of the hostile workspace
 GRACE = 1.0  # what the claim allows past a deadline

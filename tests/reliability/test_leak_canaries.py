@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_dcx
-from cycle_helpers import OUTCOME, PROPOSAL, verified_outcome
-from ext_helpers import make_extension
-from relfigures import record
-from relkit import canaries_in, public_files
-from sourcekit import install_plugin
+
+from tests.support.cli import run_dcx
+from tests.support.cycle import OUTCOME, PROPOSAL, verified_outcome
+from tests.support.extensions import make_extension
+from tests.support.figures import record
+from tests.support.reliability import canaries_in, public_files
+from tests.support.sources import install_plugin
 
 CANARIES = {
     "root_path": "cnryrootpath5e1a",

@@ -18,12 +18,12 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-import gitkit
 import pytest
-from sourcekit import binding_block, configure, plane, source_block
 
 from dcx.core.clock import FixedClock
 from dcx.sources.plane import exact_read_scan, proposed_cursor, scan_source
+from tests.support import git as gitkit
+from tests.support.sources import binding_block, configure, plane, source_block
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 SID = "source:git"

@@ -7,11 +7,9 @@ import time
 from pathlib import Path
 
 import pytest
-from sourcekit import binding_block, configure, docs_registry, plane, source_block
 
 from dcx.core import trees
 from dcx.core.clock import FixedClock
-from dcx.core.walk import revision_of
 from dcx.sources.plane import (
     exact_read_item,
     exact_read_scan,
@@ -22,6 +20,14 @@ from dcx.sources.plane import (
     select_sources,
 )
 from dcx.state.cursors import write_cursors
+from tests.support.sources import (
+    binding_block,
+    configure,
+    docs_registry,
+    file_revision,
+    plane,
+    source_block,
+)
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 DOCS = {"docs": {"a.md": "alpha", "b.md": "beta", "sub": {"c.md": "gamma"}, "skip.txt": "not markdown"}}
@@ -66,10 +72,10 @@ def test_first_scan_is_completed_with_every_file_an_item(docs: Path) -> None:
     assert scan.status == "completed" and scan.reason_code is None
     assert _changes(scan) == {"a.md": "added", "b.md": "added", "sub/c.md": "added"}
     assert [i.resource_ref for i in scan.items] == ["a.md", "b.md", "sub/c.md"]  # path order
-    assert scan.items[0].revision == revision_of(b"alpha") and scan.items[0].observed_at == CLOCK.now()
+    assert scan.items[0].revision == file_revision(b"alpha") and scan.items[0].observed_at == CLOCK.now()
     assert scan.cursor_before is None and scan.cursor_after.startswith("tree:")
     assert trees.load_tree(plane(docs)[0], scan.cursor_after) == {
-        "a.md": revision_of(b"alpha"), "b.md": revision_of(b"beta"), "sub/c.md": revision_of(b"gamma")}
+        "a.md": file_revision(b"alpha"), "b.md": file_revision(b"beta"), "sub/c.md": file_revision(b"gamma")}
 
 
 def test_rescan_after_commit_is_no_change(docs: Path) -> None:
@@ -105,7 +111,7 @@ def test_edit_add_and_delete_are_reported_as_such(docs: Path) -> None:
     deleted = next(i for i in scan.items if i.change == "deleted")
     assert deleted.revision == "deleted" and deleted.content_kind == "deleted"
     assert trees.load_tree(plane(docs)[0], scan.cursor_after) == {
-        "a.md": revision_of(b"alpha, edited"), "new.md": revision_of(b"brand new"), "sub/c.md": revision_of(b"gamma")}
+        "a.md": file_revision(b"alpha, edited"), "new.md": file_revision(b"brand new"), "sub/c.md": file_revision(b"gamma")}
 
 
 def test_changes_stay_relative_to_the_committed_cursor(docs: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sourcekit import binding_block, configure, source_block
 
 from dcx.core.clock import FixedClock
 from dcx.core.workspace import Workspace
@@ -19,6 +18,7 @@ from dcx.sources.base import (
 from dcx.sources.plane import exact_read_item, scan_sources, select_sources
 from dcx.sources.registry import BUILTINS, Providers
 from dcx.state.profile import load_profile, load_registry
+from tests.support.sources import binding_block, configure, source_block
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 NOW = CLOCK.now()

@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_dcx
-from sourcekit import binding_block, configure, install_plugin, plane, source_block
 
 from dcx.core.clock import FixedClock
 from dcx.sources.plane import exact_read_scan, scan_sources, select_sources
+from tests.support.cli import run_dcx
+from tests.support.sources import binding_block, configure, install_plugin, plane, source_block
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 NOTES = {"notes": [{"id": "n1", "text": "first note"}, {"id": "n2", "text": "second note"}]}

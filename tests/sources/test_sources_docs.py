@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import REPO
-
 from dcx.packets import coverage, freshness, scan
 from dcx.sources import base
+from tests.support.workspace import REPO
 
 SOURCES_MD = (REPO / "docs" / "sources.md").read_text()
 EXIT_CODES_MD = (REPO / "docs" / "exit-codes.md").read_text()

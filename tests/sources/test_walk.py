@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from dcx.core.walk import LocatorError, WalkTimeout, resolve_locator, revision_of, walk
+from dcx.core.walk import LocatorError, WalkTimeout, resolve_locator, walk
 from dcx.core.workspace import Workspace
+from tests.support.sources import file_revision
 
 BIG = 1 << 30
 
@@ -20,7 +21,7 @@ def test_walk_tree_with_globs_and_exclusions(fresh_ws: Path, tree) -> None:
     tree(fresh_ws, {"docs": {"a.md": "alpha", "b.txt": "beta", "sub": {"c.md": "gamma"}, "skip.md": "x"}, ".git": {"x.md": "no"}})
     result = walk(_ws(fresh_ws), "s", {"path": "docs", "include": ["**/*.md"], "exclude": ["skip.md"]}, max_scan_bytes=BIG)
     assert sorted(result.files) == ["a.md", "sub/c.md"]
-    assert result.files["a.md"].revision == revision_of(b"alpha")
+    assert result.files["a.md"].revision == file_revision(b"alpha")
     assert result.abspath("sub/c.md").read_text() == "gamma"
 
 
@@ -86,7 +87,7 @@ def test_stat_cache_avoids_rehash_and_catches_edits(fresh_ws: Path, tree) -> Non
     assert second.hashed == 0 and second.files == first.files
     (fresh_ws / "docs" / "f1.md").write_text("changed!")  # same size class, new mtime
     third = walk(ws, "s", {"path": "docs"}, max_scan_bytes=BIG)
-    assert third.hashed == 1 and third.files["f1.md"].revision == revision_of(b"changed!")
+    assert third.hashed == 1 and third.files["f1.md"].revision == file_revision(b"changed!")
 
 
 def test_racily_clean_file_is_rehashed(fresh_ws: Path, tree) -> None:
@@ -99,7 +100,7 @@ def test_racily_clean_file_is_rehashed(fresh_ws: Path, tree) -> None:
     st = os.stat(cache)
     os.utime(path, ns=(st.st_mtime_ns, st.st_mtime_ns))  # same tick as the cache write
     result = walk(ws, "s", {"path": "docs"}, max_scan_bytes=BIG)
-    assert result.files["a.md"].revision == revision_of(b"bbbb")
+    assert result.files["a.md"].revision == file_revision(b"bbbb")
 
 
 def test_deadline_raises_but_keeps_hashes(fresh_ws: Path, tree) -> None:
@@ -153,7 +154,7 @@ def test_parallel_sweep_gives_the_serial_result(fresh_ws: Path, tree, monkeypatc
     warm = walk(ws, "parallel", {"path": "docs"}, max_scan_bytes=BIG, digest=True)  # forked children
     assert cold.files == serial.files and len(serial.files) == 62
     assert warm.files == warm_serial.files and len(warm.files) == 61
-    assert warm.files["d1/s2/f3.md"].revision == revision_of(b"changed")
+    assert warm.files["d1/s2/f3.md"].revision == file_revision(b"changed")
     assert warm.digest == warm_serial.digest and warm.hashed == 1
     assert len(forks) == 2 and all(forks)  # two children swept a share each; the parent the third
 

@@ -11,14 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from workbench_support import (
-    Workbench,
-    hostile_goal,
-    profile_text,
-    running,
-    start_workbench,
-    tree_digest,
-)
+
+from tests.support.workbench import Workbench, hostile_goal, profile_text, running, start_workbench
+from tests.support.workspace import tree_digest
 
 
 @pytest.fixture
@@ -167,7 +162,7 @@ def test_disabled_posted_profile_inspects_but_does_not_recall(bench: Workbench, 
 
 
 def test_recall_answers_what_dcx_recall_prints(bench: Workbench, goal: Path) -> None:
-    from conftest import run_dcx
+    from tests.support.cli import run_dcx
 
     status, answer = bench.post("/api/recall", recall_body(goal, max_results=2))
     assert status == 200 and answer["schema_version"] == "dcx_result_v0"
@@ -289,7 +284,7 @@ def test_the_token_differs_per_run_and_the_server_binds_loopback_only(goal: Path
 
 
 def test_start_without_an_agent_is_exit_3(goal: Path) -> None:
-    from conftest import run_dcx
+    from tests.support.cli import run_dcx
 
     profile = goal / ".decision-context" / "profile.toml"
     profile.write_text(profile.read_text().replace('enabled_agents = ["agent-a"]', 'enabled_agents = ["a", "b"]'))
@@ -299,7 +294,7 @@ def test_start_without_an_agent_is_exit_3(goal: Path) -> None:
 
 
 def test_a_port_in_use_is_exit_2_naming_the_flag(goal: Path) -> None:
-    from conftest import run_dcx
+    from tests.support.cli import run_dcx
 
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

@@ -8,7 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+import blake3
+
+from tests.support.workspace import REPO
+
 PLUGIN_FIXTURE = REPO / "fixtures" / "plugins" / "dcx-example-source"
 
 PROFILE = """\
@@ -21,6 +24,11 @@ enabled_agents = ["agent-a"]
 timeout_seconds = {timeout}
 max_read_bytes = {max_read_bytes}
 """
+
+
+def file_revision(data: bytes) -> str:
+    """A file's revision as SPEC §5.3 defines it (blake3 of its bytes), computed here, not by dcx."""
+    return blake3.blake3(data).hexdigest()
 
 
 def source_block(source_id: str, locator: str, *, provider_id: str = "files", priority: str = "p0",

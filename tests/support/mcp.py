@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -12,9 +11,9 @@ from pathlib import Path
 from typing import IO, Any
 
 import anyio
-from conftest import FIXED_NOW
 
-DCX = shutil.which("dcx", path=str(Path(sys.executable).parent)) or "dcx"
+from tests.support.cli import DCX_EXE
+from tests.support.workspace import FIXED_NOW
 
 
 def server_env(**extra: str) -> dict[str, str]:
@@ -28,7 +27,7 @@ async def connect(root: Path, *args: str, errlog: IO[str] | None = None, **env: 
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(command=DCX, args=["-C", str(root), "mcp", *args], env=server_env(**env))
+    params = StdioServerParameters(command=DCX_EXE, args=["-C", str(root), "mcp", *args], env=server_env(**env))
     transport = stdio_client(params, errlog=errlog or sys.stderr)
     async with Client(transport, read_timeout_seconds=60) as client:
         yield client

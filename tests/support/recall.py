@@ -8,8 +8,7 @@ from typing import Any
 
 from dcx.core.workspace import Workspace
 from dcx.providers.base import COMPLETED, Retrieval, RetrievalItem, RetrievalRequest
-
-OBSERVED = "2026-11-29T18:00:00Z"
+from tests.support.workspace import FIXED_NOW
 
 
 def registry_toml(*sources: dict[str, Any], extra_bindings: str = "") -> str:
@@ -84,7 +83,7 @@ def request(**overrides: Any) -> RetrievalRequest:
         "query_summary": "TTL rollback steps",
         "max_results": 3,
         "timeout_seconds": 10.0,
-        "observed_at": OBSERVED,
+        "observed_at": FIXED_NOW,
     }
     base.update(overrides)
     return RetrievalRequest(**base)
@@ -132,8 +131,3 @@ class ScriptedProvider:
         if self.raises is not None:
             raise self.raises
         return self.result(request) if callable(self.result) else self.result
-
-
-def tree_bytes(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` with its bytes (to prove nothing changed)."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

@@ -7,7 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from cycle_fixture import D, cursor_bytes, packets, prepared, through_writeback
+
+from tests.support.cycle import D, prepared, through_writeback
+from tests.support.workspace import cursor_bytes, packets
 
 
 @pytest.fixture

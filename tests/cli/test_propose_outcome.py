@@ -4,7 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
-from cycle_helpers import OUTCOME, PROPOSAL, seed_evidence, verified_outcome, write_json
+
+from tests.support.cycle import OUTCOME, PROPOSAL, seed_evidence, verified_outcome, write_json
 
 D = "ttl-2026-12"
 

@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.workspace import REPO
+
 FIGURES = Path(os.environ.get("DCX_RELIABILITY_FIGURES") or REPO / ".reliability")
 
 

@@ -14,8 +14,8 @@ import os
 import shutil
 from pathlib import Path
 
-from conftest import FIXED_NOW, REPO
-from ext_helpers import manifest_text
+from tests.support.extensions import manifest_text
+from tests.support.workspace import FIXED_NOW, REPO
 
 DOCS = {
     "a.md": "# Alpha\n\nAlpha talks about apples.\n\n## Detail\n\nApples are red.\n",

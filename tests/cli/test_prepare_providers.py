@@ -6,8 +6,8 @@ import json
 import stat
 from pathlib import Path
 
-from cycle_fixture import D
-from ext_helpers import install, manifest_text
+from tests.support.cycle import D
+from tests.support.extensions import install, manifest_text
 
 ADR = ("Lower the edge cache TTL for the catalog routes from 900 s to 90 s and add\n"
        "stale-while-revalidate of 30 s.")

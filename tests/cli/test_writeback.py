@@ -4,9 +4,10 @@ import json
 from pathlib import Path
 
 import pytest
-from cycle_helpers import OUTCOME, PROPOSAL, seed_evidence, write_json
 
-from dcx.state.events import dcx_event_id, id_recomputes, loopx_event_id
+from dcx.state.events import id_recomputes, loopx_event_id
+from tests.support import oracles
+from tests.support.cycle import OUTCOME, PROPOSAL, seed_evidence, write_json
 
 D = "ttl-2026-12"
 
@@ -30,7 +31,7 @@ def test_writeback_appends_one_event_with_default_artifacts(dcx, recorded: Path,
     data = result.json()["data"]
     event = data["event"]
     assert data["appended"] is True
-    assert event["event_id"] == dcx_event_id(event) and id_recomputes(event)
+    assert event["event_id"] == oracles.event_id(event) and id_recomputes(event)
     kinds = sorted(ref.rsplit("-", 1)[0] for ref in event["artifact_refs"])
     assert kinds == ["decision-evidence", "decision-outcome", "decision-proposal"]
     assert event["causality"] == {"decision_id": D}

@@ -7,16 +7,16 @@ import http.client
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from tests.support.cli import DCX_EXE, run_dcx
 
 HOSTILE = (
     "# Hostile page\n\nThe rollback drill note says: <img src=x onerror=\"window.__pwned=1\">"
@@ -64,9 +64,8 @@ class Workbench:
 
 
 def start_workbench(root: Path, *args: str, env: Mapping[str, str] | None = None) -> Workbench:
-    exe = shutil.which("dcx", path=str(Path(sys.executable).parent)) or "dcx"
     proc = subprocess.Popen(
-        [exe, "-C", str(root), "workbench", "--port", "0", *args],
+        [DCX_EXE, "-C", str(root), "workbench", "--port", "0", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
     )
     assert proc.stdout is not None
@@ -90,8 +89,6 @@ def start_workbench(root: Path, *args: str, env: Mapping[str, str] | None = None
 
 def hostile_goal(example: Path) -> Path:
     """The example goal with one hostile document, indexed."""
-    from conftest import run_dcx
-
     (example / "docs" / "hostile-note.md").write_text(HOSTILE)
     assert run_dcx("-C", str(example), "index").exit_code == 0
     return example
@@ -108,13 +105,3 @@ def running(root: Path, *args: str, env: Mapping[str, str] | None = None) -> Ite
 
 def profile_text(root: Path) -> str:
     return (root / ".decision-context" / "profile.toml").read_text()
-
-
-def tree_digest(root: Path) -> dict[str, tuple[int, bytes]]:
-    """Every path under the goal root (not only .decision-context/) with its mode and bytes."""
-    out: dict[str, tuple[int, bytes]] = {}
-    for path in sorted(root.rglob("*")):
-        rel = str(path.relative_to(root))
-        stat = path.lstat()
-        out[rel] = (stat.st_mode, path.read_bytes() if path.is_file() else b"")
-    return out

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cycle_fixture import D, cursor_bytes, packets
-from readers_support import QUERY, QUERY_SUMMARY, Runner, copy_example, stale_runbook
+
+from tests.support.cli import Runner
+from tests.support.cycle import QUERY, QUERY_SUMMARY, D, stale_runbook
+from tests.support.workspace import copy_example, cursor_bytes, packets
 
 OWNER = "storefront-platform-lead"
 FULLWIDTH = "\uff41\uff47\uff45\uff4e\uff54\uff0d\uff41"  # agent-a in full-width forms

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from cycle_fixture import QUERY, RUNBOOK, D, cursor_bytes, prepared, stale_runbook
+
+from tests.support.cycle import QUERY, RUNBOOK, D, prepared, stale_runbook
+from tests.support.workspace import cursor_bytes
 
 CANARY_QUERY = "zebracanary roll back origin p99"
 

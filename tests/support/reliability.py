@@ -8,7 +8,6 @@
   Built with the real console script; tests copy it per run.
 - ``run_script`` / ``ForkRunner``: run dcx in a subprocess, optionally killed
   with SIGKILL after a delay.
-- ``record`` (relfigures): the figures a test measured, for bench/reliability.py.
 """
 
 from __future__ import annotations
@@ -22,12 +21,11 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from conftest import EXAMPLE, FIXED_KEY, FIXED_NOW, install_key
-from relfigures import record  # noqa: F401  (re-exported for the tests here)
+from tests.support.cli import DCX_EXE
+from tests.support.workspace import FIXED_NOW, copy_example
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
-DCX_EXE = str(BIN / "dcx") if (BIN / "dcx").exists() else "dcx"
 AGENT = "agent-a"
 NOTES_SOURCE = """
 [[sources]]
@@ -208,8 +206,7 @@ def build_cycle_template(dest: Path) -> Template:
     root = dest / "goal"
     home = dest / "home"
     home.mkdir(parents=True)
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("private", "*.lock"))
-    install_key(root, FIXED_KEY)
+    copy_example(root)
     (root / "notes").mkdir()
     (root / "notes" / "origin.md").write_text("# Origin\n\nThe origin serves 600 rps at the partner limit.\n")
     with open(root / ".decision-context" / "sources.toml", "a") as handle:
@@ -252,13 +249,6 @@ def remove_tree(path: Path) -> None:
 
 
 # -- inspecting a workspace --------------------------------------------------
-
-
-def cursors_bytes(root: Path) -> bytes | None:
-    try:
-        return (root / ".decision-context/private/cursors.json").read_bytes()
-    except FileNotFoundError:
-        return None
 
 
 def temp_files(root: Path) -> list[Path]:

@@ -4,7 +4,7 @@ import json
 import os
 from pathlib import Path
 
-from cycle_helpers import OUTCOME, PROPOSAL, seed_evidence, verified_outcome, write_json
+from tests.support.cycle import OUTCOME, PROPOSAL, seed_evidence, verified_outcome, write_json
 
 D = "ttl-2026-12"
 T = "2026-11-29T18:00:00Z"

@@ -1,7 +1,6 @@
 """Helpers for extension tests: build an extension folder from a fixture executable.
 
-Importable from any test (``from ext_helpers import make_extension``): the
-recall tests reuse them to drive ``dcx recall`` through an extension.
+The recall tests reuse them to drive ``dcx recall`` through an extension.
 """
 
 from __future__ import annotations
@@ -10,11 +9,10 @@ import shutil
 import time
 from pathlib import Path
 
-from conftest import REPO
+from tests.support.workspace import REPO
 
 FIXTURES = REPO / "fixtures" / "extensions"
 PROTOCOL = "decision_context_advisory_provider_v0"
-REQUEST_TIME = "2026-11-29T18:00:00Z"
 
 
 def manifest_text(
@@ -71,19 +69,17 @@ def install(ws_root: Path, manifest: Path, *extra: str) -> None:
 
 
 def request(**overrides: object):
-    from dcx.providers.base import RetrievalRequest
+    """``tests.support.recall.request`` with what the extension tests ask: a host scope and a canary query."""
+    from tests.support.recall import request as recall_request
 
-    values = {
-        "namespace": "decision-context",
+    values: dict[str, object] = {
         "scope_ref": "host-session:codex:thread-a",
         "query": "cache ttl QUERY-CANARY",
         "query_summary": "Cache TTL question",
         "max_results": 4,
         "timeout_seconds": 10,
-        "observed_at": REQUEST_TIME,
     }
-    values.update(overrides)
-    return RetrievalRequest(**values)  # type: ignore[arg-type]
+    return recall_request(**{**values, **overrides})
 
 
 def retrieve(ws_root: Path, config: dict | None = None, *, deadline_in: float = 30, **overrides: object):
@@ -94,8 +90,3 @@ def retrieve(ws_root: Path, config: dict | None = None, *, deadline_in: float = 
     provider = ExtensionProvider(Workspace(ws_root), config or {}, resolve=resolve)
     result = provider.retrieve(request(**overrides), deadline=time.monotonic() + deadline_in)
     return provider, result
-
-
-def tree_listing(root: Path) -> list[str]:
-    """Every path under ``root`` (files and folders), for "created nothing" checks."""
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))

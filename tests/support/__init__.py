@@ -1,0 +1,23 @@
+"""Helpers shared by dcx's tests, imported as ``from tests.support.<module> import ...``.
+
+Fixtures live in ``tests/conftest.py``; everything here is plain functions and constants.
+
+- ``workspace``: the fixed test environment (REPO, EXAMPLE, FIXED_NOW, FIXED_KEY), building and
+  copying goal folders, and snapshots of a tree (bytes, listings, cursors, stored packets).
+- ``cli``: running dcx: the console script in a subprocess (``run_dcx``), the typer app in-process
+  (``Runner``, and ``invoker`` built once for the tests that run thousands of commands).
+- ``cycle``: the example's decision stories (prepare, propose, outcome, writeback, commit, feedback;
+  the gated review story) and the proposal, outcome and evidence inputs they use.
+- ``sources``: profiles and source registries of the source plane; the example source plugin.
+- ``git``: real git repositories made with the git CLI.
+- ``recall``: enabled recall workspaces, retrieval requests and scripted providers.
+- ``extensions``: extension folders built from ``fixtures/extensions/`` executables.
+- ``compare``: a tiny comparison plan whose metrics can be computed by hand.
+- ``mcp``: the real ``dcx mcp`` server driven by the MCP SDK's stdio client.
+- ``workbench``: a real ``dcx workbench`` process on 127.0.0.1 and a small HTTP client.
+- ``pty``: reading everything a process writes to a real pseudo-terminal.
+- ``fuzz``: hypothesis strategies (arbitrary JSON, mutations of a valid document).
+- ``reliability``: the reliability tests' cycle template, subprocess runners and canary checks;
+  ``forkrun`` is the warm fork server it starts (run as a script, not imported).
+- ``figures``: figures the reliability and fuzz tests measured, for ``bench/reliability.py``.
+"""
