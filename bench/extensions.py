@@ -52,6 +52,7 @@ def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     from dcx.core.workspace import Workspace
     from dcx.extensions.resolve import resolve
+    from dcx.core.clock import clock_from_env
     from dcx.ops.ext import install
     from dcx.ops.init import init
     from dcx.providers.base import RetrievalRequest
@@ -67,7 +68,7 @@ def main() -> None:
         shutil.copy2(REPO / "fixtures" / "extensions" / "good.py", ext / "good.py")
         (ext / "extension.toml").write_text(MANIFEST)
         ws = Workspace(root)
-        assert install(ws=ws, path=str(ext / "extension.toml")).exit_code == 0
+        assert install(clock=clock_from_env(), ws=ws, path=str(ext / "extension.toml")).exit_code == 0
         provider = ExtensionProvider(ws, {}, resolve=resolve)
         request = RetrievalRequest("decision-context", "host-session:codex:x", "cache ttl", "Cache TTL", 4, 10,
                                    "2026-11-29T18:00:00Z")

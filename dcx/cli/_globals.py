@@ -22,3 +22,9 @@ class Globals:
         bind_goal_root(str(found.root))
         bind_private_values(LazyPrivateValues(found))  # SPEC 3.4: writers refuse this workspace's values
         return found
+
+    def clock(self, observed_at: str | None = None):  # -> Clock; the one clock of this command
+        """``--observed-at`` wins, then ``DCX_NOW``, then the system (``dcx.core.clock.clock_from_env``)."""
+        from dcx.core.clock import clock_from_env
+
+        return clock_from_env(observed_at)

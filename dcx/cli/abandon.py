@@ -27,11 +27,10 @@ def command(
     """
 
     def call(g) -> Result:
-        from dcx.core.clock import clock_from_env
         from dcx.ops.abandon import abandon
 
         return abandon(ws=g.ws(), decision_id=decision_id, summary=summary, agent_id=agent_id,
-                       clock=clock_from_env(observed_at), wait=wait)
+                       clock=g.clock(observed_at), wait=wait)
 
     def render(console, result: Result) -> None:
         event = result.data["event"]

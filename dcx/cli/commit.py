@@ -34,7 +34,7 @@ def command(
     def call(g) -> Result:
         from dcx.ops.commit import commit_decision
 
-        return commit_decision(ws=g.ws(), decision_id=decision_id, event_id=event_id,
+        return commit_decision(clock=g.clock(), ws=g.ws(), decision_id=decision_id, event_id=event_id,
                                event_log=event_log, agent_id=agent_id, wait=wait)
 
     run(ctx, fmt, call, render)

@@ -60,7 +60,6 @@ def command(
     """
 
     def call(g) -> Result:
-        from dcx.core.clock import clock_from_env
         from dcx.ops.compare import compare
 
         with _progress(fmt, g.no_color) as progress:
@@ -69,7 +68,7 @@ def command(
                 freeze=freeze,
                 report_dir=Path(report) if report is not None else None,
                 include_queries=include_queries,
-                clock=clock_from_env(observed_at),
+                clock=g.clock(observed_at),
                 progress=progress,
             )
 

@@ -72,7 +72,7 @@ def install(ctx: typer.Context, path: PathArg,
     def call(g) -> Result:
         from dcx.ops.ext import install as op
 
-        return op(ws=g.ws(), path=path, enable=not disabled, doctor=not no_doctor, dry_run=dry_run, wait=wait)
+        return op(clock=g.clock(), ws=g.ws(), path=path, enable=not disabled, doctor=not no_doctor, dry_run=dry_run, wait=wait)
 
     run(ctx, fmt, call, render)
 
@@ -90,7 +90,7 @@ def upgrade(ctx: typer.Context, path: PathArg, no_doctor: NoDoctorOpt = False, d
     def call(g) -> Result:
         from dcx.ops.ext import upgrade as op
 
-        return op(ws=g.ws(), path=path, doctor=not no_doctor, dry_run=dry_run, wait=wait)
+        return op(clock=g.clock(), ws=g.ws(), path=path, doctor=not no_doctor, dry_run=dry_run, wait=wait)
 
     run(ctx, fmt, call, render)
 

@@ -32,7 +32,7 @@ def command(
         from dcx.ops.feedback import record_feedback
 
         return record_feedback(ws=g.ws(), decision_id=decision_id, outcome_ref=outcome,
-                               observed_at=observed_at, wait=wait)
+                               clock=g.clock(observed_at), wait=wait)
 
     run(ctx, fmt, call, render)
 

@@ -49,7 +49,7 @@ def command(
         if len(chosen) != 1:
             raise InvalidInput("give exactly one of --approve, --reject or --defer", field="--approve")
         return gate(ws=g.ws(), decision_id=decision_id, disposition=chosen[0], by=by, summary=summary,
-                    todo_id=todo_id, proposal_ref=proposal, agent_id=agent_id, observed_at=observed_at, wait=wait)
+                    todo_id=todo_id, proposal_ref=proposal, agent_id=agent_id, clock=g.clock(observed_at), wait=wait)
 
     run(ctx, fmt, call, render)
 

@@ -53,7 +53,7 @@ def command(
         from dcx.ops.index import index
 
         with _progress(fmt, g.no_color) as progress:
-            return index(ws=g.ws(), agent_id=agent_id, rebuild=rebuild, wait=wait, progress=progress)
+            return index(clock=g.clock(), ws=g.ws(), agent_id=agent_id, rebuild=rebuild, wait=wait, progress=progress)
 
     run(ctx, fmt, call, render)
 

@@ -31,7 +31,7 @@ def command(
         from dcx.ops.outcome import record_outcome
 
         return record_outcome(ws=g.ws(), decision_id=decision_id, source=source, agent_id=agent_id,
-                              observed_at=observed_at, wait=wait)
+                              clock=g.clock(observed_at), wait=wait)
 
     run(ctx, fmt, call, render)
 

@@ -53,7 +53,7 @@ def command(
         with HashProgress(no_color=g.no_color) if show else contextlib.nullcontext() as progress:
             return prepare(ws=g.ws(), decision_id=decision_id, agent_id=agent_id, source_ids=list(source or []),
                            query=query, query_file=query_file, query_summary=query_summary, scope=scope,
-                           observed_at=observed_at, rebase_file=rebase, auto_rebase=auto_rebase,
+                           clock=g.clock(observed_at), rebase_file=rebase, auto_rebase=auto_rebase,
                            baseline=baseline, show_content=show_content, wait=wait, progress=progress)
 
     run(ctx, fmt, call, render)

@@ -32,7 +32,7 @@ def command(
         from dcx.ops.propose import propose
 
         return propose(ws=g.ws(), decision_id=decision_id, source=source, agent_id=agent_id,
-                       observed_at=observed_at, wait=wait)
+                       clock=g.clock(observed_at), wait=wait)
 
     run(ctx, fmt, call, render)
 

@@ -52,11 +52,10 @@ def command(
     """
 
     def call(g) -> Result:
-        from dcx.core.clock import clock_from_env
         from dcx.ops.recall import recall
 
         return recall(
-            clock=clock_from_env(observed_at),
+            clock=g.clock(observed_at),
             ws=g.ws(),
             agent_id=agent_id,
             scope=scope,

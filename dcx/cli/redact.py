@@ -32,7 +32,7 @@ def command(
     def call(g) -> Result:
         from dcx.ops.redact import redact
 
-        return redact(ws=g.ws(), ref=ref, reason_code=reason, observed_at=observed_at, wait=wait)
+        return redact(ws=g.ws(), ref=ref, reason_code=reason, clock=g.clock(observed_at), wait=wait)
 
     run(ctx, fmt, call, render)
 

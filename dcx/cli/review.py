@@ -57,7 +57,7 @@ def command(
     def call(g) -> Result:
         from dcx.ops.review import review_decision
 
-        return review_decision(ws=g.ws(), decision_id=decision_id, gate_event=gate_event, no_change=no_change,
+        return review_decision(clock=g.clock(), ws=g.ws(), decision_id=decision_id, gate_event=gate_event, no_change=no_change,
                                reason_code=reason_code, summary=summary, event_log=event_log,
                                agent_id=agent_id, dry_run=dry_run, wait=wait, by=by)
 

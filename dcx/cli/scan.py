@@ -38,9 +38,9 @@ def command(
 
         if fmt_value == "text" and sys.stderr.isatty():
             with HashProgress(no_color=g.no_color) as progress:
-                return scan(ws=g.ws(), agent_id=agent_id, source_ids=source or [], observed_at=observed_at,
+                return scan(ws=g.ws(), agent_id=agent_id, source_ids=source or [], clock=g.clock(observed_at),
                             progress=progress)
-        return scan(ws=g.ws(), agent_id=agent_id, source_ids=source or [], observed_at=observed_at)
+        return scan(ws=g.ws(), agent_id=agent_id, source_ids=source or [], clock=g.clock(observed_at))
 
     run(ctx, fmt, call, render)
 

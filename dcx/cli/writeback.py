@@ -33,7 +33,7 @@ def command(
         from dcx.ops.writeback import writeback
 
         return writeback(ws=g.ws(), decision_id=decision_id, kind=kind, summary=summary,
-                         artifacts=list(artifact or []), agent_id=agent_id, observed_at=observed_at, wait=wait)
+                         artifacts=list(artifact or []), agent_id=agent_id, clock=g.clock(observed_at), wait=wait)
 
     run(ctx, fmt, call, render)
 

@@ -24,6 +24,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from dcx.core.clock import clock_from_env
 from dcx.core.errors import InvalidInput
 from dcx.core.fields import (
     Bool,
@@ -120,13 +121,13 @@ def _status(s: Session, a: dict[str, Any]) -> Result:
 def _scan(s: Session, a: dict[str, Any]) -> Result:
     from dcx.ops.scan import scan
 
-    return scan(ws=s.ws, agent_id=s.agent_id, source_ids=a.get("sources", []), observed_at=a.get("observed_at"))
+    return scan(ws=s.ws, agent_id=s.agent_id, source_ids=a.get("sources", []), clock=clock_from_env(a.get("observed_at")))
 
 
 def _index(s: Session, a: dict[str, Any]) -> Result:
     from dcx.ops.index import index
 
-    return index(ws=s.ws, agent_id=s.agent_id, rebuild=a.get("rebuild", False), wait=_wait(a))
+    return index(clock=clock_from_env(), ws=s.ws, agent_id=s.agent_id, rebuild=a.get("rebuild", False), wait=_wait(a))
 
 
 def _prepare(s: Session, a: dict[str, Any]) -> Result:
@@ -134,13 +135,12 @@ def _prepare(s: Session, a: dict[str, Any]) -> Result:
 
     return prepare(ws=s.ws, decision_id=a["decision_id"], agent_id=s.agent_id, source_ids=a.get("sources", []),
                    query=a.get("query"), query_file=None, query_summary=a.get("query_summary"),
-                   scope=a.get("scope"), observed_at=a.get("observed_at"), rebase_file=None,
+                   scope=a.get("scope"), clock=clock_from_env(a.get("observed_at")), rebase_file=None,
                    rebase_document=a.get("rebase"), auto_rebase=a.get("auto_rebase", False),
                    baseline=a.get("baseline", False), show_content=a.get("show_content", False), wait=_wait(a))
 
 
 def _recall(s: Session, a: dict[str, Any]) -> Result:
-    from dcx.core.clock import clock_from_env
     from dcx.ops.recall import recall
 
     return recall(clock=clock_from_env(a.get("observed_at")), ws=s.ws, agent_id=s.agent_id, scope=a["scope"],
@@ -152,21 +152,21 @@ def _propose(s: Session, a: dict[str, Any]) -> Result:
     from dcx.ops.propose import propose
 
     return propose(ws=s.ws, decision_id=a["decision_id"], source=None, document=a["proposal"],
-                   agent_id=s.agent_id, observed_at=a.get("observed_at"), wait=_wait(a))
+                   agent_id=s.agent_id, clock=clock_from_env(a.get("observed_at")), wait=_wait(a))
 
 
 def _outcome(s: Session, a: dict[str, Any]) -> Result:
     from dcx.ops.outcome import record_outcome
 
     return record_outcome(ws=s.ws, decision_id=a["decision_id"], source=None, document=a["outcome"],
-                          agent_id=s.agent_id, observed_at=a.get("observed_at"), wait=_wait(a))
+                          agent_id=s.agent_id, clock=clock_from_env(a.get("observed_at")), wait=_wait(a))
 
 
 def _writeback(s: Session, a: dict[str, Any]) -> Result:
     from dcx.ops.writeback import writeback
 
     return writeback(ws=s.ws, decision_id=a["decision_id"], kind=a["kind"], summary=a["summary"],
-                     artifacts=a.get("artifacts", []), agent_id=s.agent_id, observed_at=a.get("observed_at"),
+                     artifacts=a.get("artifacts", []), agent_id=s.agent_id, clock=clock_from_env(a.get("observed_at")),
                      wait=_wait(a))
 
 
@@ -175,14 +175,14 @@ def _gate(s: Session, a: dict[str, Any]) -> Result:
 
     return gate(ws=s.ws, decision_id=a["decision_id"], disposition=a["disposition"], by=a["by"],
                 summary=a["summary"], todo_id=a.get("todo_id"), proposal_ref=a.get("proposal"),
-                agent_id=s.agent_id, observed_at=a.get("observed_at"), wait=_wait(a))
+                agent_id=s.agent_id, clock=clock_from_env(a.get("observed_at")), wait=_wait(a))
 
 
 def _review(s: Session, a: dict[str, Any]) -> Result:
     from dcx.ops.review import review_decision
 
     log = a.get("event_log")
-    return review_decision(ws=s.ws, decision_id=a["decision_id"], gate_event=a.get("gate_event"),
+    return review_decision(clock=clock_from_env(), ws=s.ws, decision_id=a["decision_id"], gate_event=a.get("gate_event"),
                            no_change=a.get("no_change", False), reason_code=a.get("reason_code"),
                            summary=a.get("summary"),
                            event_log=None if log is None else inside_root(s.ws, log, "event_log"),
@@ -190,7 +190,6 @@ def _review(s: Session, a: dict[str, Any]) -> Result:
 
 
 def _abandon(s: Session, a: dict[str, Any]) -> Result:
-    from dcx.core.clock import clock_from_env
     from dcx.ops.abandon import abandon
 
     return abandon(ws=s.ws, decision_id=a["decision_id"], summary=a["summary"], agent_id=s.agent_id,
@@ -201,7 +200,7 @@ def _commit(s: Session, a: dict[str, Any]) -> Result:
     from dcx.ops.commit import commit_decision
 
     log = a.get("event_log")
-    return commit_decision(ws=s.ws, decision_id=a["decision_id"], event_id=a["event_id"],
+    return commit_decision(clock=clock_from_env(), ws=s.ws, decision_id=a["decision_id"], event_id=a["event_id"],
                            event_log=None if log is None else inside_root(s.ws, log, "event_log"),
                            agent_id=s.agent_id, wait=_wait(a))
 
@@ -210,7 +209,7 @@ def _feedback(s: Session, a: dict[str, Any]) -> Result:
     from dcx.ops.feedback import record_feedback
 
     return record_feedback(ws=s.ws, decision_id=a["decision_id"], outcome_ref=a.get("outcome"),
-                           observed_at=a.get("observed_at"), wait=_wait(a))
+                           clock=clock_from_env(a.get("observed_at")), wait=_wait(a))
 
 
 def _log(s: Session, a: dict[str, Any]) -> Result:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dcx.core.clock import clock_from_env
+from dcx.core.clock import Clock
 from dcx.core.errors import Refused
 from dcx.core.fsutil import fault_point, file_lock
 from dcx.core.result import Result
@@ -352,7 +352,7 @@ def preview_commit(ws: Workspace, plan: Plan) -> dict[str, Any]:
                              receipt_values(plan, _compare(plan, read_cursors(ws))))
 
 
-def apply_commit(ws: Workspace, store: Store, plan: Plan, *, wait: float,
+def apply_commit(ws: Workspace, store: Store, plan: Plan, *, wait: float, now: str,
                  before_write: Sequence[tuple[str, Callable[[], None]]] = ()) -> Result:
     """Steps 6 to 8 under the cursor lock: re-check, compare-and-swap, write, read back, receipt.
     ``before_write``: (fault step, write) pairs run in order under the lock once the swap is known
@@ -379,7 +379,7 @@ def apply_commit(ws: Workspace, store: Store, plan: Plan, *, wait: float,
                 raise _refuse("readback_failed", "the cursor file did not read back as written")
         receipt = store.put(commit.SPEC, packet_context(ws, decision_id), receipt_values(plan, results))
         fault_point("commit.after_receipt")
-        decisions.append(ws, decision_id, "commit", receipt["receipt_ref"], clock_from_env().now(), wait=wait)
+        decisions.append(ws, decision_id, "commit", receipt["receipt_ref"], now, wait=wait)
     fault_point("commit.after_index")
     pending.remove(ws, plan.asm["assembly_ref"])
     return Result("commit", {"receipt": receipt, "replayed": False})
@@ -392,7 +392,7 @@ def load_chain(store: Store, refs: dict[str, str | None]) -> dict[str, dict[str,
 
 
 def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log: str | None,
-                    agent_id: str | None, wait: float) -> Result:
+                    agent_id: str | None, clock: Clock, wait: float) -> Result:
     check_decision_id(decision_id)
     state = require_active(ws, agent_id)
     assert state.profile is not None and state.registry is not None
@@ -420,4 +420,4 @@ def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log
     plan = plan_commit(ws, store, state, decision_id, event_id, chain, gate_event=gate_event, wait=wait)
     if isinstance(plan, Result):
         return plan
-    return apply_commit(ws, store, plan, wait=wait)
+    return apply_commit(ws, store, plan, wait=wait, now=clock.now())

@@ -19,7 +19,7 @@ from dcx.comparison import corpus as corpus_mod
 from dcx.comparison import metrics
 from dcx.comparison.plan import Plan, Query, load_plan, load_qrels, load_queries
 from dcx.comparison.runner import QueryRun, SetupError, effective_max_results, run_profile
-from dcx.core.clock import Clock, clock_from_env
+from dcx.core.clock import Clock
 from dcx.core.errors import DcxError, InvalidInput
 from dcx.core.result import Result
 from dcx.packets import comparison as packet
@@ -109,12 +109,11 @@ def compare(
     freeze: bool = False,
     report_dir: Path | None = None,
     include_queries: bool = False,
-    clock: Clock | None = None,
+    clock: Clock,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Result:
     from blake3 import blake3
 
-    clock = clock or clock_from_env()
     plan = load_plan(plan_path)
     queries = load_queries(plan)
     documents = corpus_mod.read_corpus(plan.corpus, plan.include, skip=(plan.lock,))

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dcx.core.clock import clock_from_env
+from dcx.core.clock import Clock
 from dcx.core.errors import ExitCode, InvalidInput, Refused
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
@@ -60,7 +60,7 @@ def row(ext_id: str, record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _new_revision(path: str) -> tuple[str, dict[str, Any]]:
+def _new_revision(path: str, clock: Clock) -> tuple[str, dict[str, Any]]:
     manifest = load_manifest(Path(path))
     assert manifest.source is not None
     pinned = runtime.pin(manifest.runtime, manifest.source.parent)
@@ -69,7 +69,7 @@ def _new_revision(path: str) -> tuple[str, dict[str, Any]]:
         "manifest": manifest.normalised,
         **pinned,
         "manifest_path": str(manifest.source),
-        "installed_at": clock_from_env().now(),
+        "installed_at": clock.now(),
     }
     return manifest.id, rev
 
@@ -125,8 +125,8 @@ def _maybe_doctor(ws: Workspace, ext_id: str, wait: float, *, run: bool) -> Doct
 
 
 def install(*, ws: Workspace, path: str, enable: bool = True, doctor: bool = True,
-            dry_run: bool = False, wait: float = 5.0) -> Result:
-    ext_id, rev = _new_revision(path)
+            clock: Clock, dry_run: bool = False, wait: float = 5.0) -> Result:
+    ext_id, rev = _new_revision(path, clock)
 
     def plan(state: dict[str, Any]) -> str:
         existing = state["extensions"].get(ext_id)
@@ -157,8 +157,9 @@ def install(*, ws: Workspace, path: str, enable: bool = True, doctor: bool = Tru
                    revision=rev["revision"], doctor=outcome)
 
 
-def upgrade(*, ws: Workspace, path: str, doctor: bool = True, dry_run: bool = False, wait: float = 5.0) -> Result:
-    ext_id, rev = _new_revision(path)
+def upgrade(*, ws: Workspace, path: str, clock: Clock, doctor: bool = True, dry_run: bool = False,
+            wait: float = 5.0) -> Result:
+    ext_id, rev = _new_revision(path, clock)
 
     def apply(state: dict[str, Any]) -> str:
         record = _require(state, ext_id)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.core.clock import clock_from_env
+from dcx.core.clock import Clock
 from dcx.core.errors import Refused
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
@@ -82,7 +82,7 @@ def evaluate(ev: dict[str, Any], out: dict[str, Any], retrieval: dict[str, Any] 
 
 
 def record_feedback(*, ws: Workspace, decision_id: str, outcome_ref: str | None,
-                    observed_at: str | None, wait: float) -> Result:
+                    clock: Clock, wait: float) -> Result:
     check_decision_id(decision_id)
     store = Store(ws)
     known = decisions.refs_of(ws, decision_id, "outcome")
@@ -120,7 +120,7 @@ def record_feedback(*, ws: Workspace, decision_id: str, outcome_ref: str | None,
     existing = _same_feedback(store, ws, decision_id, values)
     if existing is not None:  # same inputs, same packet: the time of asking is not an input
         return Result("feedback", {"feedback": existing, "recorded": False})
-    values["observed_at"] = clock_from_env(observed_at).now()
+    values["observed_at"] = clock.now()
     packet = store.put(feedback.SPEC, packet_context(ws, decision_id), values)
     decisions.append(ws, decision_id, "feedback", packet["feedback_ref"], packet["observed_at"], wait=wait)
     return Result("feedback", {"feedback": packet, "recorded": True})

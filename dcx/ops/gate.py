@@ -9,7 +9,7 @@ same gate again returns the existing event.
 
 from __future__ import annotations
 
-from dcx.core.clock import clock_from_env
+from dcx.core.clock import Clock
 from dcx.core.errors import InvalidInput, Refused
 from dcx.core.public import check_text, check_token
 from dcx.core.result import Result
@@ -23,7 +23,7 @@ from dcx.state.store import Store
 
 
 def gate(*, ws: Workspace, decision_id: str, disposition: str, by: str, summary: str, todo_id: str | None,
-         proposal_ref: str | None, agent_id: str | None, observed_at: str | None, wait: float) -> Result:
+         proposal_ref: str | None, agent_id: str | None, clock: Clock, wait: float) -> Result:
     check_decision_id(decision_id)
     if disposition not in gates.DISPOSITIONS:
         raise InvalidInput("give one of --approve, --reject or --defer", field="--approve")
@@ -54,7 +54,7 @@ def gate(*, ws: Workspace, decision_id: str, disposition: str, by: str, summary:
     event = gates.build_gate_event(
         goal_id=ws.goal_id, agent_id=agent, decision_id=decision_id, disposition=disposition, actor=actor,
         summary=summary, todo_id=todo, evidence_ref=prop["evidence_packet_ref"], proposal_ref=chosen,
-        recorded_at=clock_from_env(observed_at).now(),
+        recorded_at=clock.now(),
     )
     stored, appended = events.append_event(ws, event, wait=wait)
     return Result("gate", {"event": stored, "appended": appended, "disposition": disposition}, warnings=warnings)

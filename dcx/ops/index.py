@@ -8,7 +8,7 @@ index: this command is how the index moves.
 
 from __future__ import annotations
 
-from dcx.core.clock import clock_from_env
+from dcx.core.clock import Clock
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.providers.bm25_index import index_path
@@ -22,6 +22,7 @@ def index(
     *,
     ws: Workspace,
     agent_id: str | None,
+    clock: Clock,
     rebuild: bool = False,
     wait: float = 5.0,
     progress: Progress | None = None,
@@ -39,7 +40,7 @@ def index(
         ws,
         registry,
         list_files,
-        now=clock_from_env().now(),
+        now=clock.now(),
         rebuild=rebuild,
         wait=wait,
         progress=progress,

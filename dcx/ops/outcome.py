@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dcx.core.clock import clock_from_env
+from dcx.core.clock import Clock
 from dcx.core.errors import InvalidInput, Refused
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
@@ -48,7 +48,7 @@ def check_acceptance(accepted: dict, proposal_packet: dict, agent: str, allow_se
 
 
 def record_outcome(*, ws: Workspace, decision_id: str, source: str | None, agent_id: str | None,
-                   observed_at: str | None, wait: float, document: object = None) -> Result:
+                   clock: Clock, wait: float, document: object = None) -> Result:
     check_decision_id(decision_id)
     agent = require_agent(ws, agent_id)
     data, display = json_input(source, document, flag="--from", name="outcome")
@@ -72,7 +72,6 @@ def record_outcome(*, ws: Workspace, decision_id: str, source: str | None, agent
     store = Store(ws)
     prop = store.get(proposal_ref, kind=proposal.SPEC.kind)
     check_acceptance(clean["accepted_decision"], prop, agent, self_confirmation_allowed(ws), display)
-    clock = clock_from_env(observed_at)
     packet = store.put(
         outcome.SPEC,
         packet_context(ws, decision_id),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.core.clock import clock_from_env, parse_ts
+from dcx.core.clock import Clock, parse_ts
 from dcx.core.envelope import PacketContext
 from dcx.core.errors import InvalidInput
 from dcx.core.result import Result
@@ -137,7 +137,7 @@ def prepare(
     query_file: str | None,
     query_summary: str | None,
     scope: str | None,
-    observed_at: str | None,
+    clock: Clock,
     rebase_file: str | None,
     auto_rebase: bool,
     baseline: bool,
@@ -172,7 +172,6 @@ def prepare(
         from dcx.core.canonical import content_digest
 
         input_digest = content_digest(body)[:32]
-    clock = clock_from_env(observed_at)
     now = clock.now()
     key = load_key(ws)
     store = Store(ws)

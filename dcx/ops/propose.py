@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dcx.core.clock import clock_from_env
+from dcx.core.clock import Clock
 from dcx.core.errors import Refused
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
@@ -30,7 +30,7 @@ def latest_evidence(ws: Workspace, decision_id: str) -> str:
 
 
 def propose(*, ws: Workspace, decision_id: str, source: str | None, agent_id: str | None,
-            observed_at: str | None, wait: float, document: object = None) -> Result:
+            clock: Clock, wait: float, document: object = None) -> Result:
     check_decision_id(decision_id)
     agent = require_agent(ws, agent_id)
     data, display = json_input(source, document, flag="--from", name="proposal")
@@ -46,7 +46,6 @@ def propose(*, ws: Workspace, decision_id: str, source: str | None, agent_id: st
         )
     store = Store(ws)
     store.get(latest, kind=evidence.SPEC.kind)  # verifies the evidence before binding to it
-    clock = clock_from_env(observed_at)
     packet = store.put(
         proposal.SPEC,
         packet_context(ws, decision_id),

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
-from dcx.core.clock import Clock, clock_from_env
+from dcx.core.clock import Clock
 from dcx.core.envelope import PacketContext
 from dcx.core.errors import DcxError, InvalidInput, NoWorkspace
 from dcx.core.result import Result
@@ -104,7 +104,7 @@ def recall(
     max_results: int | None = None,
     timeout: float | None = None,
     stdin: IO[Any] | None = None,
-    clock: Clock | None = None,
+    clock: Clock,
 ) -> Result:
     state = require_active(ws, agent_id)
     profile = state.profile
@@ -114,7 +114,7 @@ def recall(
     text, source_flag = read_query(query, query_file, stdin)
     return recall_once(
         ws=ws, state=state, scope=scope, query=text, query_summary=query_summary,
-        max_results=max_results, timeout=timeout, clock=clock or clock_from_env(),
+        max_results=max_results, timeout=timeout, clock=clock,
         labels={**LABELS, "query": source_flag},
         profile_unchanged=lambda: _profile_digest(ws) == before,
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dcx.core.clock import clock_from_env
+from dcx.core.clock import Clock
 from dcx.core.errors import Refused
 from dcx.core.fields import DECISION_ID_RE
 from dcx.core.fsutil import atomic_write, file_lock
@@ -41,7 +41,7 @@ def _kept(packet: Any, ws: Workspace) -> dict[str, Any]:
     return kept
 
 
-def redact(*, ws: Workspace, ref: str, reason_code: str, observed_at: str | None, wait: float) -> Result:
+def redact(*, ws: Workspace, ref: str, reason_code: str, clock: Clock, wait: float) -> Result:
     check_token(reason_code, field="--reason", limit=120)
     store = Store(ws)
     full = store.resolve(ref)
@@ -66,7 +66,7 @@ def redact(*, ws: Workspace, ref: str, reason_code: str, observed_at: str | None
             "removed_blake3": digest(data),
             "removed_size": len(data),
             "reason_code": reason_code,
-            "redacted_at": clock_from_env(observed_at).now(),
+            "redacted_at": clock.now(),
         })
         from dcx.core.canonical import pretty_bytes
 

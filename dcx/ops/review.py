@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dcx.core.clock import normalise_ts
+from dcx.core.clock import Clock, normalise_ts
 from dcx.core.errors import DcxError, InvalidInput, Refused
 from dcx.core.public import REASON_MAX, SUMMARY_MAX, check_text, check_token
 from dcx.core.result import Result
@@ -128,7 +128,7 @@ def _same_settlement(packet: dict[str, Any], values: dict[str, Any]) -> bool:
 
 def review_decision(*, ws: Workspace, decision_id: str, gate_event: str | None, no_change: bool,
                     reason_code: str | None, summary: str | None, event_log: str | None, agent_id: str | None,
-                    dry_run: bool, wait: float, by: str | None = None) -> Result:
+                    dry_run: bool, clock: Clock, wait: float, by: str | None = None) -> Result:
     check_decision_id(decision_id)
     if (gate_event is None) == (not no_change):
         raise InvalidInput("give exactly one of --gate-event E or --no-change", field="--gate-event")
@@ -214,7 +214,7 @@ def review_decision(*, ws: Workspace, decision_id: str, gate_event: str | None, 
         events.append_event(ws, event, wait=wait)
 
     # under the cursor lock, right before the swap; each write is followed by its fault step
-    done = apply_commit(ws, store, plan, wait=wait,
+    done = apply_commit(ws, store, plan, wait=wait, now=clock.now(),
                         before_write=(("review.after_receipt", write_receipt), ("review.after_event", write_event)))
     return _result(rev, event, done.data["receipt"], replayed=done.data["replayed"], dry_run=False,
                    warnings=warnings)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dcx.core.clock import clock_from_env
+from dcx.core.clock import Clock
 from dcx.core.envelope import PacketContext
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
@@ -32,12 +32,11 @@ def scan(
     ws: Workspace,
     agent_id: str | None,
     source_ids: Sequence[str] = (),
-    observed_at: str | None = None,
+    clock: Clock,
     progress: ProgressFactory | None = None,
 ) -> Result:
     state = require_active(ws, agent_id)
     assert state.profile is not None and state.registry is not None
-    clock = clock_from_env(observed_at)
     selected = select_sources(state.registry, source_ids)
     committed = read_cursors(ws)
     providers = Providers(ws, state.profile, state.registry, progress=progress)

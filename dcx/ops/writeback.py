@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dcx.core.clock import clock_from_env
+from dcx.core.clock import Clock
 from dcx.core.errors import InvalidInput, Refused
 from dcx.core.public import check_text
 from dcx.core.result import Result
@@ -15,7 +15,7 @@ DEFAULT_KINDS = ("evidence", "proposal", "outcome")
 
 
 def writeback(*, ws: Workspace, decision_id: str, kind: str, summary: str, artifacts: list[str],
-              agent_id: str | None, observed_at: str | None, wait: float) -> Result:
+              agent_id: str | None, clock: Clock, wait: float) -> Result:
     check_decision_id(decision_id)
     events.check_kind(kind)
     check_text(summary, field="--summary")
@@ -47,7 +47,7 @@ def writeback(*, ws: Workspace, decision_id: str, kind: str, summary: str, artif
             refs.append(ref)
     event = events.build_event(
         goal_id=ws.goal_id, agent_id=agent, decision_id=decision_id, kind=kind, summary=summary,
-        artifact_refs=refs, recorded_at=clock_from_env(observed_at).now(),
+        artifact_refs=refs, recorded_at=clock.now(),
     )
     stored, appended = events.append_event(ws, event, wait=wait)
     return Result("writeback", {"event": stored, "appended": appended})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from dcx.core.clock import clock_from_env
 from dcx.core.workspace import Workspace
 from dcx.ops import ext as ops
 from tests.support.cli import run_dcx
@@ -16,13 +17,13 @@ def test_a_proof_is_not_recorded_for_a_revision_that_changed_during_the_doctor(
 ) -> None:
     ws = Workspace(fresh_ws)
     manifest = make_extension(tmp_path / "exts", "good.py")
-    ops.install(ws=ws, path=str(manifest))
+    ops.install(clock=clock_from_env(), ws=ws, path=str(manifest))
     manifest.write_text(manifest.read_text().replace('version = "1.0.0"', 'version = "1.1.0"'))
     real = ops.run_doctor
 
     def doctor_while_someone_upgrades(record, rev, **kw):
         outcome = real(record, rev, **kw)
-        ops.upgrade(ws=ws, path=str(manifest), doctor=False)  # lands between the probe and the record
+        ops.upgrade(clock=clock_from_env(), ws=ws, path=str(manifest), doctor=False)  # lands between the probe and the record
         return outcome
 
     monkeypatch.setattr(ops, "run_doctor", doctor_while_someone_upgrades)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dcx.core.clock import FixedClock
+from dcx.core.clock import FixedClock, clock_from_env
 from dcx.core.errors import InvalidInput
 from dcx.core.workspace import Workspace
 from dcx.ops.index import index
@@ -45,7 +45,7 @@ def test_read_query_refusals(query, query_file, stdin, field: str) -> None:
 def test_recall_result_is_the_validated_packet(fresh_ws: Path, tree) -> None:
     ws = enable(fresh_ws)
     tree(fresh_ws, {"docs": {"a.md": "# Heron\n\nheron migration plan"}})
-    index(ws=Workspace(fresh_ws), agent_id=None)
+    index(clock=clock_from_env(), ws=Workspace(fresh_ws), agent_id=None)
     result = recall(ws=ws, agent_id="agent-a", scope="", query="heron", query_file=None, query_summary="herons",
                     clock=FixedClock("2026-11-29T18:00:00Z"))
     assert (result.command, result.status, result.warnings) == ("recall", "ok", [])
@@ -56,6 +56,6 @@ def test_recall_result_is_the_validated_packet(fresh_ws: Path, tree) -> None:
 
 def test_unavailable_recall_is_partial_with_a_hint(fresh_ws: Path) -> None:
     ws = enable(fresh_ws)
-    result = recall(ws=ws, agent_id=None, scope="", query="heron", query_file=None, query_summary="herons")
+    result = recall(clock=clock_from_env(), ws=ws, agent_id=None, scope="", query="heron", query_file=None, query_summary="herons")
     assert result.status == "partial" and result.exit_code == 0
     assert result.warnings == ["recall unavailable (index_missing): build the bm25 index with `dcx index`"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from dcx.core.clock import clock_from_env
 from dcx.core.workspace import Workspace
 from dcx.ops.index import index
 from dcx.providers import bm25, bm25_search
@@ -61,7 +62,7 @@ def _rows(ws: Workspace) -> dict[str, list[int]]:
 
 def test_distinctive_query_returns_the_planted_passage_first(fresh_ws: Path, tree) -> None:
     ws = _setup(fresh_ws, tree)
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
     result = _recall(ws, "quokka failover zebrafish drill")
     assert result.status == "completed" and result.items
     top = result.items[0]
@@ -74,7 +75,7 @@ def test_distinctive_query_returns_the_planted_passage_first(fresh_ws: Path, tre
 
 def test_unanswerable_query_is_completed_with_no_items(fresh_ws: Path, tree) -> None:
     ws = _setup(fresh_ws, tree)
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
     result = _recall(ws, "xylophone platypus kumquat")
     assert (result.status, result.reason_code, result.items, result.search_performed) == ("completed", None, (), True)
 
@@ -89,7 +90,7 @@ def test_scores_are_okapi_bm25_with_k1_1_2_and_b_0_75(fresh_ws: Path, tree) -> N
         "f.md": "strawberry tangerine",
     }
     ws = _setup(fresh_ws, tree, docs)
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
     result = _recall(ws, "apple durian", max_results=8)
     tokens = {name: text.split() for name, text in docs.items()}
     n_docs, avgdl = len(docs), sum(len(t) for t in tokens.values()) / len(docs)
@@ -115,31 +116,31 @@ def test_editing_one_file_reindexes_only_that_file(fresh_ws: Path, tree) -> None
     past = time.time() - 3600
     for path in (fresh_ws / "docs").rglob("*.md"):
         os.utime(path, (past, past))  # older than the stat cache: the cache may answer for them
-    first = index(ws=ws, agent_id=None).data
+    first = index(clock=clock_from_env(), ws=ws, agent_id=None).data
     assert first["created"] and first["files_indexed"] == 13
     before = _rows(ws)
     (fresh_ws / "docs" / "note-3.md").write_text("# Note 3\n\nRewritten: the pelican runbook moved.\n")
-    second = index(ws=ws, agent_id=None).data
+    second = index(clock=clock_from_env(), ws=ws, agent_id=None).data
     row = second["sources"][0]
     assert (second["created"], row["files_indexed"], row["files_hashed"], row["files_removed"]) == (False, 1, 1, 0)
     after = _rows(ws)
     assert {p: r for p, r in after.items() if p != "note-3.md"} == {p: r for p, r in before.items() if p != "note-3.md"}
     assert after["note-3.md"] != before["note-3.md"]
     assert _recall(ws, "pelican").items[0].content.endswith("the pelican runbook moved.")
-    third = index(ws=ws, agent_id=None).data["sources"][0]
+    third = index(clock=clock_from_env(), ws=ws, agent_id=None).data["sources"][0]
     assert third["files_indexed"] == 0  # (note-3 may be re-hashed once more under the racy-git rule)
     assert third["files_hashed"] <= 1
 
 
 def test_deleted_files_and_dropped_sources_leave_the_index(fresh_ws: Path, tree) -> None:
     ws = _setup(fresh_ws, tree)
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
     (fresh_ws / "docs" / "drills" / "quokka.md").unlink()
-    report = index(ws=ws, agent_id=None).data
+    report = index(clock=clock_from_env(), ws=ws, agent_id=None).data
     assert report["files_removed"] == 1
     assert _recall(ws, "quokka").items == ()
     enable(fresh_ws, sources=({"source_id": "docs", "locator": "docs", "exact_read_policy": "never"},))
-    report = index(ws=ws, agent_id=None).data
+    report = index(clock=clock_from_env(), ws=ws, agent_id=None).data
     assert report["sources"][0]["status"] == "skipped" and report["sources"][0]["reason_code"] == "exact_read_disabled"
     assert report["chunk_count"] == 0 and _rows(ws) == {}
 
@@ -147,10 +148,10 @@ def test_deleted_files_and_dropped_sources_leave_the_index(fresh_ws: Path, tree)
 def test_binary_and_oversize_files_are_recorded_not_indexed(fresh_ws: Path, tree) -> None:
     files = {"text.md": "plain words here", "blob.bin": b"\xff\xfe\x00binary", "big.md": "huge " * 400}
     ws = _setup(fresh_ws, tree, files, extra="[bounds]\nmax_read_bytes = 1000")
-    row = index(ws=ws, agent_id=None).data["sources"][0]
+    row = index(clock=clock_from_env(), ws=ws, agent_id=None).data["sources"][0]
     assert (row["files"], row["files_indexed"], row["skipped_binary"], row["skipped_oversize"]) == (3, 1, 1, 1)
     assert _recall(ws, "huge").items == ()
-    again = index(ws=ws, agent_id=None).data["sources"][0]
+    again = index(clock=clock_from_env(), ws=ws, agent_id=None).data["sources"][0]
     assert again["files_indexed"] == 0  # recorded by revision: not re-read
 
 
@@ -158,7 +159,7 @@ def test_scope_selects_sources(fresh_ws: Path, tree) -> None:
     sources = ({"source_id": "source:docs", "locator": "docs"}, {"source_id": "notes", "locator": "notes"})
     ws = enable(fresh_ws, sources=sources)
     tree(fresh_ws, {"docs": {"a.md": "heron migration plan"}, "notes": {"b.md": "heron sighting log"}})
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
 
     def sources_of(scope: str) -> set[str]:
         return {parse_resource_ref(i.resource_ref).source_id for i in _recall(ws, "heron", scope_ref=scope).items}
@@ -174,7 +175,7 @@ def test_scope_selects_sources(fresh_ws: Path, tree) -> None:
 def test_missing_and_corrupt_index_degrade_to_unavailable(fresh_ws: Path, tree) -> None:
     ws = _setup(fresh_ws, tree)
     assert _recall(ws, "quokka").reason_code == "index_missing"
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
     index_path(ws.index).write_bytes(b"this is not an sqlite database" * 100)
     result = _recall(ws, "quokka")
     assert (result.status, result.reason_code, result.items) == ("unavailable", "index_corrupt", ())
@@ -182,7 +183,7 @@ def test_missing_and_corrupt_index_degrade_to_unavailable(fresh_ws: Path, tree) 
 
 def test_index_of_another_schema_is_corrupt(fresh_ws: Path, tree) -> None:
     ws = _setup(fresh_ws, tree)
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
     conn = sqlite3.connect(index_path(ws.index))
     conn.execute("UPDATE meta SET value = 'dcx_bm25_index_v9' WHERE key = 'schema_version'")
     conn.commit()
@@ -192,7 +193,7 @@ def test_index_of_another_schema_is_corrupt(fresh_ws: Path, tree) -> None:
 
 def test_query_syntax_never_reaches_match(fresh_ws: Path, tree) -> None:
     ws = _setup(fresh_ws, tree)
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
     for query in ['quokka" OR NEAR(', "quokka*", "-quokka", "^quokka AND", "col:quokka", '"""', "(((", "!!!"]:
         result = _recall(ws, query)
         assert result.status == "completed", query
@@ -201,7 +202,7 @@ def test_query_syntax_never_reaches_match(fresh_ws: Path, tree) -> None:
 
 def test_diacritics_and_case_fold(fresh_ws: Path, tree) -> None:
     ws = _setup(fresh_ws, tree, {"a.md": "Le CAFÉ de la gare sert un crème brûlée"})
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
     assert _recall(ws, "cafe creme brulee").items
     assert query_terms("Café, CAFÉ; foo_bar") == ["Café", "CAFÉ", "foo", "bar"]
 
@@ -212,7 +213,7 @@ def test_near_zero_idf_terms_are_scored_not_dropped(fresh_ws: Path, tree, monkey
                                       + ["rare"] * (i in (3, 11)) + ["pad"] * i + ["Café"] * (i % 2) * (1 + i % 5))
              for i in range(24)}
     ws = _setup(fresh_ws, tree, files)
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
     queries = [(q, n) for q in ("storefront", "storefront mid", "mid storefront rare", "rare storefront",
                                 "cafe mid", "mid CAFÉ rare")
                for n in (1, 2, 4)]
@@ -238,14 +239,14 @@ def test_near_zero_idf_terms_are_scored_not_dropped(fresh_ws: Path, tree, monkey
 def test_a_passed_deadline_interrupts_the_search(fresh_ws: Path, tree) -> None:
     files = {f"f{i}.md": "\n\n".join(f"alpha beta gamma {i} {j}" for j in range(20)) for i in range(60)}
     ws = _setup(fresh_ws, tree, files)
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
     result = Bm25Provider(ws).retrieve(request(query="alpha beta gamma"), deadline=time.monotonic() - 1)
     assert (result.status, result.reason_code) == ("unavailable", "provider_search_timeout")
 
 
 def test_result_limit_and_cap(fresh_ws: Path, tree) -> None:
     ws = _setup(fresh_ws, tree)
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
     result = _recall(ws, "catalog", max_results=2)
     assert len(result.items) == 2 and result.result_cap_applied
     few = _recall(ws, "quokka", max_results=8)

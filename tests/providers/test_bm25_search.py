@@ -6,6 +6,7 @@ import random
 import sqlite3
 from pathlib import Path
 
+from dcx.core.clock import clock_from_env
 from dcx.ops.index import index
 from dcx.providers.bm25 import query_terms
 from dcx.providers.bm25_bounds import BoundsBuilder, factor
@@ -61,7 +62,7 @@ def test_pruned_top_k_equals_the_full_ranking_across_updates(fresh_ws: Path, tre
     rng = random.Random(7)
     ws = enable(fresh_ws)
     tree(fresh_ws, {"docs": _corpus(rng)})
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
     path = index_path(ws.index)
     _df_matches_fts5(path)
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -73,7 +74,7 @@ def test_pruned_top_k_equals_the_full_ranking_across_updates(fresh_ws: Path, tre
         (docs / f"f{f}.md").write_text("\n\n".join(_section(rng, s, longest=400) for s in range(10)))
     for f in range(1, 100, 9):
         (docs / f"f{f}.md").unlink()
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
     _df_matches_fts5(path)
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     assert _check(conn, rng) > 10
@@ -84,7 +85,7 @@ def test_token_counts_match_fts5_for_ascii_and_other_text(fresh_ws: Path, tree) 
     ws = enable(fresh_ws)
     tree(fresh_ws, {"docs": {"a.md": "Plain ASCII, with_underscores & 42 numbers+symbols.",
                              "b.md": "Ünïcode café CAFÉ straße 日本語 naïve—dash"}})
-    index(ws=ws, agent_id=None)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
     conn = sqlite3.connect(index_path(ws.index))
     conn.execute("CREATE VIRTUAL TABLE temp.inst USING fts5vocab(main, chunks, instance)")
     fts5 = dict(conn.execute("SELECT doc, count(*) FROM temp.inst GROUP BY doc"))

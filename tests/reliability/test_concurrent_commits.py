@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from dcx.core.clock import clock_from_env
 from tests.support.figures import record
 from tests.support.reliability import (
     commit_receipts,
@@ -182,7 +183,7 @@ def test_a_commit_that_loses_the_companion_to_a_racing_twin_replays(template, tm
     for name, value in template.env().items():
         if name.startswith("DCX_"):
             monkeypatch.setenv(name, value)
-    result = commit_decision(ws=Workspace(root), decision_id=decision.decision_id, event_id=decision.event_id,
+    result = commit_decision(clock=clock_from_env(), ws=Workspace(root), decision_id=decision.decision_id, event_id=decision.event_id,
                              event_log=None, agent_id="agent-a", wait=10)
     assert twins and twins[0].code == 0 and twins[0].json()["data"]["replayed"] is False
     assert result.data["replayed"] is True

@@ -9,6 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
+from dcx.core.clock import clock_from_env
 from tests.support.workspace import REPO
 
 FIXTURES = REPO / "fixtures" / "extensions"
@@ -64,7 +65,7 @@ def install(ws_root: Path, manifest: Path, *extra: str) -> None:
     from dcx.ops.ext import install as op
 
     enable = "--disabled" not in extra
-    result = op(ws=Workspace(ws_root), path=str(manifest), enable=enable)
+    result = op(clock=clock_from_env(), ws=Workspace(ws_root), path=str(manifest), enable=enable)
     assert result.exit_code == 0, result.data
 
 
