@@ -205,8 +205,18 @@ def locked_append(
         ensure_dir(path.parent)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, file_mode(path, 0o644))
         try:
-            os.write(fd, line)
+            write_all(fd, line)
             os.fsync(fd)
         finally:
             os.close(fd)
         return line
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte: ``os.write`` may write fewer than it was given (a signal, a full disk)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError("os.write wrote nothing")
+        view = view[written:]

@@ -17,6 +17,15 @@ EVIDENCE_LEVELS = ("s0", "s1", "s2", "s3", "s4")
 SCAN_MODES = ("incremental", "on_demand", "snapshot")
 READ_POLICIES = ("always", "material_change", "never")
 
+
+def policy_reads(policy: str, *, deleted: bool) -> bool:
+    """Whether ``exact_read_policy`` asks for an exact read of an item (SPEC §5.3), the one rule:
+    ``always`` every item, ``material_change`` every item but deletions, ``never`` none."""
+    if policy == "always":
+        return True
+    return policy == "material_change" and not deleted
+
+
 # scans (SPEC §5.2)
 COMPLETED = "completed"
 NO_CHANGE = "no_change"

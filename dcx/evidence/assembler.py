@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from dcx.core.errors import InvalidInput, Refused
+from dcx.core.vocab import policy_reads
 from dcx.evidence.authority import confirms, same_document, too_short
 from dcx.state.profile import Registry, Source
 from dcx.state.refmap import RefMinter
@@ -211,7 +212,7 @@ def absorbable(change: Change, policy: str) -> bool:
     """Read and verified, or a terminal outcome (binary, oversize, deleted)."""
     if change.content_kind == "deleted" or change.read_status in ("verified", "binary", "oversize", "deleted"):
         return True
-    return policy == "never"
+    return not policy_reads(policy, deleted=False)  # never: nothing to read
 
 
 class EvidenceDraft:

@@ -19,7 +19,7 @@ from dcx.packets import freshness as freshness_packet
 from dcx.packets import manifest as manifest_packet
 from dcx.packets import retrieval as retrieval_packet
 from dcx.packets import scan as scan_packet
-from dcx.sources.plane import read_complete
+from dcx.sources.plane import content_kind_after_read, read_complete
 from dcx.state.profile import Registry
 
 if TYPE_CHECKING:
@@ -42,13 +42,12 @@ def scan_receipt_values(
         read = reads.get(item.resource_ref)
         confirmed = read is not None and read.verified and read.revision == item.revision
         verified += confirmed
-        kind = read.content_kind if read is not None and read.absorbed else None
         changes.append(
             {
                 "change_ref": minter.change_ref(source_id, item.resource_ref),
                 "revision_ref": minter.revision_ref(source_id, item.resource_ref, item.revision),
                 "observed_at": item.observed_at,
-                "content_kind": kind or item.content_kind,
+                "content_kind": content_kind_after_read(item, read),
                 "exact_read_verified": confirmed,
             }
         )

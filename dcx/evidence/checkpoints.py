@@ -25,18 +25,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from dcx.core.vocab import READ_TERMINAL, policy_reads
+
 READY = "ready_after_writeback"
 PRESERVE = "preserve"
 # Exact-read outcomes that end the matter: recorded and absorbable (SPEC §5.3).
-TERMINAL_KINDS = frozenset({"binary", "oversize", "deleted"})
+TERMINAL_KINDS = frozenset(READ_TERMINAL)
 
 
 def read_required(policy: str, change: Mapping[str, Any]) -> bool:
-    if policy == "always":
-        return True
-    if policy == "material_change":
-        return change.get("content_kind") != "deleted"
-    return False
+    return policy_reads(policy, deleted=change.get("content_kind") == "deleted")
 
 
 def read_incomplete(policy: str, change: Mapping[str, Any]) -> bool:

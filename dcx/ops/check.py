@@ -21,10 +21,10 @@ def _sources(ws: Workspace, state: Activation) -> list[dict[str, Any]]:
     from dcx.sources.base import SourceUnavailable
     from dcx.sources.registry import Providers
 
-    assert state.profile is not None and state.registry is not None
-    providers = Providers(ws, state.profile, state.registry, persist=False)
+    profile, registry = state.settings()
+    providers = Providers(ws, profile, registry, persist=False)
     rows = []
-    for source in state.registry.sources:
+    for source in registry.sources:
         if not source.enabled:
             continue
         row: dict[str, Any] = {"source_id": source.source_id, "status": "ok", "reason_code": None}
@@ -33,7 +33,7 @@ def _sources(ws: Workspace, state: Activation) -> list[dict[str, Any]]:
             health = provider.health()
             if health.status != "healthy":
                 row.update(status=health.status, reason_code=health.reason_code)
-            elif (adapter := state.registry.binding(source.provider_id).adapter) == "local-file":
+            elif (adapter := registry.binding(source.provider_id).adapter) == "local-file":
                 resolve_locator(ws, source.locator)
             elif adapter == "git":
                 import time
@@ -50,8 +50,7 @@ def _sources(ws: Workspace, state: Activation) -> list[dict[str, Any]]:
 
 
 def _recall(ws: Workspace, state: Activation) -> dict[str, Any]:
-    assert state.profile is not None
-    cp = state.profile.context_provider
+    cp = state.settings()[0].context_provider
     if cp.provider == "none":
         return {"provider": "none", "status": "disabled", "reason_code": None}
     if cp.provider == "bm25":

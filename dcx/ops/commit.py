@@ -240,7 +240,7 @@ def plan_commit(ws: Workspace, store: Store, state, decision_id: str, event_id: 
                 wait: float, tidy: bool = True) -> Plan | Result:
     """Steps 2 to 5 on verified packets; a Result when the commit already happened (replay).
     ``tidy=False`` (a dry run) finds a replay without finishing what an interrupted commit left."""
-    profile, registry = state.profile, state.registry
+    profile, registry = state.settings()
     ev, prop, out, rev = chain["evidence"], chain.get("proposal"), chain.get("outcome"), chain.get("review")
     if ev is None:
         raise _refuse("chain_missing", "the event names no evidence packet")
@@ -395,11 +395,11 @@ def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log
                     agent_id: str | None, clock: Clock, wait: float) -> Result:
     check_decision_id(decision_id)
     state = require_active(ws, agent_id)
-    assert state.profile is not None and state.registry is not None
+    profile, _registry = state.settings()
     store = Store(ws)
 
     # 1. exact-read the event
-    log_path, display = event_log_path(ws, state.profile, event_log)
+    log_path, display = event_log_path(ws, profile, event_log)
     log = events.read_log(log_path, display)
     event_id = events.resolve_id(log, event_id)
     event = events.find_event(log, event_id, display)
@@ -415,7 +415,7 @@ def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log
     rev = chain.get("review")
     if rev is not None and rev.get("source_event_id"):
         # the gate sits in events.jsonl or in a host log the profile lists
-        matches = [e for e in gate_logs(ws, state.profile) if e.get("event_id") == rev["source_event_id"]]
+        matches = [e for e in gate_logs(ws, profile) if e.get("event_id") == rev["source_event_id"]]
         gate_event = events.find_event(matches, rev["source_event_id"], display) if matches else None
     plan = plan_commit(ws, store, state, decision_id, event_id, chain, gate_event=gate_event, wait=wait)
     if isinstance(plan, Result):

@@ -28,8 +28,7 @@ def index(
     progress: Progress | None = None,
 ) -> Result:
     state = require_active(ws, agent_id)
-    profile, registry = state.profile, state.registry
-    assert profile is not None and registry is not None  # usable activation has both
+    profile, registry = state.settings()
     # the key exists before anything recalls: recall itself never creates a file
     load_key(ws)
     def list_files(source, tick):

@@ -46,7 +46,13 @@ from dcx.packets import freshness as freshness_packets
 from dcx.packets import scan as scan_packets
 from dcx.providers.bm25 import find_by_content, parse_resource_ref
 from dcx.sources.files import CurrentFiles
-from dcx.sources.plane import exact_read_scan, read_times, scan_sources, select_sources
+from dcx.sources.plane import (
+    content_kind_after_read,
+    exact_read_scan,
+    read_times,
+    scan_sources,
+    select_sources,
+)
 from dcx.sources.registry import Providers
 from dcx.state import decisions, pending
 from dcx.state.activation import require_active
@@ -65,10 +71,9 @@ def _changes(scans, reads, minter: RefMinter) -> list[Change]:
         source_reads = reads.get(scan.source_id, {})
         for item in scan.items:
             read = source_reads.get(item.resource_ref)
-            kind = read.content_kind if read is not None and read.absorbed else item.content_kind
             out.append(Change(
                 source_id=scan.source_id, path=item.resource_ref, revision=item.revision, change=item.change,
-                content_kind=kind or item.content_kind,
+                content_kind=content_kind_after_read(item, read),
                 change_ref=minter.change_ref(scan.source_id, item.resource_ref),
                 revision_ref=minter.revision_ref(scan.source_id, item.resource_ref, item.revision),
                 read_status=read.status if read is not None else None,

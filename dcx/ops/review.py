@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from dcx.core.clock import Clock, normalise_ts
-from dcx.core.errors import DcxError, InvalidInput, Refused
+from dcx.core.errors import DcxError, InternalError, InvalidInput, Refused
 from dcx.core.public import REASON_MAX, SUMMARY_MAX, check_text, check_token
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
@@ -141,8 +141,7 @@ def review_decision(*, ws: Workspace, decision_id: str, gate_event: str | None, 
     if summary is not None:
         check_text(summary, field="--summary", limit=SUMMARY_MAX)
     state = require_active(ws, agent_id)
-    assert state.profile is not None and state.agent_id is not None
-    agent, profile = state.agent_id, state.profile
+    agent, profile = state.acting_agent(), state.settings()[0]
     store = Store(ws)
     latest_ev = decisions.latest(ws, decision_id, "evidence")
     if latest_ev is None:
@@ -159,7 +158,8 @@ def review_decision(*, ws: Workspace, decision_id: str, gate_event: str | None, 
         values: dict[str, Any] = {"disposition": "no_change", "actor_ref": agent, "recorded_at": asm["observed_at"],
                                   "summary": NO_CHANGE_SUMMARY}
     else:
-        assert gate_event is not None
+        if gate_event is None:  # checked above: exactly one of the two
+            raise InternalError("review: neither --gate-event nor --no-change")
         log_path, display = event_log_path(ws, profile, event_log)
         gate = _read_gate(ws, events.read_log(log_path, display), gate_event, display)
         values, prop = _gated_values(ws, store, decision_id, gate, latest_ev, agent, profile.allow_self_confirmation,

@@ -36,10 +36,10 @@ def scan(
     progress: ProgressFactory | None = None,
 ) -> Result:
     state = require_active(ws, agent_id)
-    assert state.profile is not None and state.registry is not None
-    selected = select_sources(state.registry, source_ids)
+    profile, registry = state.settings()
+    selected = select_sources(registry, source_ids)
     committed = read_cursors(ws)
-    providers = Providers(ws, state.profile, state.registry, progress=progress)
+    providers = Providers(ws, profile, registry, progress=progress)
     scans = scan_sources(providers, selected, committed=committed, clock=clock)
     key = load_key(ws)
     ctx = PacketContext(goal_id=ws.goal_id, key_id=key.key_id)

@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 from dcx.core.clock import Clock, parse_ts
 from dcx.core.errors import InvalidInput
+from dcx.core.vocab import policy_reads
 from dcx.sources.base import (
     COMPLETED,
     NO_CHANGE,
@@ -193,12 +194,17 @@ def scan_source(providers: Providers, source: Source, *, cursor_before: str | No
 
 def reads_required(scan: SourceScan) -> tuple[ScanItem, ...]:
     """The items the source's ``exact_read_policy`` asks to read."""
-    policy = scan.source.exact_read_policy
-    if policy == "never" or not scan.ok:
+    if not scan.ok:
         return ()
-    if policy == "material_change":
-        return tuple(item for item in scan.items if item.change != "deleted")
-    return scan.items
+    policy = scan.source.exact_read_policy
+    return tuple(item for item in scan.items if policy_reads(policy, deleted=item.change == "deleted"))
+
+
+def content_kind_after_read(item: ScanItem, read: ReadResult | None) -> str:
+    """The item's content kind: the read's outcome when one ended the matter (``oversize`` is
+    known only then), else what the scan saw."""
+    kind = read.content_kind if read is not None and read.absorbed else None
+    return kind or item.content_kind
 
 
 def exact_read_item(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.core.errors import InvalidInput, NoWorkspace
+from dcx.core.errors import InternalError, InvalidInput, NoWorkspace
 from dcx.core.workspace import Workspace
 from dcx.state.profile import Profile, Registry, load_profile, load_registry, resolve_agent
 
@@ -55,6 +55,18 @@ class Activation:
     @property
     def usable(self) -> bool:
         return self.status in USABLE
+
+    def settings(self) -> tuple[Profile, Registry]:
+        """The profile and registry of a usable activation (a real check: ``assert`` goes under -O)."""
+        if self.profile is None or self.registry is None:
+            raise InternalError("activation is usable without a profile or registry")
+        return self.profile, self.registry
+
+    def acting_agent(self) -> str:
+        """The agent a usable activation acts as (prepare, review: every packet names one)."""
+        if self.agent_id is None:
+            raise InternalError("activation is usable without an agent")
+        return self.agent_id
 
     def public(self) -> dict[str, Any]:
         registry = self.registry

@@ -8,6 +8,7 @@ git's union driver; readers order by ``observed_at`` then line order.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,19 +22,35 @@ def index_path(ws: Workspace, decision_id: str) -> Path:
 
 def append(ws: Workspace, decision_id: str, kind: str, ref: str, observed_at: str, *, wait: float = DEFAULT_WAIT) -> bool:
     """Append ``{kind, ref, observed_at}`` unless the ref is already indexed; True if appended."""
+    return append_many(ws, decision_id, [(kind, ref)], observed_at, wait=wait) == 1
+
+
+def append_many(ws: Workspace, decision_id: str, entries: Sequence[tuple[str, str]], observed_at: str, *,
+                wait: float = DEFAULT_WAIT) -> int:
+    """Append ``(kind, ref)`` lines in order, under one lock and in one write, skipping refs already
+    indexed (or repeated); return how many lines were appended."""
     path = index_path(ws, decision_id)
-    line = json.dumps({"kind": kind, "observed_at": observed_at, "ref": ref}, sort_keys=True).encode()
+    added = 0
 
     def decide(lines: list[str]) -> bytes | None:
+        nonlocal added
+        seen = set()
         for existing in lines:
             try:
-                if json.loads(existing).get("ref") == ref:
-                    return None
-            except ValueError:
+                seen.add(json.loads(existing).get("ref"))
+            except (ValueError, AttributeError):
                 continue
-        return line
+        out = []
+        for kind, ref in entries:
+            if ref in seen:
+                continue
+            seen.add(ref)
+            out.append(json.dumps({"kind": kind, "observed_at": observed_at, "ref": ref}, sort_keys=True).encode())
+        added = len(out)
+        return b"\n".join(out) if out else None
 
-    return locked_append(path, decide, wait=wait, display=ws.rel(path)) is not None
+    locked_append(path, decide, wait=wait, display=ws.rel(path))
+    return added
 
 
 def entries(ws: Workspace, decision_id: str) -> list[dict[str, Any]]:
