@@ -17,7 +17,7 @@ a ``local_private_transient`` packet with the content and writes nothing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dcx.core.clock import Clock, parse_ts
 from dcx.core.envelope import PacketContext
@@ -61,6 +61,12 @@ from dcx.state.keys import load_key
 from dcx.state.profile import Profile, Registry
 from dcx.state.refmap import RefMinter
 from dcx.state.store import Store
+
+if TYPE_CHECKING:
+    from dcx.evidence.recall import RecallRun
+    from dcx.providers.base import RetrievalRequest
+    from dcx.sources.base import ReadResult
+    from dcx.sources.plane import SourceScan
 
 MODES = ("agent", "auto", "baseline", "none")
 
@@ -109,7 +115,7 @@ def _provider_health(scans, run, observed_at: str) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if v is not None} for r in rows]
 
 
-def _show_content(scans, changes: list[Change], run) -> Result:
+def _show_content(changes: list[Change], run: RecallRun | None) -> Result:
     items = [
         {"source_id": c.source_id, "path": c.path, "change_ref": c.change_ref, "revision_ref": c.revision_ref,
          "change": c.change, "content_kind": c.content_kind, "content": c.content}
@@ -132,6 +138,36 @@ def _show_content(scans, changes: list[Change], run) -> Result:
     return Result("prepare", {"content": packet}, status="ok")
 
 
+class Observed(NamedTuple):
+    """What this run saw: scans, their exact reads, the recall, and the changed items."""
+
+    scans: list[SourceScan]
+    reads: dict[str, dict[str, ReadResult]]
+    run: RecallRun | None
+    changes: list[Change]
+
+
+class Account(NamedTuple):
+    """What the run makes of it: freshness as it will be once recorded, and the evidence draft."""
+
+    read_at: dict[str, str]
+    freshness: dict[str, Any]
+    draft: EvidenceDraft
+
+
+class Packets(NamedTuple):
+    manifest: dict[str, Any]
+    receipts: list[dict[str, Any]]
+    coverage: dict[str, Any]
+    freshness: dict[str, Any]
+    retrieval: dict[str, Any] | None
+    evidence: dict[str, Any]
+    rebase: dict[str, Any]
+    checkpoint: dict[str, Any]
+    assembly: dict[str, Any]
+    ready: list[dict[str, Any]]  # the checkpoint rows ready after writeback
+
+
 def prepare(
     *,
     ws: Workspace,
@@ -151,7 +187,33 @@ def prepare(
     progress: Any = None,
     rebase_document: object = None,
 ) -> Result:
+    """observe (scan, read, recall) → account (freshness, facts, claims) → assemble (the
+    packets, the checkpoint among them) → persist (store, one index append, the companion)."""
     check_decision_id(decision_id)
+    mode = _mode(rebase_file, rebase_document, auto_rebase, baseline, show_content, query_file)
+    state = require_active(ws, agent_id)
+    profile, registry = state.settings()
+    body, input_digest = _rebase_input(rebase_file, rebase_document) if mode == "agent" else (None, None)
+    now = clock.now()
+    key = load_key(ws)
+    minter = RefMinter(ws, key, record=not show_content)
+    ctx = PacketContext(ws.goal_id, key.key_id, decision_id)
+    # recall first: its request bounds are input checks (exit 2) that must come before any scan
+    request = _recall_request(profile, query, query_file, query_summary, scope, now)
+    seen = observe(ws, profile, registry, source_ids, request, mode, minter=minter, clock=clock,
+                   progress=progress, transient=show_content)
+    if show_content:
+        return _show_content(seen.changes, seen.run)
+    acct = account(ws, decision_id, profile, registry, seen, mode, body, minter=minter, now=now, ctx=ctx)
+    packets = assemble(ctx, PacketContext(ws.goal_id, key.key_id), registry, seen, acct, minter=minter, mode=mode,
+                       body=body, input_digest=input_digest, now=now, agent_id=state.acting_agent())
+    persist(ws, decision_id, profile, registry, key.key_id, seen, acct, packets, minter=minter, now=now, wait=wait)
+    return _result(seen, acct, packets, mode)
+
+
+def _mode(rebase_file: str | None, rebase_document: object, auto_rebase: bool, baseline: bool,
+          show_content: bool, query_file: str | None) -> str:
+    """The mode the flags choose (``show_content`` is ``none``, writing nothing); one at a time."""
     agent_rebase = rebase_file is not None or rebase_document is not None
     chosen = [flag for flag, on in (("--rebase", agent_rebase), ("--auto-rebase", auto_rebase),
                                      ("--baseline", baseline), ("--show-content", show_content)) if on]
@@ -161,138 +223,150 @@ def prepare(
         raise InvalidInput("--rebase - and --query-file -: only one input can come from stdin",
                            field="--query-file", code="stdin_twice",
                            hint="put the query or the rebase input in a file")
-    mode = "agent" if agent_rebase else "auto" if auto_rebase else "baseline" if baseline else "none"
-    state = require_active(ws, agent_id)
-    profile, registry = state.profile, state.registry
-    assert profile is not None and registry is not None and state.agent_id is not None
-    body = None
-    input_digest = None
-    if agent_rebase:
-        raw, display = json_input(rebase_file, rebase_document, flag="--rebase", name="rebase")
-        body = validated(rebase.INPUT, raw, display)
-        if body.get("semantic_no_change") and any(body.get(k) for k in (
-                "changed_facts", "recalled_claims", "stale_or_rejected_claims", "conflicts")):
-            raise InvalidInput(f"{display}: semantic_no_change cannot come with records",
-                               field="semantic_no_change", code="semantic_no_change_with_records")
-        from dcx.core.canonical import content_digest
+    return "agent" if agent_rebase else "auto" if auto_rebase else "baseline" if baseline else "none"
 
-        input_digest = content_digest(body)[:32]
-    now = clock.now()
-    key = load_key(ws)
-    store = Store(ws)
-    minter = RefMinter(ws, key, record=not show_content)
-    ctx = PacketContext(ws.goal_id, key.key_id, decision_id)
-    goal_ctx = PacketContext(ws.goal_id, key.key_id)
 
-    # recall first: its request bounds are input checks (exit 2) that must come before any scan
-    run = None
-    if query is not None or query_file is not None:
-        import sys
+def _rebase_input(rebase_file: str | None, rebase_document: object) -> tuple[dict[str, Any], str]:
+    """The agent's ``--rebase`` account, checked, and the digest of its content."""
+    from dcx.core.canonical import content_digest
 
-        from dcx.evidence.recall import build_request, run_recall
-        from dcx.ops.recall import read_query
+    raw, display = json_input(rebase_file, rebase_document, flag="--rebase", name="rebase")
+    body = validated(rebase.INPUT, raw, display)
+    if body.get("semantic_no_change") and any(body.get(k) for k in (
+            "changed_facts", "recalled_claims", "stale_or_rejected_claims", "conflicts")):
+        raise InvalidInput(f"{display}: semantic_no_change cannot come with records",
+                           field="semantic_no_change", code="semantic_no_change_with_records")
+    return body, content_digest(body)[:32]
 
-        if not query_summary:
-            raise InvalidInput("--query-summary: required with --query", field="--query-summary")
-        text, _ = read_query(query, query_file, sys.stdin)
-        request = build_request(profile.context_provider, scope_ref=scope, query=text,
-                                query_summary=query_summary, max_results=None, timeout_seconds=None,
-                                observed_at=now, labels={"scope_ref": "--scope", "query": "--query",
-                                                         "query_summary": "--query-summary"})
+
+def _recall_request(profile: Profile, query: str | None, query_file: str | None, query_summary: str | None,
+                    scope: str | None, now: str) -> RetrievalRequest | None:
+    if query is None and query_file is None:
+        return None
+    import sys
+
+    from dcx.evidence.recall import build_request
+    from dcx.ops.recall import read_query
+
+    if not query_summary:
+        raise InvalidInput("--query-summary: required with --query", field="--query-summary")
+    text, _ = read_query(query, query_file, sys.stdin)
+    return build_request(profile.context_provider, scope_ref=scope, query=text, query_summary=query_summary,
+                         max_results=None, timeout_seconds=None, observed_at=now,
+                         labels={"scope_ref": "--scope", "query": "--query", "query_summary": "--query-summary"})
+
+
+def observe(ws: Workspace, profile: Profile, registry: Registry, source_ids: list[str],
+            request: RetrievalRequest | None, mode: str, *, minter: RefMinter, clock: Clock, progress: Any,
+            transient: bool) -> Observed:
+    """Scan the selected sources against the committed cursors, exact-read (no reads for a
+    baseline: it adopts), and recall once when there is a request."""
+    from dcx.evidence.recall import run_recall
 
     selected = select_sources(registry, source_ids)
-    providers = Providers(ws, profile, registry, progress=progress, persist=not show_content)
+    providers = Providers(ws, profile, registry, progress=progress, persist=not transient)
     scans = scan_sources(providers, selected, committed=read_cursors(ws), clock=clock, adopt=mode == "baseline")
     reads = {} if mode == "baseline" else {s.source_id: exact_read_scan(providers, s, clock=clock) for s in scans}
-    if query is not None or query_file is not None:
-        run = run_recall(ws, profile, request, minter=minter, clock=clock, transient=show_content)
-    changes = _changes(scans, reads, minter)
-    if show_content:
-        return _show_content(scans, changes, run)
+    run = None
+    if request is not None:
+        run = run_recall(ws, profile, request, minter=minter, clock=clock, transient=transient)
+    return Observed(scans, reads, run, _changes(scans, reads, minter))
 
-    # the run's own packets carry the decision (and get index lines); the manifest stays goal-level
-    receipts = [build_scan_receipt(ctx, s, reads.get(s.source_id, {}), minter) for s in scans]
-    # freshness as it will be once this run's reads are recorded (recorded only when the run is stored)
-    read_at = read_times(scans, reads)
+
+def account(ws: Workspace, decision_id: str, profile: Profile, registry: Registry, seen: Observed, mode: str,
+            body: dict[str, Any] | None, *, minter: RefMinter, now: str, ctx: PacketContext) -> Account:
+    """Freshness as it will be once this run's reads are recorded, then the evidence draft:
+    facts and claims by the mode's rules, every changed item cited."""
+    read_at = read_times(seen.scans, seen.reads)
     last_reads = read_freshness(ws)
     for source_id, stamp in read_at.items():
         if source_id not in last_reads or parse_ts(stamp) > parse_ts(last_reads[source_id]):
             last_reads[source_id] = stamp
-    fresh = build_freshness(ctx, registry, scans, last_reads, now)
-    coverage = build_coverage(ctx, registry, scans, reads, reads_required=mode != "baseline")
-    man = build_manifest(goal_ctx, registry)
+    fresh = build_freshness(ctx, registry, seen.scans, last_reads, now)
     freshness_of = {row["source_id"]: ("current" if row["status"] == "fresh" else "stale") for row in fresh["sources"]}
-
     draft = EvidenceDraft(now, freshness_of)
-    policies = {s.source_id: s.exact_read_policy for s in registry.sources}
-    reader = authority_reader(ws, profile, registry, minter, changes)
-    earlier = [store.get(ref, kind="evidence") for ref in decisions.refs_of(ws, decision_id, "evidence")]
+    reader = authority_reader(ws, profile, registry, minter, seen.changes)
     if mode == "auto":
-        rebasing.auto(draft, changes, policies, reader, run, previous_claims(earlier), minter)
+        earlier = [Store(ws).get(ref, kind="evidence") for ref in decisions.refs_of(ws, decision_id, "evidence")]
+        policies = {s.source_id: s.exact_read_policy for s in registry.sources}
+        rebasing.auto(draft, seen.changes, policies, reader, seen.run, previous_claims(earlier), minter)
     elif mode == "agent":
-        rebasing.agent(draft, body or {}, changes, reader, run, minter)
+        rebasing.agent(draft, body or {}, seen.changes, reader, seen.run, minter)
     elif mode == "baseline":
-        rebasing.baseline(draft, scans, minter)
-    for change in changes:  # every changed item is a source revision, cited or not
+        rebasing.baseline(draft, seen.scans, minter)
+    for change in seen.changes:  # every changed item is a source revision, cited or not
         draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
+    return Account(read_at, fresh, draft)
 
+
+def assemble(ctx: PacketContext, goal_ctx: PacketContext, registry: Registry, seen: Observed, acct: Account, *,
+             minter: RefMinter, mode: str, body: dict[str, Any] | None, input_digest: str | None, now: str,
+             agent_id: str) -> Packets:
+    """Every packet of the run, built and validated, the assembly embedding them last. The run's
+    own packets carry the decision; the manifest stays goal-level."""
+    receipts = [build_scan_receipt(ctx, s, seen.reads.get(s.source_id, {}), minter) for s in seen.scans]
+    coverage = build_coverage(ctx, registry, seen.scans, seen.reads, reads_required=mode != "baseline")
+    man = build_manifest(goal_ctx, registry)
     evidence_packet = evidence.SPEC.build(ctx, {
-        "observed_at": now, "visibility": "public_safe", **draft.records(),
-        "provider_health": _provider_health(scans, run, now),
+        "observed_at": now, "visibility": "public_safe", **acct.draft.records(),
+        "provider_health": _provider_health(seen.scans, seen.run, now),
     })
-    rebase_packet = rebase.SPEC.build(ctx, rebasing.receipt_values(mode, body, changes, draft, now, input_digest))
-    manifest_rows = {row["source_id"]: row for row in man["sources"]}
-    rows = derive_rows(receipts, manifest_rows, evidence_packet, rebase_packet)
+    rebase_packet = rebase.SPEC.build(ctx, rebasing.receipt_values(mode, body, seen.changes, acct.draft, now,
+                                                                   input_digest))
+    rows = derive_rows(receipts, {row["source_id"]: row for row in man["sources"]}, evidence_packet, rebase_packet)
     ready = [r for r in rows if r["disposition"] == READY]
     checkpoint_packet = checkpoint.SPEC.build(ctx, {
         "observed_at": now, "rows": rows, "ready_count": len(ready), "preserve_count": len(rows) - len(ready),
     })
-    retrieval_packet = run.receipt(ctx) if run is not None else None
-    coverage_status = coverage["status"]
+    retrieval_packet = seen.run.receipt(ctx) if seen.run is not None else None
     assembly_packet = assembly.SPEC.build(ctx, {
-        "observed_at": now, "agent_id": state.agent_id, "mode": mode, "preview": mode == "none",
-        "coverage_status": coverage_status, "manifest": man, "scan_receipts": receipts, "coverage": coverage,
-        "freshness": fresh, "retrieval": retrieval_packet, "evidence": evidence_packet,
+        "observed_at": now, "agent_id": agent_id, "mode": mode, "preview": mode == "none",
+        "coverage_status": coverage["status"], "manifest": man, "scan_receipts": receipts, "coverage": coverage,
+        "freshness": acct.freshness, "retrieval": retrieval_packet, "evidence": evidence_packet,
         "rebase": rebase_packet, "checkpoint": checkpoint_packet,
     })
+    return Packets(man, receipts, coverage, acct.freshness, retrieval_packet, evidence_packet, rebase_packet,
+                   checkpoint_packet, assembly_packet, ready)
 
-    # store: parts first, the assembly last, then the index and the private companion
+
+def persist(ws: Workspace, decision_id: str, profile: Profile, registry: Registry, key_id: str, seen: Observed,
+            acct: Account, packets: Packets, *, minter: RefMinter, now: str, wait: float) -> None:
+    """Store the parts first and the assembly last, then append the decision index (one append
+    under one lock) and write the private pending companion. The cursor file is never touched."""
     minter.flush()
-    record_freshness(ws, read_at, wait=wait)
-    store.put_built(manifest.SPEC, man)
-    for receipt in receipts:
-        store.put_built(scan_packets.SPEC, receipt)
-    store.put_built(coverage_packets.SPEC, coverage)
-    store.put_built(freshness_packets.SPEC, fresh)
-    if retrieval_packet is not None:
-        store.put_built(retrieval.SPEC, retrieval_packet)
-    for spec, packet in ((evidence.SPEC, evidence_packet), (rebase.SPEC, rebase_packet),
-                         (checkpoint.SPEC, checkpoint_packet), (assembly.SPEC, assembly_packet)):
+    record_freshness(ws, acct.read_at, wait=wait)
+    store = Store(ws)
+    stored = [(manifest.SPEC, packets.manifest)] + [(scan_packets.SPEC, r) for r in packets.receipts] + [
+        (coverage_packets.SPEC, packets.coverage), (freshness_packets.SPEC, packets.freshness)]
+    if packets.retrieval is not None:
+        stored.append((retrieval.SPEC, packets.retrieval))
+    stored += [(evidence.SPEC, packets.evidence), (rebase.SPEC, packets.rebase),
+               (checkpoint.SPEC, packets.checkpoint), (assembly.SPEC, packets.assembly)]
+    for spec, packet in stored:
         store.put_built(spec, packet)
-    indexed = [("scan", r["receipt_ref"]) for r in receipts] + [
-        ("coverage", coverage["coverage_ref"]), ("freshness", fresh["freshness_ref"])]
-    if retrieval_packet is not None:
-        indexed.append(("retrieval", retrieval_packet["retrieval_ref"]))
-    indexed += [("evidence", evidence_packet["packet_ref"]), ("rebase", rebase_packet["rebase_ref"]),
-                ("checkpoint", checkpoint_packet["checkpoint_ref"]), ("assembly", assembly_packet["assembly_ref"])]
-    for kind, ref in indexed:
-        decisions.append(ws, decision_id, kind, ref, now, wait=wait)
-    by_id = {s.source_id: s for s in scans}
+    indexed = [(spec.kind, packet[spec.ref_field]) for spec, packet in stored if spec is not manifest.SPEC]
+    decisions.append_many(ws, decision_id, indexed, now, wait=wait)
+    by_id = {s.source_id: s for s in seen.scans}
     pending.write(ws, {
-        "goal_id": ws.goal_id, "decision_id": decision_id, "assembly_ref": assembly_packet["assembly_ref"],
-        "evidence_packet_ref": evidence_packet["packet_ref"], "checkpoint_ref": checkpoint_packet["checkpoint_ref"],
-        "profile_digest": profile.digest, "registry_digest": registry.digest, "key_id": key.key_id,
-        "expected_cursors": {r["source_id"]: by_id[r["source_id"]].cursor_before for r in ready},
-        "proposed_cursors": {r["source_id"]: by_id[r["source_id"]].cursor_after for r in ready},
+        "goal_id": ws.goal_id, "decision_id": decision_id, "assembly_ref": packets.assembly["assembly_ref"],
+        "evidence_packet_ref": packets.evidence["packet_ref"], "checkpoint_ref": packets.checkpoint["checkpoint_ref"],
+        "profile_digest": profile.digest, "registry_digest": registry.digest, "key_id": key_id,
+        "expected_cursors": {r["source_id"]: by_id[r["source_id"]].cursor_before for r in packets.ready},
+        "proposed_cursors": {r["source_id"]: by_id[r["source_id"]].cursor_after for r in packets.ready},
         "exact_reads": [{"source_id": c.source_id, "resource_ref": c.path, "revision": c.revision}
-                        for c in changes if c.read_status == "verified"],
+                        for c in seen.changes if c.read_status == "verified"],
     })
+
+
+def _result(seen: Observed, acct: Account, packets: Packets, mode: str) -> Result:
+    coverage_status = packets.coverage["status"]
+    run = seen.run
     partial = coverage_status == "partial" or (run is not None and not run.retrieval.ok) or any(
-        not s.ok for s in scans)
+        not s.ok for s in seen.scans)
     warnings = []
     if coverage_status == "partial":
         warnings.append("coverage is partial: a required (p0) source was not fully scanned and read")
-    for scan in scans:
+    for scan in seen.scans:
         if not scan.ok:
             warnings.append(f"source {scan.source_id} is {scan.status} ({scan.reason_code}); it keeps its cursor")
     if run is not None and not run.retrieval.ok:
@@ -301,14 +375,17 @@ def prepare(
         advice = hint(run.retrieval.reason_code)
         warnings.append(f"recall is unavailable ({run.retrieval.reason_code}); the evidence rests on authority alone"
                         + (f" (hint: {advice})" if advice else ""))
+    ready = len(packets.ready)
+    rows = len(packets.checkpoint["rows"])
     return Result("prepare", {
-        "assembly": assembly_packet,
+        "assembly": packets.assembly,
         "summary": {
-            "assembly_ref": assembly_packet["assembly_ref"],
-            "evidence_packet_ref": evidence_packet["packet_ref"],
+            "assembly_ref": packets.assembly["assembly_ref"],
+            "evidence_packet_ref": packets.evidence["packet_ref"],
             "mode": mode, "preview": mode == "none", "coverage_status": coverage_status,
-            "changed_items": len(changes), "facts": len(draft.facts), "accepted_claims": len(draft.claims),
-            "stale_or_rejected_claims": rebase_packet["stale_or_rejected_claim_count"],
-            "ready_sources": len(ready), "preserved_sources": len(rows) - len(ready),
+            "changed_items": len(seen.changes), "facts": len(acct.draft.facts),
+            "accepted_claims": len(acct.draft.claims),
+            "stale_or_rejected_claims": packets.rebase["stale_or_rejected_claim_count"],
+            "ready_sources": ready, "preserved_sources": rows - ready,
         },
     }, status="partial" if partial else "ok", warnings=warnings)
