@@ -1,10 +1,11 @@
 """JSON Schemas (draft 2020-12) of every public packet and protocol object,
 generated from the typed specs — never written by hand.
 
-    python -m dcx.schemas            # write docs/schemas/*.schema.json
-    python -m dcx.schemas --check    # exit 1 if the checked-in files differ
+    python scripts/schemas.py            # write docs/schemas/*.schema.json
+    python scripts/schemas.py --check    # exit 1 if the checked-in files differ
 
-A test runs the check and validates every snapshot against its schema.
+A test runs the check and validates every snapshot against its schema. A dev
+tool, not part of the installed package: it writes into this repository's docs/.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from dcx.core.fields import Shape
-from dcx.packets import available_specs
+from dcx.packets import all_specs
 
-SCHEMA_DIR = Path(__file__).resolve().parents[1] / "docs" / "schemas"
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "docs" / "schemas"  # this checkout's docs/
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 # (module, attribute, schema name) of protocol objects that are not stored packets.
@@ -45,14 +46,12 @@ def _wrap(name: str, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def all_schemas() -> dict[str, dict[str, Any]]:
-    out = {spec.schema_version: spec.schema() for spec in available_specs().values()}
+    out = {spec.schema_version: spec.schema() for spec in all_specs().values()}
     for module, attribute, name in EXTRA_SHAPES:
-        try:
-            shape = getattr(import_module(module), attribute)
-        except (ModuleNotFoundError, AttributeError):
-            continue
-        if isinstance(shape, Shape):
-            out[name] = _wrap(name, shape.schema())
+        shape = getattr(import_module(module), attribute)  # a name that moved is an error, never skipped
+        if not isinstance(shape, Shape):
+            raise TypeError(f"{module}.{attribute} is not a Shape")
+        out[name] = _wrap(name, shape.schema())
     return dict(sorted(out.items()))
 
 
@@ -68,7 +67,7 @@ def main(argv: list[str]) -> int:
         if present != wanted:
             stale = sorted(set(present) ^ set(wanted) | {n for n in wanted if present.get(n) != wanted[n]})
             print("docs/schemas is out of date: " + ", ".join(stale), file=sys.stderr)
-            print("run: python -m dcx.schemas", file=sys.stderr)
+            print("run: python scripts/schemas.py", file=sys.stderr)
             return 1
         return 0
     SCHEMA_DIR.mkdir(parents=True, exist_ok=True)

@@ -94,7 +94,7 @@ def test_data_blocks_parse_and_match_their_schemas() -> None:
     from jsonschema import Draft202012Validator
     from referencing import Registry, Resource
 
-    from dcx import schemas
+    from scripts import schemas
 
     known = schemas.all_schemas()
     registry = Registry().with_resources(

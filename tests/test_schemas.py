@@ -11,13 +11,13 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from dcx import schemas
+from scripts import schemas
 
 SNAPSHOTS = Path(__file__).resolve().parent
 
 
 def test_checked_in_schemas_match_the_code() -> None:
-    assert schemas.main(["--check"]) == 0, "run: python -m dcx.schemas"
+    assert schemas.main(["--check"]) == 0, "run: python scripts/schemas.py"
 
 
 def test_schemas_are_valid_draft_2020_12() -> None:

@@ -1,9 +1,12 @@
-"""Packet families. ``KINDS`` is the SPEC §3.1 table; specs load lazily by kind."""
+"""Packet families. ``KINDS`` is the SPEC §3.1 table, the one declaration of each kind's
+identity (folder, schema token, ref prefix, ref field); each module's ``SPEC`` is made from
+its row by ``declare``. Specs load lazily by kind (the store resolves a ref's prefix without
+importing every family)."""
 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from dcx.core.envelope import PacketSpec
@@ -40,17 +43,20 @@ KINDS: dict[str, Kind] = {
 BY_PREFIX: dict[str, Kind] = {k.prefix: k for k in KINDS.values()}
 
 
+def declare(kind: str, **rest: Any) -> PacketSpec:
+    """The ``PacketSpec`` of ``kind``: its identity from ``KINDS``, its fields from the caller."""
+    from dcx.core.envelope import PacketSpec
+
+    row = KINDS[kind]
+    return PacketSpec(kind=row.folder, schema_version=row.schema_version, prefix=row.prefix,
+                      ref_field=row.ref_field, **rest)
+
+
 def spec_for(kind: str) -> PacketSpec:
     """The PacketSpec of a kind folder (imports its module on first use)."""
     return import_module(f"dcx.packets.{KINDS[kind].module}").SPEC
 
 
-def available_specs() -> dict[str, PacketSpec]:
-    """Specs of every kind whose module exists (all of them once v0 is complete)."""
-    out: dict[str, PacketSpec] = {}
-    for kind in KINDS:
-        try:
-            out[kind] = spec_for(kind)
-        except ImportError:
-            continue
-    return out
+def all_specs() -> dict[str, PacketSpec]:
+    """The spec of every kind (imports every family)."""
+    return {kind: spec_for(kind) for kind in KINDS}

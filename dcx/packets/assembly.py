@@ -8,15 +8,22 @@ own — so a reviewer reads one file and commit verifies one chain.
 
 from __future__ import annotations
 
-from dcx.core.envelope import Nested, NestedList, PacketSpec
+from dcx.core.envelope import Nested, NestedList
 from dcx.core.fields import Bool, Enum, Timestamp, Token
-from dcx.packets import checkpoint, coverage, evidence, freshness, manifest, rebase, retrieval, scan
+from dcx.packets import (
+    checkpoint,
+    coverage,
+    declare,
+    evidence,
+    freshness,
+    manifest,
+    rebase,
+    retrieval,
+    scan,
+)
 
-SPEC = PacketSpec(
-    kind="assembly",
-    schema_version="decision_context_assembly_v0",
-    prefix="decision-context-assembly",
-    ref_field="assembly_ref",
+SPEC = declare(
+    "assembly",
     decision_scoped=True,
     doc="One prepare run: sources scanned, recall, evidence, rebase and cursor checkpoint.",
     fields={

@@ -10,8 +10,8 @@ rebase_incomplete; else ready_after_writeback/validated_rebase.
 
 from __future__ import annotations
 
-from dcx.core.envelope import PacketSpec
 from dcx.core.fields import Enum, Int, ReasonCode, Records, Ref, Shape, Timestamp, Token
+from dcx.packets import declare
 
 DISPOSITIONS = ("ready_after_writeback", "preserve")
 
@@ -27,11 +27,8 @@ ROW = Shape(
     },
 )
 
-SPEC = PacketSpec(
-    kind="checkpoint",
-    schema_version="decision_cursor_checkpoint_v0",
-    prefix="decision-cursor-checkpoint",
-    ref_field="checkpoint_ref",
+SPEC = declare(
+    "checkpoint",
     decision_scoped=True,
     doc="Per-source cursor dispositions of one prepare run; commit advances only ready rows.",
     fields={

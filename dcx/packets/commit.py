@@ -6,8 +6,8 @@ refs: it has no wall-clock field, so a replayed commit re-derives the same ref.
 
 from __future__ import annotations
 
-from dcx.core.envelope import PacketSpec
 from dcx.core.fields import Const, Enum, Records, Ref, Shape, Token
+from dcx.packets import declare
 
 SOURCE_ROW = Shape(
     "commit_source",
@@ -19,11 +19,8 @@ SOURCE_ROW = Shape(
     },
 )
 
-SPEC = PacketSpec(
-    kind="commit",
-    schema_version="decision_cursor_commit_receipt_v0",
-    prefix="decision-cursor-commit",
-    ref_field="receipt_ref",
+SPEC = declare(
+    "commit",
     decision_scoped=True,
     doc="Proof that private cursors advanced after a verified writeback event (legacy chain) or review settlement.",
     fields={

@@ -16,9 +16,9 @@ was not selected; those ids are listed in ``incomplete_required_source_ids``.
 
 from __future__ import annotations
 
-from dcx.core.envelope import PacketSpec
 from dcx.core.fields import Const, Enum, Int, Map, Records, Shape, Tokens
 from dcx.core.vocab import PRIORITIES, REQUIRED_PRIORITY
+from dcx.packets import declare
 
 NOT_SELECTED = "not_selected"
 
@@ -33,11 +33,8 @@ ROW = Shape(
     },
 )
 
-SPEC = PacketSpec(
-    kind="coverage",
-    schema_version="decision_source_coverage_v0",
-    prefix="decision-source-coverage",
-    ref_field="coverage_ref",
+SPEC = declare(
+    "coverage",
     decision_scoped="optional",
     doc="Whether a run covered every required (p0) source completely, with per-priority counts.",
     fields={

@@ -7,7 +7,6 @@ Accepted recalled claims always retain exact-read and revision evidence.
 
 from __future__ import annotations
 
-from dcx.core.envelope import PacketSpec
 from dcx.core.fields import (
     Bool,
     Const,
@@ -21,6 +20,7 @@ from dcx.core.fields import (
     Token,
     Tokens,
 )
+from dcx.packets import declare
 
 CHANGE = "source-change"
 REVISION = "source-revision"
@@ -92,11 +92,8 @@ PROVIDER_HEALTH = Shape(
     },
 )
 
-SPEC = PacketSpec(
-    kind="evidence",
-    schema_version="decision_evidence_packet_v0",
-    prefix="decision-evidence",
-    ref_field="packet_ref",
+SPEC = declare(
+    "evidence",
     decision_scoped=True,
     doc="What is currently true for a decision, and which recalled claims authority confirmed.",
     fields={

@@ -7,8 +7,8 @@ candidate that is never ingested, reviewed, persisted as memory or activated.
 
 from __future__ import annotations
 
-from dcx.core.envelope import PacketSpec
 from dcx.core.fields import Bool, Const, Enum, Int, Obj, Ref, Shape, Summary, Timestamp, Tokens
+from dcx.packets import declare
 
 INELIGIBLE = (
     "no_current_source_revision",
@@ -51,11 +51,8 @@ CANDIDATE = Shape(
     },
 )
 
-SPEC = PacketSpec(
-    kind="feedback",
-    schema_version="decision_outcome_feedback_v0",
-    prefix="decision-feedback",
-    ref_field="feedback_ref",
+SPEC = declare(
+    "feedback",
     decision_scoped=True,
     doc="Outcome feedback: telemetry and at most one never-ingested Reward Memory candidate.",
     fields={

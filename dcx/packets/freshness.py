@@ -17,9 +17,9 @@ them. A healthy provider or an enabled profile never implies fresh sources.
 
 from __future__ import annotations
 
-from dcx.core.envelope import PacketSpec
 from dcx.core.fields import Bool, Enum, Int, Records, Shape, Timestamp, Token, Tokens
 from dcx.core.vocab import PRIORITIES, SCAN_MODES
+from dcx.packets import declare
 
 FRESHNESS_STATUSES = ("fresh", "stale", "never_read", "not_scanned")
 
@@ -37,11 +37,8 @@ ROW = Shape(
     },
 )
 
-SPEC = PacketSpec(
-    kind="freshness",
-    schema_version="decision_source_freshness_v0",
-    prefix="decision-source-freshness",
-    ref_field="freshness_ref",
+SPEC = declare(
+    "freshness",
     decision_scoped="optional",
     doc="Per-source freshness from the last successful exact read, against each source's window.",
     fields={

@@ -6,9 +6,9 @@ time, so an unchanged registry always yields the same manifest ref.
 
 from __future__ import annotations
 
-from dcx.core.envelope import PacketSpec
 from dcx.core.fields import Bool, Enum, Int, Records, Shape, Token, Tokens
 from dcx.core.vocab import EVIDENCE_LEVELS, PRIORITIES, READ_POLICIES, SCAN_MODES, SOURCE_KINDS
+from dcx.packets import declare
 
 SOURCE_ROW = Shape(
     "manifest_source",
@@ -28,11 +28,8 @@ SOURCE_ROW = Shape(
     },
 )
 
-SPEC = PacketSpec(
-    kind="manifest",
-    schema_version="decision_source_manifest_v0",
-    prefix="decision-source-manifest",
-    ref_field="manifest_ref",
+SPEC = declare(
+    "manifest",
     doc="Public projection of the private source registry: which sources exist and their policy.",
     fields={
         "source_count": Int(lo=0, hi=64),

@@ -7,8 +7,8 @@ create a Reward Memory candidate.
 
 from __future__ import annotations
 
-from dcx.core.envelope import PacketSpec
 from dcx.core.fields import Bool, Enum, Obj, Records, Ref, Shape, Summary, Timestamp, Token
+from dcx.packets import declare
 
 VERIFICATION = ("pending", "verified", "refuted", "inconclusive")
 
@@ -50,11 +50,8 @@ INPUT = Shape(
     doc="Input of `dcx outcome --from`: what was decided and what was observed.",
 )
 
-SPEC = PacketSpec(
-    kind="outcome",
-    schema_version="decision_outcome_receipt_v0",
-    prefix="decision-outcome",
-    ref_field="packet_ref",
+SPEC = declare(
+    "outcome",
     decision_scoped=True,
     doc="Append-only record of the accepted decision, transitions and observed outcomes.",
     fields={

@@ -7,7 +7,6 @@ requires authority confirmation.
 
 from __future__ import annotations
 
-from dcx.core.envelope import PacketSpec
 from dcx.core.fields import (
     Const,
     Int,
@@ -21,6 +20,7 @@ from dcx.core.fields import (
     Timestamp,
     Token,
 )
+from dcx.packets import declare
 
 OBJECTIVE_SCORE = Shape(
     "objective_score",
@@ -63,11 +63,8 @@ INPUT = Shape(
     doc="Input of `dcx propose --from`: the agent's advisory reasoning.",
 )
 
-SPEC = PacketSpec(
-    kind="proposal",
-    schema_version="decision_proposal_v0",
-    prefix="decision-proposal",
-    ref_field="packet_ref",
+SPEC = declare(
+    "proposal",
     decision_scoped=True,
     doc="Advisory reasoning bound to one evidence packet; requires authority confirmation.",
     fields={

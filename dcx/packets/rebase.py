@@ -7,7 +7,6 @@ adoption (``baseline``), or not at all (``none``: a read-only preview).
 
 from __future__ import annotations
 
-from dcx.core.envelope import PacketSpec
 from dcx.core.fields import (
     Any_,
     Bool,
@@ -22,6 +21,7 @@ from dcx.core.fields import (
     Token,
     Tokens,
 )
+from dcx.packets import declare
 
 MODES = ("agent", "auto", "baseline", "none")
 STATUSES = ("material_change", "no_material_change", "incomplete")
@@ -112,11 +112,8 @@ INPUT = Shape(
     doc="The agent's account of what changed (`dcx prepare --rebase FILE`).",
 )
 
-SPEC = PacketSpec(
-    kind="rebase",
-    schema_version="decision_semantic_rebase_receipt_v0",
-    prefix="decision-semantic-rebase",
-    ref_field="rebase_ref",
+SPEC = declare(
+    "rebase",
     decision_scoped=True,
     doc="How the changed items of one prepare run were accounted for.",
     fields={

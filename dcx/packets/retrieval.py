@@ -14,7 +14,6 @@ to a decision) and embedded, unstored, in ``dcx recall``'s transient packet.
 
 from __future__ import annotations
 
-from dcx.core.envelope import PacketSpec
 from dcx.core.fields import (
     Bool,
     Const,
@@ -32,6 +31,7 @@ from dcx.core.fields import (
     Timestamp,
 )
 from dcx.core.vocab import PROVIDERS
+from dcx.packets import declare
 
 COMPLETED = "completed"
 UNAVAILABLE = "unavailable"
@@ -55,11 +55,8 @@ TELEMETRY = Shape(
     },
 )
 
-SPEC = PacketSpec(
-    kind="retrieval",
-    schema_version="context_provider_retrieval_v0",
-    prefix="context-retrieval",
-    ref_field="retrieval_ref",
+SPEC = declare(
+    "retrieval",
     doc="Public receipt of one advisory recall: summaries, scores and keyed refs; never the query, scope or content.",
     fields={
         "decision_id": DecisionId(optional=True, computed=True, doc="The decision it served (absent for a one-off recall)."),

@@ -13,18 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.core.envelope import PacketSpec
 from dcx.core.fields import Bool, Enum, ReasonCode, Ref, Summary, Timestamp, Token
+from dcx.packets import declare
 
 DISPOSITIONS = ("approve", "reject", "defer", "no_change")
 GATED = ("approve", "reject", "defer")
 GATE_FIELDS = ("proposal_packet_ref", "gate_todo_id", "source_event_id")
 
-SPEC = PacketSpec(
-    kind="review",
-    schema_version="decision_review_receipt_v0",
-    prefix="decision-review",
-    ref_field="packet_ref",
+SPEC = declare(
+    "review",
     decision_scoped=True,
     doc="A decision's settlement: a person's gate (approve, reject, defer) or a quiet semantic no-change.",
     fields={

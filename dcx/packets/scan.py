@@ -26,7 +26,6 @@ what the scan saw.
 
 from __future__ import annotations
 
-from dcx.core.envelope import PacketSpec
 from dcx.core.fields import (
     Bool,
     Const,
@@ -41,6 +40,7 @@ from dcx.core.fields import (
     Token,
 )
 from dcx.core.vocab import CONTENT_KINDS, SCAN_STATUSES
+from dcx.packets import declare
 
 MAX_CHANGES = 10_000
 CAPTURE_FLAGS = (
@@ -79,11 +79,8 @@ TELEMETRY = Shape(
     },
 )
 
-SPEC = PacketSpec(
-    kind="scan",
-    schema_version="decision_source_scan_receipt_v0",
-    prefix="decision-source-scan",
-    ref_field="receipt_ref",
+SPEC = declare(
+    "scan",
     decision_scoped="optional",
     doc="One source scan: status, counts and opaque refs of changes and cursors; never content or private values.",
     fields={

@@ -136,13 +136,3 @@ def completed(
         result_cap_applied=result_cap_applied,
         provider_readiness=provider_readiness,
     )
-
-
-def sync_unsupported(request: RetrievalRequest, provider: str) -> Retrieval:
-    """Providers are read-only: ``sync`` is always ``unavailable/read_only_provider``."""
-    return unavailable(request, provider, "read_only_provider")
-
-
-def sync(provider: ContextProvider, request: RetrievalRequest) -> Retrieval:
-    """The port's ``sync`` for any provider: no provider may write, so none is asked."""
-    return sync_unsupported(request, provider.name)

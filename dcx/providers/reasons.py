@@ -22,7 +22,6 @@ HINTS: dict[str, str] = {
     "profile_changed_during_recall": "the profile changed while recalling: run the command again",
     "provider_retrieval_failed": "the provider raised an error: check its own logs, then recall again",
     "provider_contract_invalid": "the provider's answer broke the retrieval contract: fix or replace the provider",
-    "read_only_provider": "providers only read: nothing to do but not ask one to write",
     "provider_search_failed": "`ov find` failed: check the scope URI exists (`ov tree`) and the server's logs",
     "provider_search_parse_failed": "`ov` answered something that is not its JSON envelope: check `ov --version` "
                                     "(OpenViking >= 0.5) and that nothing wraps the binary",

@@ -253,16 +253,3 @@ def read_times(scans: Sequence[SourceScan], reads: Mapping[str, Mapping[str, Rea
         if times:
             out[scan.source_id] = max(times, key=parse_ts)
     return out
-
-
-def proposed_cursor(scan: SourceScan, reads: Mapping[str, ReadResult]) -> str | None:
-    """The cursor this source may advance to as far as the source plane can tell, or None.
-
-    None when the scan did not succeed, or a read its policy requires is
-    missing or failed transiently (e.g. the file changed after the scan). The
-    §8.2 checkpoint adds the rebase rules on top; this never says more than
-    "scanned and read completely".
-    """
-    if not scan.ok or scan.cursor_after is None:
-        return None
-    return scan.cursor_after if read_complete(scan, reads) else None

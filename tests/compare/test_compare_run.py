@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from dcx import schemas
+from scripts import schemas
 from tests.support.compare import DOCS, QUERIES, compare_env, tiny_plan
 
 # ---- the oracle: per query, per k, from the fixed rankings (unmatched items drop out of a ranking;

@@ -9,7 +9,7 @@ import pytest
 
 from dcx.core.errors import InvalidInput
 from dcx.evidence.recall import build_request
-from dcx.providers.base import RetrievalItem, sync, unavailable
+from dcx.providers.base import RetrievalItem, unavailable
 from dcx.providers.validate import (
     admit,
     check_request,
@@ -187,11 +187,6 @@ def test_admit_drops_what_cannot_pass_and_counts_it() -> None:
     kept, dropped, capped = admit(candidates, req)
     assert [i.resource_ref for i in kept] == ["res-3", "res-5"]
     assert (dropped, capped) == (3, True)
-
-
-def test_sync_is_read_only_provider() -> None:
-    result = sync(ScriptedProvider(None), request())
-    assert (result.status, result.reason_code) == ("unavailable", "read_only_provider")
 
 
 def test_retrieval_items_are_plain_tuples_with_no_extra_fields() -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from dcx.core.clock import FixedClock
-from dcx.sources.plane import exact_read_scan, proposed_cursor, scan_source
+from dcx.sources.plane import exact_read_scan, read_complete, scan_source
 from tests.support import git as gitkit
 from tests.support.sources import binding_block, configure, plane, source_block
 
@@ -96,7 +96,7 @@ def test_first_scan_lists_the_files_under_path_and_reads_them_exactly(fresh_ws: 
     reads = exact_read_scan(providers, first, clock=CLOCK)
     assert {rel: r.content for rel, r in reads.items()} == {"a.md": "alpha\n", "b.md": "beta\n",
                                                             "sub/c.md": "gamma\n"}
-    assert proposed_cursor(first, reads) == first.cursor_after
+    assert read_complete(first, reads)
     again, _ = scan(fresh_ws, first.cursor_after)
     assert again.status == "no_change" and again.cursor_after == first.cursor_after
 
@@ -212,7 +212,7 @@ def test_binary_and_oversize_are_terminal_reads(fresh_ws: Path, repo: Path, one_
     reads = exact_read_scan(providers, first, clock=CLOCK)
     assert reads["blob.bin"].status == "binary" and reads["big.md"].status == "oversize"
     assert reads["a.md"].content == "alpha\n" and reads["sub/c.md"].content == "gamma\n"
-    assert proposed_cursor(first, reads) == first.cursor_after  # terminal: absorbable
+    assert read_complete(first, reads)  # terminal: absorbable
 
 
 def test_cap_resumes_toward_the_same_commit(fresh_ws: Path, repo: Path) -> None:
