@@ -65,10 +65,18 @@ class PacketSpec:
             )
         body = dict(fields)
         body[ref_field] = Ref(prefix, doc="This packet's content-derived ref.", computed=True)
+        self.envelope_keys = frozenset(envelope) | {ref_field}
         self.shape = Shape(schema_version, {**envelope, **body}, doc=doc)
 
     def build(self, ctx: PacketContext, values: Mapping[str, Any]) -> dict[str, Any]:
-        """Validate ``values``, add the envelope, normalise, and compute the ref."""
+        """Validate ``values``, add the envelope, normalise, and compute the ref.
+
+        The envelope (schema token, goal, key id, decision id, the ref) is dcx's: a value
+        that names one of its keys is refused, never allowed to override it."""
+        clash = sorted(name for name in values if name in self.envelope_keys)
+        if clash:
+            raise InvalidInput(f"{self.kind}: {', '.join(clash)} belong(s) to the packet envelope, not to its values",
+                               field=clash[0], code="envelope_field")
         draft: dict[str, Any] = {
             "schema_version": self.schema_version,
             "goal_id": ctx.goal_id,
