@@ -36,6 +36,9 @@ class StoredPacket:
 class Store:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
+        # packets verified by this Store, by (path, size, mtime): a listing made again in the
+        # same run (commit looks for receipts up to three times) re-hashes only new files
+        self._listed: dict[tuple[Path, int, int], dict[str, Any]] = {}
 
     def path_for(self, kind: str, ref: str) -> Path:
         return self.ws.packets / kind / f"{ref}.json"
@@ -125,7 +128,15 @@ class Store:
         for folder, path in self.iter_files():
             if kind is not None and folder != kind:
                 continue
-            packet = self.read_verified(folder, path)
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                packet = self.read_verified(folder, path)  # says what is wrong, as before
+            else:
+                key = (path, st.st_size, st.st_mtime_ns)
+                packet = self._listed.get(key)
+                if packet is None:
+                    packet = self._listed[key] = self.read_verified(folder, path)
             if is_stub(packet):
                 continue  # redacted: nothing left to read
             yield StoredPacket(folder, path.stem, path, packet)
