@@ -73,9 +73,8 @@ def _status(workspace: str | None, no_color: bool, rest: list[str]) -> int | Non
     fmt = fmt.lower()
     if fmt not in ("json", "text"):
         return None
-    import json
-
-    from dcx.core.errors import DcxError
+    from dcx.cli._render import dumps, emit_error
+    from dcx.core.errors import DcxError, ExitCode
     from dcx.core.public import bind_goal_root
     from dcx.core.workspace import find_workspace
     from dcx.ops.status import status
@@ -84,26 +83,16 @@ def _status(workspace: str | None, no_color: bool, rest: list[str]) -> int | Non
         ws = find_workspace(workspace)
         bind_goal_root(str(ws.root))
         result = status(ws=ws, agent_id=agent)
-    except DcxError as exc:
-        if fmt == "json":
-            sys.stdout.write(json.dumps(exc.envelope(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-        else:
-            from dcx.core.terminal import visible
-
-            hint = f"\nhint: {visible(exc.hint)}" if exc.hint else ""
-            sys.stderr.write(f"error: {visible(exc.message)}{hint}\n")
+    except DcxError as exc:  # the one renderer of errors, as the typer commands use it
+        emit_error(exc, fmt)
         return int(exc.exit_code)
     except KeyboardInterrupt:
-        if fmt == "json":
-            envelope = DcxError("interrupted", code="interrupted").envelope()
-            sys.stdout.write(json.dumps(envelope, indent=2, sort_keys=True) + "\n")
-        else:
-            sys.stderr.write("error: interrupted\n")
-        return 130
+        emit_error(DcxError("interrupted", code="interrupted"), fmt)
+        return int(ExitCode.INTERRUPTED)
     except Exception:  # fall through: the full app logs an internal error properly
         return None
     if fmt == "json":
-        sys.stdout.write(json.dumps(result.envelope(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        sys.stdout.write(dumps(result.envelope()))
     else:
         from dcx.cli._status_text import format_status, terminal_width, use_colour
 

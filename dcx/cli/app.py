@@ -56,7 +56,6 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("report", "report"),
 )
 
-_click = import_module("typer._click") if "typer._click" not in sys.modules else sys.modules["typer._click"]
 
 
 def _wants_json(args: list[str]) -> bool:
@@ -79,29 +78,32 @@ class DcxGroup(TyperGroup):
         _name_metavars(self)
         try:
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
-        except _click.exceptions.NoArgsIsHelpError as exc:
-            # bare `dcx`, `dcx ext`, `dcx key`: their help, as asked for (exit 0, like gh)
-            sys.stdout.write(exc.ctx.get_help() + "\n")
-            code = 0
-        except _click.exceptions.UsageError as exc:
-            command = exc.ctx.command_path if exc.ctx else "dcx"
-            emit_error(
-                InvalidInput(exc.format_message().replace("\n", " "), code="usage_error",
-                             hint=f"see `{command} --help`"),
-                "json" if _wants_json(argv) else "text",
-            )
-            code = int(ExitCode.INVALID_INPUT)
         except Abort:
             emit_error(DcxError("interrupted", code="interrupted"), "json" if _wants_json(argv) else "text")
             code = int(ExitCode.INTERRUPTED)
-        except _click.exceptions.ClickException as exc:
-            emit_error(InvalidInput(exc.format_message(), code="usage_error"),
-                       "json" if _wants_json(argv) else "text")
-            code = int(ExitCode.INVALID_INPUT)
+        except typer.TyperException as exc:  # click's usage errors, through typer's public base class
+            code = _usage_error(exc, argv)
         code = int(code or 0) if isinstance(code, int) or code is None else 0
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+def _usage_error(exc: Exception, argv: list[str]) -> int:
+    """A usage error in the one error format; a bare group (``dcx``, ``dcx ext``) prints its help."""
+    from dcx.cli._render import emit_error
+
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        sys.stdout.write(ctx.get_help() + "\n")  # as asked for (exit 0, like gh)
+        return 0
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    hint = None
+    if hasattr(exc, "ctx"):  # a usage error (bad flag, missing option): one line and where to look
+        message = message.replace("\n", " ")
+        hint = f"see `{ctx.command_path if ctx is not None else 'dcx'} --help`"
+    emit_error(InvalidInput(message, code="usage_error", hint=hint), "json" if _wants_json(argv) else "text")
+    return int(ExitCode.INVALID_INPUT)
 
 
 # Metavars are words a person reads, not typer's `<str>`: by option name, then by type.
