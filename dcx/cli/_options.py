@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -25,11 +25,11 @@ FormatOpt = Annotated[
     ),
 ]
 AgentOpt = Annotated[
-    Optional[str],  # noqa: UP045 — typer reads the annotation at run time
+    str | None,
     typer.Option("--agent-id", envvar="DCX_AGENT_ID", help="The agent acting (default: the profile's only enabled agent)."),
 ]
 ObservedAtOpt = Annotated[
-    Optional[str],  # noqa: UP045
+    str | None,
     typer.Option("--observed-at", help="RFC 3339 time to stamp instead of now (DCX_NOW fixes the clock too)."),
 ]
 WaitOpt = Annotated[

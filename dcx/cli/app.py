@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from importlib import import_module
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from typer.core import Abort, TyperGroup
@@ -159,7 +159,7 @@ def build_app() -> typer.Typer:
     def root(
         ctx: typer.Context,
         workspace: Annotated[
-            Optional[str],  # noqa: UP045
+            str | None,
             typer.Option("-C", "--workspace", help="Run as if dcx started in this goal root (env DCX_WORKSPACE)."),
         ] = None,
         no_color: Annotated[bool, typer.Option("--no-color", help="No colour (NO_COLOR works too).")] = False,

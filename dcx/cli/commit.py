@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,7 +14,7 @@ def command(
     decision_id: DecisionOpt,
     event_id: Annotated[str, typer.Option("--event-id", help="The writeback event that binds the chain.")],
     event_log: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option("--event-log", help="Read the event from a host log listed in [commit] external_event_logs."),
     ] = None,
     agent_id: AgentOpt = None,

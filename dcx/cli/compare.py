@@ -4,7 +4,7 @@ import contextlib
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -38,7 +38,7 @@ def command(
     plan: Annotated[str, typer.Argument(help="The comparison plan (dcx_comparison_plan_v0, TOML).")],
     freeze: Annotated[bool, typer.Option("--freeze", help="Write corpus.lock from the corpus as it is now, then run.")] = False,
     report: Annotated[
-        Optional[str],  # noqa: UP045 — typer reads the annotation at run time
+        str | None,
         typer.Option("--report", help="Write report.json, report.md and a self-contained report.html into this folder."),
     ] = None,
     include_queries: Annotated[

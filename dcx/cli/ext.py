@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -129,7 +129,7 @@ def disable(ctx: typer.Context, ext_id: IdArg, dry_run: DryRunOpt = False, wait:
 
 @app.command("doctor")
 def doctor(ctx: typer.Context,
-           ext_id: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="The extension id.")] = None,  # noqa: UP045
+           ext_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="The extension id.")] = None,
            all_: Annotated[bool, typer.Option("--all", help="Doctor every installed extension.")] = False,
            dry_run: DryRunOpt = False, wait: WaitOpt = 5.0, fmt: FormatOpt = OutputFormat.text) -> None:
     """Run an extension's doctor_args on its pinned revision and record the proof.

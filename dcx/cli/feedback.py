@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,7 +12,7 @@ from dcx.core.result import Result
 def command(
     ctx: typer.Context,
     decision_id: DecisionOpt,
-    outcome: Annotated[Optional[str], typer.Option("--outcome", help="An outcome ref (default: the latest).")] = None,  # noqa: UP045
+    outcome: Annotated[str | None, typer.Option("--outcome", help="An outcome ref (default: the latest).")] = None,
     observed_at: ObservedAtOpt = None,
     wait: WaitOpt = 5.0,
     fmt: FormatOpt = OutputFormat.text,

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -19,11 +19,11 @@ def command(
     reject: Annotated[bool, typer.Option("--reject", help="The proposal is rejected.")] = False,
     defer: Annotated[bool, typer.Option("--defer", help="The decision is deferred.")] = False,
     todo_id: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option("--todo-id", help="The gate's todo id (default gate-<decision id>)."),
     ] = None,
     proposal: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option("--proposal", help="The proposal decided (default: the decision's latest)."),
     ] = None,
     agent_id: AgentOpt = None,

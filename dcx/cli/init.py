@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,8 +14,8 @@ from dcx.core.result import Result
 
 def command(
     ctx: typer.Context,
-    goal_id: Annotated[Optional[str], typer.Option("--goal-id", help="Goal token (default: the folder name).")] = None,  # noqa: UP045
-    agent_id: Annotated[Optional[str], typer.Option("--agent-id", help="Agent to list in the (disabled) profile.")] = None,  # noqa: UP045
+    goal_id: Annotated[str | None, typer.Option("--goal-id", help="Goal token (default: the folder name).")] = None,
+    agent_id: Annotated[str | None, typer.Option("--agent-id", help="Agent to list in the (disabled) profile.")] = None,
     nested: Annotated[bool, typer.Option("--nested", help="Create it even inside a source of an enclosing workspace.")] = False,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,8 +12,8 @@ from dcx.core.result import Result
 
 def command(
     ctx: typer.Context,
-    decision_id: Annotated[Optional[str], typer.Option("--decision-id", help="Only this decision.")] = None,  # noqa: UP045
-    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="At most N decisions.")] = None,  # noqa: UP045
+    decision_id: Annotated[str | None, typer.Option("--decision-id", help="Only this decision.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N decisions.")] = None,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
     """List decisions newest first, each with its chain of packets, like git log.

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -9,18 +9,16 @@ from dcx.cli._options import AgentOpt, DecisionOpt, FormatOpt, ObservedAtOpt, Ou
 from dcx.cli._render import styled
 from dcx.core.result import Result
 
-Opt = Optional
-
 
 def command(
     ctx: typer.Context,
     decision_id: DecisionOpt,
-    source: Annotated[Opt[list[str]], typer.Option("--source", help="Only this source id (repeatable; may name on-demand sources).")] = None,
-    query: Annotated[Opt[str], typer.Option("--query", help="Recall query (private; visible to ps — prefer --query-file).")] = None,
-    query_file: Annotated[Opt[str], typer.Option("--query-file", help="Read the recall query from a file, or - for stdin.")] = None,
-    query_summary: Annotated[Opt[str], typer.Option("--query-summary", help="Public-safe description of the query (required with a query).")] = None,
-    scope: Annotated[Opt[str], typer.Option("--scope", help="Recall scope (default: the profile's); codex://threads/<id> is normalised.")] = None,
-    rebase: Annotated[Opt[str], typer.Option("--rebase", help="The agent's decision_rebase_input_v0 JSON file, or -.")] = None,
+    source: Annotated[list[str] | None, typer.Option("--source", help="Only this source id (repeatable; may name on-demand sources).")] = None,
+    query: Annotated[str | None, typer.Option("--query", help="Recall query (private; visible to ps — prefer --query-file).")] = None,
+    query_file: Annotated[str | None, typer.Option("--query-file", help="Read the recall query from a file, or - for stdin.")] = None,
+    query_summary: Annotated[str | None, typer.Option("--query-summary", help="Public-safe description of the query (required with a query).")] = None,
+    scope: Annotated[str | None, typer.Option("--scope", help="Recall scope (default: the profile's); codex://threads/<id> is normalised.")] = None,
+    rebase: Annotated[str | None, typer.Option("--rebase", help="The agent's decision_rebase_input_v0 JSON file, or -.")] = None,
     auto_rebase: Annotated[bool, typer.Option("--auto-rebase", help="Generic facts for changed items; recall judged by authority.")] = False,
     baseline: Annotated[bool, typer.Option("--baseline", help="Adopt the current state of each source (first adoption).")] = False,
     show_content: Annotated[bool, typer.Option("--show-content", help="Print exact-read and recalled content; write nothing.")] = False,

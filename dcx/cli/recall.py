@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -20,19 +20,19 @@ def command(
         str, typer.Option("--query-summary", help="Public-safe description of the query (the query itself is never shown).")
     ],
     query: Annotated[
-        Optional[str],  # noqa: UP045 — typer reads the annotation at run time
+        str | None,
         typer.Option("--query", help="The private query (at most 1000 characters). Visible to `ps`; prefer --query-file."),
     ] = None,
     query_file: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option("--query-file", help="Read the query from this file, or from stdin with '-'."),
     ] = None,
     max_results: Annotated[
-        Optional[int],  # noqa: UP045
+        int | None,
         typer.Option("--max-results", help="1..8; at most the profile's max_results (the default)."),
     ] = None,
     timeout: Annotated[
-        Optional[float],  # noqa: UP045
+        float | None,
         typer.Option("--timeout", help="Seconds, 1..120; at most the profile's timeout_seconds (the default)."),
     ] = None,
     agent_id: AgentOpt = None,

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -11,10 +11,10 @@ from dcx.core.result import Result
 
 def command(
     ctx: typer.Context,
-    decision_id: Annotated[Optional[str], typer.Option("--decision-id", help="Only this decision.")] = None,  # noqa: UP045
-    since: Annotated[Optional[str], typer.Option("--since", help="Only decisions started at or after this RFC 3339 time.")] = None,  # noqa: UP045
-    html: Annotated[Optional[str], typer.Option("--html", help="Also write a self-contained HTML page with SVG charts to FILE.")] = None,  # noqa: UP045
-    workspaces: Annotated[Optional[list[str]], typer.Option("-C", "--workspace", help="A goal's workspace to report on; repeat to combine goals.")] = None,  # noqa: UP045
+    decision_id: Annotated[str | None, typer.Option("--decision-id", help="Only this decision.")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="Only decisions started at or after this RFC 3339 time.")] = None,
+    html: Annotated[str | None, typer.Option("--html", help="Also write a self-contained HTML page with SVG charts to FILE.")] = None,
+    workspaces: Annotated[list[str] | None, typer.Option("-C", "--workspace", help="A goal's workspace to report on; repeat to combine goals.")] = None,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
     """Measure decision quality from public files only: authority, recall, stale-claim

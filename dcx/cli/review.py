@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -13,26 +13,26 @@ def command(
     ctx: typer.Context,
     decision_id: DecisionOpt,
     gate_event: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option("--gate-event", help="The user-gate event that decided the proposal (dcx gate, or a LoopX host's)."),
     ] = None,
     no_change: Annotated[
         bool, typer.Option("--no-change", help="The quiet path: settle a semantic no-change without a gate.")
     ] = False,
     reason_code: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option("--reason-code", help="Why, as a code (default owner_approved|owner_rejected|owner_deferred|semantic_no_change)."),
     ] = None,
     summary: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option("--summary", help="Public-safe one line for the receipt (default: the gate's summary)."),
     ] = None,
     event_log: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option("--event-log", help="Read the gate event from a host log listed in [commit] external_event_logs."),
     ] = None,
     by: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option("--by", help="Who decided, for a host gate event that does not say (no details.actor_ref)."),
     ] = None,
     dry_run: Annotated[

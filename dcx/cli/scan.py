@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,7 +14,7 @@ from dcx.core.result import Result
 def command(
     ctx: typer.Context,
     source: Annotated[
-        Optional[list[str]],  # noqa: UP045 — typer reads the annotation at run time
+        list[str] | None,
         typer.Option("--source", help="Scan only this source id (repeatable; may name an on-demand source)."),
     ] = None,
     agent_id: AgentOpt = None,
