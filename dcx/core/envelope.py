@@ -7,6 +7,7 @@ the kind's; the envelope's are dcx's and can never be given by a caller.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -96,6 +97,19 @@ class PacketSpec:
         public.check_record(packet, where=self.schema_version)
         packet[self.ref_field] = packet_ref(self.prefix, packet, self.ref_field)
         return packet
+
+    def input_shape(self, title: str, *, doc: str, accepted: tuple[str, ...] = ()) -> Shape:
+        """What a caller writes: the fields that are not ``computed``, and the computed ones
+        in ``accepted`` as optional (dcx checks a given one against what it computes)."""
+        fields: dict[str, Field] = {}
+        for name, rule in self.shape.fields.items():
+            if not rule.computed:
+                fields[name] = rule
+            elif name in accepted:
+                given = copy.copy(rule)
+                given.optional, given.computed = True, False
+                fields[name] = given
+        return Shape(title, fields, doc=doc)
 
     def check_stored(self, value: Any, path: str = "") -> dict[str, Any]:
         """Validate a packet read back (or embedded): shape, safety, and that its ref recomputes."""

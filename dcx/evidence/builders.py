@@ -194,21 +194,10 @@ def build_freshness(
 # the manifest (decision_source_manifest_v0)
 
 def manifest_values(registry: Registry) -> dict[str, Any]:
+    """The public projection of each source: the fields of ``SOURCE_ROW`` (policy, never a locator)."""
     rows = [
-        {
-            "source_id": s.source_id,
-            "provider_id": s.provider_id,
-            "source_kind": s.source_kind,
-            "priority": s.priority,
-            "evidence_level": s.evidence_level,
-            "objectives": list(s.objectives),
-            "scan_mode": s.scan_mode,
-            "exact_read_policy": s.exact_read_policy,
-            "freshness_seconds": s.freshness_seconds,
-            "max_changes": s.max_changes,
-            "conflict_rule": s.conflict_rule,
-            "enabled": s.enabled,
-        }
+        {name: list(value) if isinstance(value := getattr(s, name), tuple) else value
+         for name in manifest_packet.SOURCE_ROW.fields}
         for s in registry.sources
     ]
     return {

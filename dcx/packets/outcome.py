@@ -35,27 +35,18 @@ INVALIDATED = Shape(
     {"assumption_id": Token(), "summary": Summary(), "evidence_ref": Token(limit=160), "invalidated_at": Timestamp()},
 )
 
-INPUT_FIELDS = {
-    "accepted_decision": Obj(shape=ACCEPTED),
-    "resulting_transitions": Records(shape=TRANSITION, id_field="transition_id", max_items=64),
-    "observed_outcomes": Records(shape=OBSERVED, id_field="outcome_id", max_items=64),
-    "invalidated_assumptions": Records(shape=INVALIDATED, id_field="assumption_id", max_items=64),
-    "verification_status": Enum(values=VERIFICATION),
-    "review_at": Timestamp(),
-}
-
-INPUT = Shape(
-    "decision_outcome_input",
-    {**INPUT_FIELDS, "proposal_packet_ref": Ref("decision-proposal", optional=True)},
-    doc="Input of `dcx outcome --from`: what was decided and what was observed.",
-)
 
 SPEC = declare(
     "outcome",
     decision_scoped=True,
     doc="Append-only record of the accepted decision, transitions and observed outcomes.",
     fields={
-        **INPUT_FIELDS,
+        "accepted_decision": Obj(shape=ACCEPTED),
+        "resulting_transitions": Records(shape=TRANSITION, id_field="transition_id", max_items=64),
+        "observed_outcomes": Records(shape=OBSERVED, id_field="outcome_id", max_items=64),
+        "invalidated_assumptions": Records(shape=INVALIDATED, id_field="assumption_id", max_items=64),
+        "verification_status": Enum(values=VERIFICATION),
+        "review_at": Timestamp(),
         "proposal_packet_ref": Ref("decision-proposal", computed=True),
         "evidence_packet_ref": Ref("decision-evidence", computed=True),
         "observed_at": Timestamp(computed=True),
@@ -63,3 +54,6 @@ SPEC = declare(
         "reward_memory_candidate_eligible": Bool(computed=True),
     },
 )
+
+# What an agent writes (`dcx outcome --from FILE`): the fields dcx does not compute
+INPUT = SPEC.input_shape("decision_outcome_input", doc="Input of `dcx outcome --from`: what was decided and what was observed.", accepted=("proposal_packet_ref",))

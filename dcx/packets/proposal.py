@@ -47,31 +47,24 @@ NEXT_ACTION = Shape(
 )
 STOP = Shape("stop", {"stop_id": Token(), "summary": Summary(), "condition": Text()})
 
-INPUT_FIELDS = {
-    "objective_scores": Records(shape=OBJECTIVE_SCORE, id_field="objective_id", min_items=1, max_items=64),
-    "recommended_decision": Obj(shape=RECOMMENDED),
-    "alternatives": Records(shape=ALTERNATIVE, id_field="alternative_id", max_items=32),
-    "next_actions": Records(shape=NEXT_ACTION, id_field="action_id", max_items=64),
-    "stop_list": Records(shape=STOP, id_field="stop_id", max_items=64),
-    "review_at": Timestamp(),
-}
-
-# What an agent writes (`dcx propose --from FILE`): exactly these keys.
-INPUT = Shape(
-    "decision_proposal_input",
-    {**INPUT_FIELDS, "evidence_packet_ref": Ref("decision-evidence", optional=True)},
-    doc="Input of `dcx propose --from`: the agent's advisory reasoning.",
-)
 
 SPEC = declare(
     "proposal",
     decision_scoped=True,
     doc="Advisory reasoning bound to one evidence packet; requires authority confirmation.",
     fields={
-        **INPUT_FIELDS,
+        "objective_scores": Records(shape=OBJECTIVE_SCORE, id_field="objective_id", min_items=1, max_items=64),
+        "recommended_decision": Obj(shape=RECOMMENDED),
+        "alternatives": Records(shape=ALTERNATIVE, id_field="alternative_id", max_items=32),
+        "next_actions": Records(shape=NEXT_ACTION, id_field="action_id", max_items=64),
+        "stop_list": Records(shape=STOP, id_field="stop_id", max_items=64),
+        "review_at": Timestamp(),
         "evidence_packet_ref": Ref("decision-evidence", computed=True),
         "observed_at": Timestamp(computed=True),
         "proposed_by": Token(computed=True),
         "authority_confirmation_required": Const(value=True, computed=True),
     },
 )
+
+# What an agent writes (`dcx propose --from FILE`): the fields dcx does not compute
+INPUT = SPEC.input_shape("decision_proposal_input", doc="Input of `dcx propose --from`: the agent's advisory reasoning.", accepted=("evidence_packet_ref",))

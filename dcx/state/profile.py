@@ -155,7 +155,7 @@ _BINDING = Shape(
     },
 )
 
-_SOURCE = Shape(
+SOURCE = Shape(
     "source",
     {
         "source_id": Token(),
@@ -179,7 +179,7 @@ REGISTRY_SHAPE = Shape(
     {
         "schema_version": Const(value=REGISTRY_SCHEMA),
         "bindings": Records(shape=_BINDING, id_field="provider_id", max_items=16, ordered=True, optional=True),
-        "sources": Records(shape=_SOURCE, id_field="source_id", max_items=64, ordered=True, optional=True),
+        "sources": Records(shape=SOURCE, id_field="source_id", max_items=64, ordered=True, optional=True),
     },
 )
 
@@ -225,6 +225,8 @@ class Binding(NamedTuple):
 
 
 class Source(NamedTuple):
+    """A registry source: the fields of ``SOURCE``, with its defaults for the optional ones."""
+
     source_id: str
     provider_id: str
     source_kind: str
@@ -368,23 +370,7 @@ def parse_registry(data: dict[str, Any], display: str, text: str = "") -> Regist
                 display,
                 text,
             )
-        sources.append(
-            Source(
-                source_id=raw["source_id"],
-                provider_id=raw["provider_id"],
-                source_kind=raw["source_kind"],
-                priority=raw["priority"],
-                evidence_level=raw["evidence_level"],
-                objectives=tuple(raw["objectives"]),
-                scan_mode=raw["scan_mode"],
-                exact_read_policy=raw["exact_read_policy"],
-                freshness_seconds=raw["freshness_seconds"],
-                locator=raw["locator"],
-                max_changes=raw.get("max_changes", 1000),
-                conflict_rule=raw.get("conflict_rule"),
-                enabled=raw.get("enabled", True),
-            )
-        )
+        sources.append(Source(**{**raw, "objectives": tuple(raw["objectives"])}))  # one shape: SOURCE
     return Registry(bindings, tuple(sources), data)
 
 
