@@ -160,11 +160,12 @@ class NestedList(Field):
             raise bad(path, f"expected a list, got {type_name(value)}", "invalid_type")
         if len(value) > self.max_items:
             raise bad(path, f"holds {len(value)} items, over the limit of {self.max_items}", "too_many_items")
-        items = [self.spec.check_stored(v, f"{path}[{i}]") for i, v in enumerate(value)]
-        refs = [item[self.spec.ref_field] for item in items]
+        spec = self.spec
+        items = [spec.check_stored(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        refs = [item[spec.ref_field] for item in items]
         if len(set(refs)) != len(refs):
             raise bad(path, "holds the same packet twice", "duplicate_id")
-        return sorted(items, key=lambda item: item[self.spec.ref_field])
+        return sorted(items, key=lambda item: item[spec.ref_field])
 
     def schema(self) -> dict[str, Any]:
         assert self.spec is not None

@@ -121,7 +121,7 @@ def run_bounded(
             if exited_at is not None and now - exited_at > DRAIN_SECONDS:
                 break  # the child is done; a grandchild still holds the pipes
             for key, _ in selector.select(timeout=min(remaining, 0.25)):
-                stream = key.fileobj
+                stream = key.fileobj  # type: ignore[assignment]  # a selector key: one of the pipes above
                 if stream is proc.stdin:
                     try:
                         written = os.write(proc.stdin.fileno(), pending[:65536])

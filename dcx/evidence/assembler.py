@@ -81,14 +81,21 @@ class Verdict(NamedTuple):
 class Chunk(Protocol):
     """What a provider's resource ref says of its authority: the file and the revision it was read at."""
 
-    source_id: str
-    path: str
-    revision: str
+    @property
+    def source_id(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def revision(self) -> str: ...
 
 
 class FileText(Protocol):
-    revision: str
-    text: str
+    """A file's current text and its revision (blake3 of the bytes, or a git blob id)."""
+
+    @property
+    def revision(self) -> str: ...
+    @property
+    def text(self) -> str: ...
 
 
 # handed in by ops (the planes stay below this module):

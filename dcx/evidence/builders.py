@@ -102,8 +102,9 @@ def coverage_values(
     *, reads_required: bool = True,
 ) -> dict[str, Any]:
     by_id = {scan.source_id: scan for scan in scans}
-    rows = {p: {"priority": p, "source_count": 0, "complete_count": 0, "exact_read_incomplete_count": 0,
-                "status_counts": {}} for p in PRIORITIES}
+    rows: dict[str, dict[str, Any]] = {
+        p: {"priority": p, "source_count": 0, "complete_count": 0, "exact_read_incomplete_count": 0,
+            "status_counts": {}} for p in PRIORITIES}
     incomplete: list[str] = []
     counted = [s for s in registry.sources if s.enabled or s.source_id in by_id]
     for source in counted:

@@ -18,6 +18,7 @@ from typing import Any
 
 from dcx.evidence.assembler import (
     NOT_REPRODUCED,
+    UNVERIFIABLE,
     AuthorityReader,
     Change,
     EvidenceDraft,
@@ -42,10 +43,10 @@ def auto(draft: EvidenceDraft, changes: list[Change], policies: dict[str, str], 
         verdict = judge_recall(reader, item.resource_ref, item.content)
         cid = claim_id_for(provider_ref)
         changed = verdict.authority is not None and verdict.authority.change_ref in changed_refs
-        if verdict.accepted:
+        if verdict.accepted and verdict.authority is not None:
             draft.accept(cid, item.summary, provider_ref, verdict.authority, changed)
         else:
-            draft.reject(cid, item.summary, verdict.reason_code, provider_ref=provider_ref,
+            draft.reject(cid, item.summary, verdict.reason_code or UNVERIFIABLE, provider_ref=provider_ref,
                          authority=verdict.authority, changed=changed)
     demote_moved(draft, previous, reader)
 
@@ -97,10 +98,10 @@ def agent(draft: EvidenceDraft, body: dict[str, Any], changes: list[Change], rea
         if cited is not None and verdict.authority is not None and resolve_citation(cited, minter) != verdict.authority.change_ref:
             verdict = verdict._replace(accepted=False, reason_code="unverifiable_recall")
         changed = verdict.authority is not None and verdict.authority.change_ref in by_ref
-        if verdict.accepted:
+        if verdict.accepted and verdict.authority is not None:
             draft.accept(claim["claim_id"], claim["summary"], claim["provider_ref"], verdict.authority, changed)
         else:
-            draft.reject(claim["claim_id"], claim["summary"], verdict.reason_code,
+            draft.reject(claim["claim_id"], claim["summary"], verdict.reason_code or UNVERIFIABLE,
                          provider_ref=claim["provider_ref"], authority=verdict.authority, changed=changed)
     for claim in body.get("stale_or_rejected_claims", []):
         ref = resolve_citation(claim["change_ref"], minter) if claim.get("change_ref") else None

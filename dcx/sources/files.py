@@ -106,16 +106,16 @@ def _git_listing(ws: Workspace, source: Source, max_read_bytes: int) -> Listing:
         loc, _commit, entries = current_files(ws, source, deadline)
     except SourceUnavailable as exc:
         return Listing({}, lambda rels: {}, unavailable=exc.reason_code)
-    revisions = {e.rel: e.new for e in entries}
+    revisions = {e.rel: e.new for e in entries if e.new}  # current files: each has a blob
 
     def read(rels: list[str]) -> dict[str, FileBody] | str:
         try:
-            blobs = read_texts(loc, [revisions[rel] for rel in rels if revisions[rel]], max_read_bytes, deadline)
+            blobs = read_texts(loc, [revisions[rel] for rel in rels], max_read_bytes, deadline)
         except SourceUnavailable as exc:
             return exc.reason_code
         out: dict[str, FileBody] = {}
         for rel in rels:
-            blob = blobs.get(revisions[rel] or "")
+            blob = blobs.get(revisions[rel])
             if blob is None or blob.missing:
                 continue  # unreadable now: indexed when it reads
             out[rel] = FileBody(blob.oid, blob.data)

@@ -134,9 +134,9 @@ class Store:
                 packet = self.read_verified(folder, path)  # says what is wrong, as before
             else:
                 key = (path, st.st_size, st.st_mtime_ns)
-                packet = self._listed.get(key)
-                if packet is None:
-                    packet = self._listed[key] = self.read_verified(folder, path)
+                known = self._listed.get(key)
+                packet = known if known is not None else self.read_verified(folder, path)
+                self._listed[key] = packet
             if is_stub(packet):
                 continue  # redacted: nothing left to read
             yield StoredPacket(folder, path.stem, path, packet)
