@@ -67,6 +67,16 @@ def _int_token(text: str) -> int:
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":"))
+if json.encoder.c_make_encoder is not None:
+    # The C encoder JSONEncoder.encode builds on every call, built once (no circular-reference
+    # markers: a cycle ends in RecursionError, and the reference encoder decides).
+    _c_encoder = json.encoder.c_make_encoder(
+        None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", True, False, False)
+
+    def _encode(value: Any) -> str:
+        return "".join(_c_encoder(value, 0))
+else:  # pragma: no cover - an interpreter without the C accelerator
+    _encode = _ENCODER.encode
 # (may hold a long integer, may hold an exponent or integral float) -> decoder
 _DECODERS = {
     (False, False): json.JSONDecoder(),
@@ -113,17 +123,18 @@ def _fast_jcs(value: Any) -> bytes | None:
     Integral floats are respelled without their ``.0``.
     """
     try:
-        text = _ENCODER.encode(value)
+        text = _encode(value)
         data = text.encode("utf-8")
         marks = data.translate(_MARKS)
         if b"X" in marks:
             return None
         integral = b"0.0c" in marks or marks.endswith(b"0.0")
         decoder = _DECODERS[b"0000000000000000" in marks, integral or b"0es" in marks]
-        if decoder.decode(text) != value:
+        back, end = decoder.scan_once(text, 0)
+        if end != len(text) or back != value:
             return None
         return _drop_integral_fractions(text).encode("utf-8") if integral else data
-    except (_NotProven, TypeError, ValueError, RecursionError, UnicodeEncodeError):
+    except (_NotProven, StopIteration, TypeError, ValueError, RecursionError, UnicodeEncodeError):
         return None
 
 
