@@ -172,6 +172,58 @@ def pretty_bytes(value: Any) -> bytes:
     return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
+def load_stored(data: bytes) -> tuple[Any, bool]:
+    """``json.loads(data)``, and whether every float in it is spelled as ``repr`` spells it.
+
+    The second answer lets :func:`is_pretty` trust a faster encoder's floats.
+    Raises what ``json.loads`` raises.
+    """
+    spelled = [True]
+
+    def parse_float(token: str) -> float:
+        number = float(token)
+        if spelled[0] and repr(number) != token:
+            spelled[0] = False
+        return number
+
+    value = json.loads(data, parse_float=parse_float)
+    return value, spelled[0]
+
+
+_ORJSON: list[Any] = []  # [orjson module or None], resolved on first use
+
+
+def _orjson() -> Any:
+    if not _ORJSON:
+        try:
+            import orjson  # optional (the `fast` extra): Rust, about 20x the indenting json encoder
+        except ImportError:  # pragma: no cover - without it the json module answers
+            orjson = None
+        _ORJSON.append(orjson)
+    return _ORJSON[0]
+
+
+def is_pretty(data: bytes, value: Any, *, repr_floats: bool) -> bool:
+    """``pretty_bytes(value) == data``, for ``value, repr_floats = load_stored(data)``.
+
+    ``orjson``'s ``OPT_INDENT_2 | OPT_SORT_KEYS`` layout, key order (code points),
+    string escapes and integer spelling are those of ``json.dumps(indent=2,
+    sort_keys=True, ensure_ascii=False)``; its floats may be spelled otherwise
+    (``1e16`` for ``1e+16``), so its answer counts only when every float in
+    ``data`` is spelled as ``repr`` spells it. Equal bytes then prove the pretty
+    form; anything else (or no ``orjson``) is settled by :func:`pretty_bytes`.
+    ``tests/test_canonical_fast.py`` compares the two.
+    """
+    fast = _orjson() if repr_floats else None
+    if fast is not None:
+        try:
+            if fast.dumps(value, option=fast.OPT_INDENT_2 | fast.OPT_SORT_KEYS) + b"\n" == data:
+                return True
+        except TypeError:  # orjson.JSONEncodeError: integers beyond 64 bits, lone surrogates, ...
+            pass
+    return pretty_bytes(value) == data
+
+
 def digest_hex(data: bytes, *, key: bytes | None = None, length: int = REF_HEX) -> str:
     hasher = blake3.blake3(data, key=key) if key is not None else blake3.blake3(data)
     return hasher.hexdigest()[:length]

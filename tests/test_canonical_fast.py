@@ -191,3 +191,105 @@ def test_packet_records_sort_like_the_reference() -> None:
 def test_float_layouts(value: float) -> None:
     assert canonical_bytes([value]) == rfc8785.dumps([value])
     assert math.isfinite(value)
+
+
+# -- the stored-file check: is_pretty against pretty_bytes ----------------------------
+
+def _pretty_answer(data: bytes) -> tuple[bool, bool] | None:
+    """(fast answer, reference answer) for ``data``, or None when it is not JSON or not UTF-8-encodable."""
+    try:
+        value, repr_floats = canonical.load_stored(data)
+    except ValueError:
+        return None
+    try:
+        expected = canonical.pretty_bytes(value) == data
+    except UnicodeEncodeError:
+        return None
+    return canonical.is_pretty(data, value, repr_floats=repr_floats), expected
+
+
+def _respell(data: bytes, draw_index: int) -> list[bytes]:
+    """Layouts and spellings a hand edit could produce, each still JSON."""
+    text = data.decode("utf-8")
+    variants = [
+        text.replace("\n  ", "\n   ", 1),          # one line indented one space too far
+        text.replace("\n", "\n ", 1),
+        text.replace(",\n", ", \n", 1),
+        text.replace(": ", ":", 1),
+        text.replace(",\n  ", ",", 1),              # two entries on one line
+        text.replace("[]", "[\n]", 1),
+        text.replace("{}", "{\n}", 1),
+        text.replace("\n}", "}", 1),
+        text.rstrip("\n"),
+        text + "\n",
+        text.replace("e+", "e", 1),                 # orjson's spelling of an exponent
+        text.replace("e-0", "e-", 1),
+        text.replace(".0,", ",", 1),
+        text.replace(".5", ".50", 1),
+        text.replace("1e+16", "10000000000000000.0", 1),
+        text.replace("\\u0000", "\\u0000".upper(), 1),
+        text.replace("\\n", "\\u000a", 1),
+        text.replace("é", "\\u00e9", 1),
+        text.replace("/", "\\/", 1),
+        text.replace("true", "1", 1),
+        text.replace(" 0\n", " -0\n", 1),
+    ]
+    lines = text.split("\n")
+    if len(lines) > 3:
+        i = 1 + draw_index % (len(lines) - 3)
+        swapped = [*lines[:i], lines[i + 1], lines[i], *lines[i + 2:]]
+        variants.append("\n".join(swapped))
+    return [v.encode("utf-8") for v in variants if v != text]
+
+
+pretty_values = st.dictionaries(safe_text, st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70),
+              st.floats(allow_nan=True, allow_infinity=True), safe_text,
+              st.sampled_from([1e16, 1e-5, 0.5, 10.0, -0.0, 1e+300, 5e-324, 0])),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(safe_text, inner, max_size=4)),
+    max_leaves=30,
+), max_size=6)
+
+
+@pytest.mark.parametrize("with_orjson", [True, False])
+@settings(max_examples=EXAMPLES // 2, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                            HealthCheck.function_scoped_fixture])
+@given(value=pretty_values, index=st.integers(0, 1000))
+def test_is_pretty_matches_the_pretty_encoder(value: dict, index: int, with_orjson: bool,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    if not with_orjson:
+        monkeypatch.setattr(canonical, "_ORJSON", [None])
+    data = canonical.pretty_bytes(value)
+    assert _pretty_answer(data) == (True, True)
+    for variant in _respell(data, index):
+        answer = _pretty_answer(variant)
+        if answer is not None:
+            assert answer[0] == answer[1], variant
+
+
+def test_is_pretty_on_every_stored_fixture_and_their_edits() -> None:
+    checked = 0
+    for path in _fixture_json():
+        data = path.read_bytes()
+        answer = _pretty_answer(data)
+        if answer is None:
+            continue
+        assert answer[0] == answer[1], path
+        for variant in _respell(data, checked):
+            edited = _pretty_answer(variant)
+            if edited is not None:
+                assert edited[0] == edited[1], (path, variant[:200])
+        checked += 1
+    assert checked > 100
+
+
+def test_orjson_layout_is_the_json_modules() -> None:
+    """The premise of is_pretty: orjson's indented, sorted layout and escapes are json's."""
+    orjson = pytest.importorskip("orjson")
+    every_char = "".join(chr(c) for c in range(0x20000) if not 0xD800 <= c < 0xE000)
+    value = {"text": every_char, "\U0001f600": 1, "\ue000": [], "é": {}, "a": [{"b": [1, -2, True, None]}],
+             "z": {"y": {"x": ["deep", 2**63 - 1, -(2**63)]}}}
+    keys = {chr(c): c for c in (0x41, 0x7F, 0xE9, 0x7FF, 0x800, 0xFFFF, 0x10000, 0x10FFFF, 0xE000, 0xD7FF)}
+    for probe in (value, keys, {}, {"a": {}}, {"a": [[]]}):
+        assert orjson.dumps(probe, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n" == \
+            canonical.pretty_bytes(probe)

@@ -44,7 +44,7 @@ from dcx.quality import (
 )
 from dcx.redaction import is_stub
 from dcx.result import Result
-from dcx.store import verify_bytes
+from dcx.store import verify_parsed
 from dcx.workspace import Workspace
 
 SCHEMA = "dcx_decision_quality_report_v0"
@@ -196,13 +196,15 @@ class Loaded:
             self._leave_out(Path(path), ref, f"unreadable ({exc.strerror})")
             return None
         key = self.verdicts.key(kind, data)
-        if not self.verdicts.passed(key):
-            problem = verify_bytes(kind, ref, data)  # dcx verify's own check of a stored file
-            if problem:
-                self._leave_out(Path(path), ref, problem)
+        if self.verdicts.passed(key):
+            packet = json.loads(data)
+        else:
+            problem, parsed = verify_parsed(kind, ref, data)  # dcx verify's own check of a stored file
+            if problem or parsed is None:
+                self._leave_out(Path(path), ref, problem or "not a JSON object")
                 return None
             self.verdicts.add(key)
-        packet = json.loads(data)
+            packet = parsed
         if is_stub(packet):
             self._leave_out(Path(path), ref, f"redacted ({packet.get('reason_code')})")
             return None

@@ -334,27 +334,31 @@ class Shape:
         self.title = title
         self.fields = dict(fields)
         self.doc = doc
+        self._required_names: frozenset[str] | None = None
+
+    def _required(self) -> frozenset[str]:
+        if self._required_names is None:
+            self._required_names = frozenset(n for n, rule in self.fields.items() if not rule.optional)
+        return self._required_names
 
     def check(self, value: Any, path: str = "") -> dict[str, Any]:
         where = path or self.title
         if not isinstance(value, dict | Mapping):  # dict first: an ABC check costs ~1 us
             raise bad(where, f"expected an object, got {_type_name(value)}", "invalid_type")
-        unknown = sorted(shown_key(k) for k in value if k not in self.fields)
-        if unknown:
+        fields = self.fields
+        keys = value.keys()
+        if not fields.keys() >= keys:  # one set operation when every key is known (the usual case)
+            unknown = sorted(shown_key(k) for k in value if k not in fields)
             first = f"{path}.{unknown[0]}" if path else unknown[0]
             raise bad(first, f"unknown field(s): {', '.join(unknown)}", "unknown_field")
-        missing = [
-            name
-            for name, rule in self.fields.items()
-            if not rule.optional and name not in value
-        ]
-        if missing:
+        if not keys >= self._required():
+            missing = [name for name, rule in fields.items() if not rule.optional and name not in value]
             raise bad(where, f"missing field(s): {', '.join(missing)}", "missing_field")
         out: dict[str, Any] = {}
-        for name, rule in self.fields.items():
-            sub = f"{path}.{name}" if path else name
+        for name, rule in fields.items():
             if name not in value:
                 continue
+            sub = f"{path}.{name}" if path else name
             item = value[name]
             if item is None:
                 if rule.nullable:
@@ -561,8 +565,10 @@ class PacketSpec:
             raise
         # A forbidden key k is spelled '"k":' in canonical JSON: when none is, there is none
         # to find (a nested packet was checked on its own already; this is its second pass).
-        if any(needle in body for needle in _FORBIDDEN_NEEDLES):
-            public.check_record(packet, where=path or self.schema_version)
+        for needle in _FORBIDDEN_NEEDLES:
+            if needle in body:
+                public.check_record(packet, where=path or self.schema_version)
+                break
         expected = f"{self.prefix}-{digest_hex(body)}"
         if packet[self.ref_field] != expected:
             raise InvalidInput(
