@@ -191,6 +191,8 @@ def load_stored(data: bytes) -> tuple[Any, bool]:
 
 
 _ORJSON: list[Any] = []  # [orjson module or None], resolved on first use
+_CHECKED = [0]  # bytes checked by the json module before orjson is imported
+ORJSON_AFTER = 64 * 1024  # about what the json module's indenting encoder checks in orjson's import time
 
 
 def _orjson() -> Any:
@@ -214,7 +216,14 @@ def is_pretty(data: bytes, value: Any, *, repr_floats: bool) -> bool:
     form; anything else (or no ``orjson``) is settled by :func:`pretty_bytes`.
     ``tests/test_canonical_fast.py`` compares the two.
     """
-    fast = _orjson() if repr_floats else None
+    fast = None
+    if repr_floats:
+        if _ORJSON:
+            fast = _ORJSON[0]
+        elif _CHECKED[0] < ORJSON_AFTER:
+            _CHECKED[0] += len(data)  # a few packets (log, show): not worth orjson's import (~1.5 ms)
+        else:
+            fast = _orjson()
     if fast is not None:
         try:
             if fast.dumps(value, option=fast.OPT_INDENT_2 | fast.OPT_SORT_KEYS) + b"\n" == data:

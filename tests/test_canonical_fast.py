@@ -259,6 +259,8 @@ def test_is_pretty_matches_the_pretty_encoder(value: dict, index: int, with_orjs
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     if not with_orjson:
         monkeypatch.setattr(canonical, "_ORJSON", [None])
+    else:
+        monkeypatch.setattr(canonical, "_CHECKED", [canonical.ORJSON_AFTER])
     data = canonical.pretty_bytes(value)
     assert _pretty_answer(data) == (True, True)
     for variant in _respell(data, index):
