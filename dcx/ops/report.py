@@ -15,7 +15,7 @@ that cites a revision its own evidence does not list as current is an
 
 The measures themselves are ``dcx/quality.py``; their definitions are in
 docs/report.md. Reading is tolerant on purpose: a decision-index line of
-a kind the report does not measure (e.g. ``review`` from a newer dcx) is
+a kind the report does not measure (e.g. one from a newer dcx) is
 counted in ``other_packets`` and otherwise ignored; an ``agent_id`` on any
 packet is picked up when present.
 """
@@ -48,7 +48,7 @@ from dcx.store import verify_parsed
 from dcx.workspace import Workspace
 
 SCHEMA = "dcx_decision_quality_report_v0"
-MEASURED_KINDS = ("assembly", "proposal", "outcome")
+MEASURED_KINDS = ("assembly", "proposal", "outcome", "review")
 # stored apart by prepare and read here through the assembly that embeds them
 EMBEDDED_KINDS = frozenset({"scan", "coverage", "freshness", "retrieval", "evidence", "rebase", "checkpoint"})
 
@@ -169,7 +169,7 @@ class Loaded:
             seen.add(ref)
             if kind not in MEASURED_KINDS:
                 if kind not in EMBEDDED_KINDS:
-                    self.other_packets[kind] += 1  # commit, feedback, review, kinds of a newer dcx
+                    self.other_packets[kind] += 1  # commit, feedback, kinds of a newer dcx
                 continue
             packet = self._read(kind, ref, ident)
             if packet is not None:
