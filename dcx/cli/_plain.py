@@ -5,7 +5,7 @@ markup (``_render.console``), so ``console.print(x)`` writes ``x``'s plain text
 and a newline, and a ``Table.grid`` that fits the width writes each row as its
 cells padded to their column's width, one space apart. :class:`PlainConsole`
 writes exactly that for the views that declare ``render.plain = True`` (``dcx
-verify``, ``dcx log``): rich's import is most of their cost (issue 18). Anything
+verify``, ``dcx log``, ``dcx sources``; a ``views.common.grid`` table too): rich's import is most of their cost (issue 18). Anything
 it is not sure to write as rich would (a grid wider than the width, a character
 whose cell width is not 1, an object it does not know) raises :class:`NeedRich`
 before a byte is written, and the view is rendered by rich instead.
@@ -91,6 +91,24 @@ class PlainConsole:
             raise NeedRich  # an empty column or a grid rich would fold: its own layout
         for row in rows:
             self.parts.append(" ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) + "\n")
+
+    def table(self, headers: Sequence[str], rows: Sequence[Sequence[str]], *, narrow: int) -> None:
+        """``views.common.grid``'s table (``box.SIMPLE_HEAD``, no edge, collapsed padding) when it fits whole."""
+        if len(headers) > 2 and self.width < narrow:
+            raise NeedRich  # one record per block: rich's layout
+        widths = [len(h) for h in headers]
+        for row in (headers, *rows):
+            for index, cell in enumerate(row):
+                if type(cell) not in (str, Plain) or not _NARROW.fullmatch(cell):
+                    raise NeedRich
+                widths[index] = max(widths[index], len(cell))
+        total = sum(widths) + 2 * (len(widths) - 1)
+        if total > self.width:
+            raise NeedRich  # rich wraps or folds cells
+        self.parts.append("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + "\n")
+        self.parts.append("\u2500" * total + "\n")
+        for row in rows:
+            self.parts.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + "\n")
 
     def flush(self, stream: TextIO) -> None:
         stream.write("".join(self.parts))

@@ -82,7 +82,7 @@ READER_SHAPES = [["log"], ["log", "--format", "json"], ["log", "--limit", "2", "
 @pytest.mark.parametrize("args", READER_SHAPES, ids=" ".join)
 def test_read_only_fast_paths_import_no_typer(example: Path, args) -> None:
     """Issue 18: log, show, verify, sources answer without typer, and without rich in JSON (and, piped,
-    in the text of log and verify: dcx/cli/_plain.py)."""
+    in the text of log, verify and sources: dcx/cli/_plain.py)."""
     code = (
         "import sys\n"
         "from dcx.cli import main\n"
@@ -95,7 +95,7 @@ def test_read_only_fast_paths_import_no_typer(example: Path, args) -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     loaded = proc.stderr.rsplit("LOADED ", 1)[-1].strip()
     json_out = "json" in " ".join(args)
-    plain = args[0] in ("log", "verify")  # piped text: no rich either
+    plain = args[0] in ("log", "verify", "sources")  # piped text: no rich either
     assert loaded == ("[]" if json_out or "nope" in args or plain else "['rich']"), proc.stderr
 
 

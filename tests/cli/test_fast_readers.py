@@ -158,10 +158,10 @@ def test_fast_and_typer_paths_print_the_same_bytes(compared) -> None:
             verb = next(a for a in args if a in ("log", "show", "verify", "sources"))
             if not (text and fast["code"] in (0, 1)):
                 assert "rich" not in fast["mods"], f"{name}: rich {fast['mods']}"
-            elif verb in ("log", "verify"):
+            elif verb in ("log", "verify", "sources"):
                 # piped: printed without rich when the plain console can (tests/cli/test_plain_console.py
                 # compares it with rich); a grid wider than COLUMNS is rich's to fold
-                if name in ("log", "verify", "verify-ok"):
+                if name in ("log", "verify", "verify-ok", "sources"):
                     assert "rich" not in fast["mods"], f"{name}: rich {fast['mods']}"
             else:
                 assert "rich" in fast["mods"], f"{name}: rich {fast['mods']}"

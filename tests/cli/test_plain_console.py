@@ -125,3 +125,45 @@ def test_a_terminal_or_forced_colour_is_rich_s(monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.delenv(name)
     monkeypatch.setenv("COLUMNS", "wide")
     assert _plain.pipe_width(io.StringIO()) is None
+
+
+def _grid_view(console: Any, result: Result) -> None:
+    from dcx.cli.views.common import grid
+
+    grid(console, result.data["columns"], result.data["rows"])
+
+
+_grid_view.plain = True  # type: ignore[attr-defined]
+
+
+class _GridView:
+    render = staticmethod(_grid_view)
+
+
+cell = st.one_of(token, text, st.none(), st.integers(0, 10**9))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=st.integers(1, 8).flatmap(lambda n: st.tuples(
+    st.lists(st.text(st.sampled_from(list("abcdefgh .")), min_size=1, max_size=12), min_size=n, max_size=n),
+    st.lists(st.lists(cell, min_size=n, max_size=n), min_size=1, max_size=4))), columns=widths)
+def test_grid_table(shape: tuple[list[str], list[list[Any]]], columns: str | None,
+                    monkeypatch: pytest.MonkeyPatch) -> None:
+    headers, rows = shape
+    rich_text, plain_text = rendered(_GridView, {"columns": headers, "rows": rows}, columns, monkeypatch)
+    if plain_text is not None:
+        assert plain_text == rich_text
+
+
+def test_sources_table_takes_the_plain_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dcx.cli.readers import sources as sources_view
+
+    row = {"source_id": "source:authority:docs", "enabled": True, "provider_id": "files", "source_kind": "document",
+           "priority": "p0", "evidence_level": "s1", "scan_mode": "incremental", "exact_read_policy": "always",
+           "freshness_seconds": 86400}
+    data = {"manifest": {"sources": [row, {**row, "source_id": "notes", "enabled": False}],
+                         "manifest_ref": "decision-source-manifest-" + "0" * 32, "source_count": 2},
+            "written": False}
+    for columns in (None, "120", "80"):
+        rich_text, plain_text = rendered(sources_view, data, columns, monkeypatch)
+        assert plain_text == rich_text, columns
