@@ -70,12 +70,18 @@ class PlainConsole:
         self.width = width
         self.parts: list[str] = []
 
-    def print(self, *objects: Any, markup: bool | None = None, highlight: bool | None = None,
-              style: str | None = None) -> None:
+    def print(self, *objects: Any, **options: Any) -> None:
+        # markup and highlighting are off on dcx's consoles, and a style prints nothing on a pipe;
+        # any other option (end, sep, justify, width, ...) is rich's to honour
+        if not options.keys() <= {"markup", "highlight", "style"}:
+            raise NeedRich
         for item in objects:
             if type(item) not in (str, Plain):
                 raise NeedRich
         self.parts.append(" ".join(objects) + "\n")
+
+    def __getattr__(self, name: str) -> Any:
+        raise NeedRich  # anything else of rich's Console (is_terminal, print_json, rule, ...)
 
     def grid(self, rows: Sequence[Sequence[str]], min_widths: Sequence[int]) -> None:
         """``Table.grid(padding=(0, 1))`` of no-wrap columns (each at least ``min_widths``), when it fits."""

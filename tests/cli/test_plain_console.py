@@ -167,3 +167,12 @@ def test_sources_table_takes_the_plain_path(monkeypatch: pytest.MonkeyPatch) -> 
     for columns in (None, "120", "80"):
         rich_text, plain_text = rendered(sources_view, data, columns, monkeypatch)
         assert plain_text == rich_text, columns
+
+
+def test_calls_it_does_not_know_are_rich_s() -> None:
+    console = _plain.PlainConsole(80)
+    for call in (lambda: console.print("x", end=""), lambda: console.print(object()), lambda: console.is_terminal,
+                 lambda: console.rule("x")):
+        with pytest.raises(_plain.NeedRich):
+            call()
+    assert console.parts == []
