@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import blake3
 
@@ -20,8 +20,7 @@ from dcx.workspace import KEY_BYTES, Workspace
 KEY_ID_CONTEXT = b"dcx-key-id"
 
 
-@dataclass(frozen=True)
-class Key:
+class Key(NamedTuple):  # immutable; a NamedTuple, not a dataclass (no `inspect` import on read paths)
     secret: bytes
 
     @property

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from dcx.cli._plain import plain_mode
 from dcx.cli._render import styled
 from dcx.result import Result
 
 
 def _lines(console, rows: list[tuple[str, str, Any]]) -> None:
     """Gutter, kind, then text that wraps under itself (the gutter stays on every line)."""
+    if plain_mode.get():  # piped: the same grid without rich, when it fits (else NeedRich)
+        console.grid([(styled("[yellow]{}[/]", g) if g else "", k, t) for g, k, t in rows], (0, 9, 0))
+        return
     from rich.table import Table
 
     grid = Table.grid(padding=(0, 1))
@@ -49,3 +53,6 @@ def render(console, result: Result) -> None:
         _lines(console, [("", "   scan", styled("[cyan]{}[/]  {} · {} · {} change(s) · {}", scan["short_ref"],
                                                   scan["source_id"], scan["status"], scan["changed_count"],
                                                   scan["observed_at"])) for scan in scans[:10]])
+
+
+render.plain = True  # type: ignore[attr-defined]  # PlainConsole prints it when piped (dcx/cli/_plain.py)
