@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cycle_fixture import D
-from readers_support import QUERY, QUERY_SUMMARY, Runner, copy_example, stale_runbook
+from tests.support.cli import Runner
+from tests.support.cycle import D, QUERY, QUERY_SUMMARY, stale_runbook
+from tests.support.workspace import copy_example
 
 OWNER = "storefront-platform-lead"
 GATED_AT = "2026-11-29T19:30:00Z"  # FIXED_NOW (the proposal's observed_at) + 5400 s
