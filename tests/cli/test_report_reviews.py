@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tests.support.cli import Runner
-from tests.support.cycle import D, QUERY, QUERY_SUMMARY, stale_runbook
+from tests.support.cycle import QUERY, QUERY_SUMMARY, D, stale_runbook
 from tests.support.workspace import copy_example
 
 OWNER = "storefront-platform-lead"
