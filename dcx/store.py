@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from dcx.canonical import REF_RE, pretty_bytes
 from dcx.errors import DcxError, InvalidInput, Refused
@@ -25,8 +24,7 @@ from dcx.workspace import Workspace
 PACKET_MODE = 0o444
 
 
-@dataclass(frozen=True)
-class StoredPacket:
+class StoredPacket(NamedTuple):
     kind: str
     ref: str
     path: Path

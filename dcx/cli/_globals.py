@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-
-@dataclass
 class Globals:
-    """Options given before the subcommand, as in git."""
+    """Options given before the subcommand, as in git (a plain class: no dataclasses import at start-up)."""
 
-    workspace: str | None = None
-    verbose: int = 0
-    no_color: bool = False
+    def __init__(self, workspace: str | None = None, verbose: int = 0, no_color: bool = False) -> None:
+        self.workspace = workspace
+        self.verbose = verbose
+        self.no_color = no_color
+
+    def __repr__(self) -> str:
+        return f"Globals(workspace={self.workspace!r}, verbose={self.verbose!r}, no_color={self.no_color!r})"
 
     def ws(self):  # -> Workspace; imported lazily to keep --help light
         from dcx.privacy import LazyPrivateValues
