@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +161,12 @@ class LocalFileProvider:
         return ScanResult(status, tuple(reported), cursor, None, telemetry)
 
     # -- exact read ----------------------------------------------------------
+    def exact_read_many(
+        self, source: Source, items: Sequence[ScanItem], max_bytes: int, deadline: float, observed_at: str
+    ) -> list[ReadResult]:
+        """``exact_read`` of every item, in order (each file is opened and re-hashed on its own)."""
+        return [self.exact_read(source, item, max_bytes, deadline, observed_at) for item in items]
+
     def exact_read(
         self, source: Source, item: ScanItem, max_bytes: int, deadline: float, observed_at: str
     ) -> ReadResult:
