@@ -62,7 +62,7 @@ def test_git_batch_reads_answer_as_single_reads(fresh_ws: Path, one_pass_cap, mo
     gitkit.commit(repo, {"docs/gone.md": None, "docs/n03.md": "edited\n", "docs/new.md": "new\n"}, "second")
     configure(fresh_ws, binding_block("repo", "git") + source_block("source:git", gitkit.git_source("source:git", "auth"),
                                                                      provider_id="repo"), max_read_bytes=2048)
-    ws, _profile, registry, providers = plane(fresh_ws)
+    _ws, _profile, registry, providers = plane(fresh_ws)
     source = registry.source("source:git")
     full = scan_source(providers, source, cursor_before=None, clock=CLOCK)
     cursor = full.cursor_after.replace(gitkit.head(repo), first)
