@@ -73,7 +73,7 @@ from dcx.sources.base import (
     failed_read,
 )
 from dcx.sources.gitblobs import Blob, object_id
-from dcx.sources.gitlocate import clean_rel
+from dcx.sources.gitlocate import clean_rel, ref_hint
 from dcx.sources.gitrepo import (
     GIT_TOO_OLD,
     GIT_UNAVAILABLE,
@@ -233,9 +233,17 @@ class GitProvider:
                 changes = changes[cursor.applied:]
             done = cursor.applied if cursor is not None else 0
         else:
+            base = cursor.base if cursor is not None else None
+            moved = None
+            if base is not None and ref_hint(repo.git_dir, loc.ref) not in (None, base):
+                # the ref probably moved on: one `git log` may answer where to and what changed
+                moved = repo.first_parent_delta(loc.ref, base, loc.prefix, loc.match, deadline)
+            if moved is not None:
+                target, changes, counts = moved
+                return self._report(source, loc, repo, base, target, changes, counts, 0, note, limit,
+                                    observed_at, deadline)
             recent = repo.resolve_with_ancestors(loc.ref, deadline)
             target = recent[0]
-            base = cursor.base if cursor is not None else None
             if base is not None and target == base:
                 self._scanned[source.source_id] = _Scanned(repo, target, {}, [])
                 return ScanResult(NO_CHANGE, (), after_cursor, note, _telemetry(Counts()))
@@ -249,6 +257,13 @@ class GitProvider:
                     note = REWOUND
             changes, counts = self._delta(repo, base, target, loc, deadline)
             done = 0
+        return self._report(source, loc, repo, base, target, changes, counts, done, note, limit, observed_at,
+                            deadline)
+
+    def _report(self, source: Source, loc: Located, repo: Repo, base: str | None, target: str,
+                changes: list[Entry], counts: Counts, done: int, note: str | None, limit: int, observed_at: str,
+                deadline: float) -> ScanResult:
+        """The scan's answer for ``changes`` from ``base`` toward ``target`` (``done`` already applied)."""
         if time.monotonic() > deadline:
             raise GitTimeout()
         reported = changes[:limit]

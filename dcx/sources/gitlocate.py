@@ -63,3 +63,72 @@ def normalise_path(path: str) -> str | None:
         stripped = stripped[2:]
     return stripped if clean_rel(stripped) else None
 
+
+
+# git's order for a short ref name (``git help revisions``); a name under refs/ is looked up as given
+_RULES = ("refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}", "refs/remotes/{}/HEAD")
+
+
+def ref_hint(git_dir: Path, ref: str) -> str | None:
+    """The object id ``ref`` probably names, read from the repository's files; None when unsure.
+
+    A prediction only (a scan picks its git command by it; git then resolves
+    the ref itself): a full object id is itself; a name is looked up in git's
+    order, loose ref files before ``packed-refs``; a symbolic ref, a
+    revision expression, a linked work tree's or a reftable repository's
+    refs, or a name that is also a file at the top of the git directory give
+    None.
+    """
+    if _HEX_RE.fullmatch(ref):
+        return ref
+    if not ref or any(c in ref for c in "~^:@{}*?[\\") or ref.startswith(("/", "-")) or "//" in ref:
+        return None
+    if (git_dir / "commondir").exists() or (git_dir / "reftable").exists():
+        return None
+    if ref.startswith("refs/"):
+        names = [ref]
+    else:
+        if (git_dir / ref).exists():
+            return None  # HEAD, FETCH_HEAD, … or a stray file git would try first
+        names = [rule.format(ref) for rule in _RULES]
+    packed: dict[str, str] | None = None
+    for name in names:
+        try:
+            text = (git_dir / name).read_text(encoding="ascii").strip()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            text = None
+        except (OSError, UnicodeDecodeError):
+            return None
+        if text is not None:
+            return text if _HEX_RE.fullmatch(text) else None  # "ref: …" (symbolic): not followed here
+        if packed is None:
+            packed = _packed_refs(git_dir)
+            if packed is None:
+                return None
+        if name in packed:
+            return packed[name]
+    return None
+
+
+def _packed_refs(git_dir: Path) -> dict[str, str] | None:
+    """{ref name: object id} of ``packed-refs`` ({} when there is none), or None when unreadable."""
+    try:
+        data = (git_dir / "packed-refs").read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError:
+        return None
+    out: dict[str, str] = {}
+    last = None
+    for line in data.decode("utf-8", "replace").splitlines():
+        if line.startswith("^") and last is not None and _HEX_RE.fullmatch(line[1:]):
+            out[last] = line[1:]  # the commit an annotated tag points at
+            continue
+        last = None
+        if not line or line[0] in "#^":
+            continue
+        oid, _, name = line.partition(" ")
+        if _HEX_RE.fullmatch(oid):
+            out[name] = oid
+            last = name
+    return out

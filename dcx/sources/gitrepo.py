@@ -288,8 +288,7 @@ class Repo:
         if code != 0:
             raise GitError(REPO_CORRUPT)
         fields = out.split(b"\0")
-        entries: list[Entry] = []
-        counts = [0, 0, 0]
+        records = []
         i = 0
         while i + 1 < len(fields):
             head, raw_path = fields[i], fields[i + 1]
@@ -297,9 +296,78 @@ class Repo:
             if not head.startswith(b":"):
                 continue
             parts = head[1:].split(b" ")
-            if len(parts) < 5:
+            if len(parts) >= 5:
+                records.append((parts[0], parts[1], parts[2], parts[3], raw_path))
+        return self._classify(records, prefix, match)
+
+    def first_parent_delta(self, ref: str, base: str, prefix: str, match: Callable[[str], bool] | None,
+                           deadline: float) -> tuple[str, list[Entry], Counts] | None:
+        """(the commit ``ref`` names, the differences from ``base`` to it) in ONE git process, or None.
+
+        ``git log --first-parent --raw`` lists the commits from the ref back
+        to ``base`` (at most ``ANCESTOR_WINDOW``) with each one's changes
+        against its first parent; when that chain ends on ``base``, the ref
+        descends from it and composing the per-commit changes gives exactly
+        the tree-to-tree difference ``diff_trees`` would (first old side,
+        last new side; a path back where it was is no change). Anything else
+        — ``base`` not on the first-parent chain within the window, the ref
+        at or behind ``base``, an error — is None, and the caller asks the
+        usual two questions. Every option that could change this porcelain
+        command's output is pinned (the repository's own config applies to
+        it; no global or system config is read).
+        """
+        args = ["-c", "log.showSignature=false", "-c", "diff.relative=false", "-c", "log.follow=false",
+                "-c", "diff.ignoreSubmodules=none", "-c", "core.quotePath=false", "-c", "log.showRoot=true",
+                "log", "-z", "--first-parent", "--diff-merges=first-parent", "--raw", "--no-renames",
+                "--no-abbrev", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "--no-mailmap",
+                "--full-history", "--sparse", "--no-decorate", "--no-notes", f"--max-count={ANCESTOR_WINDOW}",
+                "--format=tformat:%H %P", "--end-of-options", f"{ref}^{{commit}}", f"^{base}", "--"]
+        if prefix:
+            args.append(prefix)
+        code, out = self._run(args, deadline, cap=LIST_CAP)
+        if code != 0:
+            return None
+        commits: list[list[str]] = []
+        changed: dict[bytes, list[bytes]] = {}  # path -> [first old mode, first old id, last new mode, last new id]
+        fields = out.split(b"\0")
+        i = 0
+        while i < len(fields):
+            field = fields[i].lstrip(b"\n")
+            i += 1
+            if not field:
                 continue
-            old_mode, new_mode, old_oid, new_oid = parts[0], parts[1], parts[2], parts[3]
+            if field.startswith(b":"):
+                parts = field[1:].split(b" ")
+                if len(parts) < 5 or i >= len(fields) or not commits:
+                    return None
+                raw_path = fields[i]
+                i += 1
+                seen = changed.get(raw_path)
+                if seen is None:  # the log runs backwards in time: this is the latest change of the path
+                    changed[raw_path] = [parts[0], parts[2], parts[1], parts[3]]
+                else:
+                    seen[0], seen[1] = parts[0], parts[2]  # an earlier change: its old side is the older
+                continue
+            ids = field.decode("ascii", "replace").split(" ")
+            if not ids or not all(is_oid(c) for c in ids):
+                return None
+            if commits and (len(commits[-1]) < 2 or commits[-1][1] != ids[0]):
+                return None  # not one first-parent chain
+            commits.append(ids)
+        if not commits or len(commits[-1]) < 2 or commits[-1][1] != base:
+            return None  # the chain does not reach the cursor's commit within the window
+        records = [(old_mode, new_mode, old_oid, new_oid, raw_path)
+                   for raw_path, (old_mode, old_oid, new_mode, new_oid) in changed.items()
+                   if (old_mode, old_oid) != (new_mode, new_oid)]
+        entries, counts = self._classify(records, prefix, match)
+        return commits[0][0], entries, counts
+
+    def _classify(self, records: Iterable[tuple[bytes, bytes, bytes, bytes, bytes]], prefix: str,
+                  match: Callable[[str], bool] | None) -> tuple[list[Entry], Counts]:
+        """Entries and counts of raw diff records (old mode, new mode, old id, new id, path)."""
+        entries: list[Entry] = []
+        counts = [0, 0, 0]
+        for old_mode, new_mode, old_oid, new_oid, raw_path in records:
             old_side = old_oid.decode("ascii") if old_mode in MODE_FILE else None
             new_side = new_oid.decode("ascii") if new_mode in MODE_FILE else None
             if old_side is None and new_side is None:
