@@ -336,7 +336,7 @@ class GitProvider:
         pending: list[int] = []
         for i, item in enumerate(items):
             revision = known.get(item.resource_ref)
-            if revision is None or not clean_rel(item.resource_ref):
+            if revision is None:  # (a path this scan reported is clean: it is read by blob id anyway)
                 out[i] = self.exact_read(source, item, max_bytes, deadline, observed_at)
             elif revision != item.revision:
                 out[i] = failed_read(item, observed_at, READ_MISMATCH)

@@ -9,6 +9,7 @@ counts before it is checked against the id it was asked by.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -17,6 +18,7 @@ from dcx.sources.gitrepo import REPO_CORRUPT, REPO_TOO_LARGE, GitError, is_oid
 if TYPE_CHECKING:
     from dcx.sources.gitrepo import Repo
 
+_IDS_RE = re.compile("[0-9a-f]{40}(?:[0-9a-f]{24})?(?:\n[0-9a-f]{40}(?:[0-9a-f]{24})?)*")
 ONE_PASS_CAP = 64 * 1024 * 1024  # output of one cat-file --batch pass before it falls back to sizes first
 
 
@@ -31,9 +33,7 @@ class Blob(NamedTuple):
 def object_id(data: bytes, oid_len: int) -> str:
     """git's id of a blob holding ``data`` (sha1, or sha256 for 64-hex repositories)."""
     algo = hashlib.sha256 if oid_len == 64 else hashlib.sha1
-    h = algo(b"blob %d\0" % len(data))
-    h.update(data)
-    return h.hexdigest()
+    return algo(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 
@@ -48,10 +48,12 @@ def read_blobs(repo: Repo, oids: Iterable[str], max_bytes: int, deadline: float,
     ``byte_budget``, blobs past it (in the order asked; the first is
     always fetched) are left out of the answer, to be asked again.
     """
-    wanted = list(dict.fromkeys(o for o in oids if is_oid(o)))
+    wanted = list(dict.fromkeys(oids))
+    if not _IDS_RE.fullmatch("\n".join(wanted)):  # one check of the whole request, else one by one
+        wanted = [o for o in wanted if is_oid(o)]
     if not wanted:
         return {}
-    request = "".join(f"{o}\n" for o in wanted).encode()
+    request = ("\n".join(wanted) + "\n").encode()
     try:
         code, out = repo._run(["cat-file", "--batch"], deadline, stdin=request, cap=ONE_PASS_CAP)
     except GitError as exc:
@@ -60,12 +62,7 @@ def read_blobs(repo: Repo, oids: Iterable[str], max_bytes: int, deadline: float,
     else:
         if code != 0:
             raise GitError(REPO_CORRUPT)
-        found = {}
-        for oid, kind, size, data in _parse_batch(out):
-            if kind != "blob":
-                found[oid] = Blob(oid, 0, None, missing=True)  # missing, or not a blob
-            else:
-                found[oid] = Blob(oid, size, data if size <= max_bytes else None)
+        found = _parse_one_pass(out, max_bytes)
         for oid in wanted:
             found.setdefault(oid, Blob(oid, 0, None, missing=True))
         return found
@@ -99,6 +96,33 @@ def read_blobs(repo: Repo, oids: Iterable[str], max_bytes: int, deadline: float,
             found[oid] = Blob(oid, len(data), data) if data is not None else Blob(oid, 0, None, missing=True)
     return found
 
+
+
+def _parse_one_pass(out: bytes, max_bytes: int) -> dict[str, Blob]:
+    """``_parse_batch`` folded into Blobs, kept tight: a pass may answer 100k blobs."""
+    found: dict[str, Blob] = {}
+    new = tuple.__new__  # Blob(...) without the keyword machinery
+    find = out.find
+    pos, end = 0, len(out)
+    while pos < end:
+        nl = find(b"\n", pos)
+        if nl < 0:
+            break
+        parts = out[pos:nl].split(b" ")
+        pos = nl + 1
+        if len(parts) != 3:
+            if parts and parts[0]:  # "<oid> missing"
+                oid = parts[0].decode("ascii", "replace")
+                found[oid] = new(Blob, (oid, 0, None, True))
+            continue
+        size = int(parts[2])
+        oid = parts[0].decode("ascii")
+        if parts[1] == b"blob":
+            found[oid] = new(Blob, (oid, size, out[pos:pos + size] if size <= max_bytes else None, False))
+        else:
+            found[oid] = new(Blob, (oid, 0, None, True))  # not a blob
+        pos += size + 1
+    return found
 
 
 def _parse_batch(out: bytes) -> Iterator[tuple[str, str | None, int, bytes]]:
