@@ -20,9 +20,12 @@ the caller's deadline. On top of that boundary git runs:
   literal pathspecs (a locator ``path`` is a path, never a glob);
 - in the C locale.
 
-Only plumbing commands are used (``rev-parse``, ``merge-base``,
+Plumbing commands (``rev-parse``, ``rev-list``, ``merge-base``,
 ``diff-tree``, ``ls-tree``, ``cat-file --batch``/``--batch-check``), whose
-output formats are stable. stderr is never read (the boundary only counts
+output formats are stable, and one porcelain command, ``git log`` for the
+one-process scan after a change (``first_parent_delta``), with its format
+given and every setting that could change its output pinned. Blob reads
+live in ``gitblobs``, path and git-directory questions in ``gitlocate``. stderr is never read (the boundary only counts
 it), so failures are told apart by exit status and by a second, narrower
 question (does the object exist?), never by parsing messages.
 

@@ -401,8 +401,6 @@ class CycleMachine(RuleBasedStateMachine):
         ready = {s for s, r in rows.items() if r["disposition"] == "ready_after_writeback"}
         assert ready == set(expect["ready"]), ("checkpoint", rows, expect)
         # invariant coverage_partial_iff_p0_failed
-        if (assembly["coverage"]["status"] == "partial") != expect["partial"]:
-            Path("/tmp/ips/covdebug.json").write_text(json.dumps(assembly["coverage"], indent=1, default=str))
         assert (assembly["coverage"]["status"] == "partial") == expect["partial"], (
             "coverage_partial_iff_p0_failed", assembly["coverage"], expect)
         state = self.model.decisions.setdefault(decision, {})
