@@ -8,7 +8,6 @@ packets but no key must import the key its packets were minted with.
 from __future__ import annotations
 
 import os
-import secrets
 from typing import NamedTuple
 
 import blake3
@@ -35,6 +34,8 @@ def _has_packets(ws: Workspace) -> bool:
 
 
 def create_key(ws: Workspace) -> Key:
+    import secrets  # only where a key is made: keeps it off the read paths
+
     secret = secrets.token_bytes(KEY_BYTES)
     write_private(ws.key_path, secret)
     return Key(secret)

@@ -32,6 +32,7 @@ examples; ``DCX_MODEL_EXAMPLES`` / ``DCX_MODEL_STEPS`` set them directly.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -42,6 +43,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import gitkit
 from blake3 import blake3
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
@@ -65,8 +67,10 @@ FAULT_STEPS = ("commit.before_cursor_write", "atomic_write.before_replace", "ato
                "commit.after_cursor_write", "atomic_write.before_replace@2", "atomic_write.after_replace@2",
                "commit.after_receipt", "commit.after_index")
 
-# the sources (SPEC §4): (id, priority, scan_mode, locator folder or file)
-DOCS, NOTES, EXTRA, VANISH = "docs", "notes", "extra", "vanish"
+# the sources (SPEC §4): (id, priority, scan_mode, locator folder or file); AUTH is a git source (§15):
+# a bare repository at ref `main`, committed to and force-pushed by steps
+DOCS, NOTES, EXTRA, VANISH, AUTH = "docs", "notes", "extra", "vanish", "auth"
+SOURCES = (DOCS, NOTES, EXTRA, VANISH, AUTH)
 GLOBS = {  # docs' locator variants: (include, exclude) — the model matches them itself
     "plain": (None, None),
     "include": (["**/*.md"], None),
@@ -77,6 +81,11 @@ GLOBS = {  # docs' locator variants: (include, exclude) — the model matches th
 
 def revision(data: bytes) -> str:
     return blake3(data).hexdigest()
+
+
+def blob_id(data: bytes) -> str:
+    """git's object id of a blob (SPEC §15: a git source's revisions are blob ids)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def normalised(text: str) -> str:
@@ -96,6 +105,9 @@ class Model:
         self.decisions: dict[str, dict[str, Any]] = {}
         self.dirs: set[str] = set()  # top-level folders that exist (a folder locator's root)
         self.serial = 0
+        self.git: dict[str, bytes] = {}  # the files of the bare repository at `main`
+        self.git_chain: list[str] = []  # main's commits, oldest first
+        self.git_files: dict[str, dict[str, bytes]] = {}  # commit -> its files
 
     # -- sources ----------------------------------------------------------------------------------
     def members(self, sid: str) -> dict[str, bytes] | None:
@@ -103,6 +115,8 @@ class Model:
         if sid == NOTES:
             data = self.files.get("notes/log.md")
             return None if data is None else {"log.md": data}
+        if sid == AUTH:
+            return dict(self.git)
         if sid not in self.dirs:
             return None
         prefix = f"{sid}/"
@@ -117,10 +131,15 @@ class Model:
         members = self.members(sid)
         if members is None:
             return None
+        if sid == AUTH:  # every regular file, whatever its size: git has the ids already
+            return {rel: blob_id(b) for rel, b in members.items()}
         return {rel: revision(b) for rel, b in members.items() if len(b) <= MAX_SCAN}
 
+    def git_tree(self, commit: str) -> dict[str, str]:
+        return {rel: blob_id(b) for rel, b in self.git_files[commit].items()}
+
     def selected(self, named: list[str] | None) -> list[str]:
-        return named if named else [DOCS, NOTES, VANISH]  # enabled, not on-demand
+        return named if named else [DOCS, NOTES, VANISH, AUTH]  # enabled, not on-demand
 
     def readable_text(self, sid: str, rel: str) -> str | None:
         """The current authority text of a file, as an exact read gets it (None: cannot confirm)."""
@@ -144,6 +163,8 @@ class CycleMachine(RuleBasedStateMachine):
         self.tmp = Path(tempfile.mkdtemp(prefix="dcx-model-"))
         self.root = self.tmp / "goal"
         self.root.mkdir()
+        self.bare = self.tmp / "authority.git"  # the git source's repository (outside the goal)
+        self.work = self.tmp / "authority-work"  # where the steps commit, then push to it
         self.dcx = CLI
         self.model: Model | None = None
         self.last: list[tuple[str, int, str]] = []
@@ -203,11 +224,14 @@ class CycleMachine(RuleBasedStateMachine):
             "{ path = \"docs\"" + (f", include = {json.dumps(include)}" if include else "")
             + (f", exclude = {json.dumps(exclude)}" if exclude else "") + " }")
         rows = [(DOCS, "p0", "incremental", docs), (NOTES, "p1", "incremental", '"notes/log.md"'),
-                (EXTRA, "p2", "on_demand", '"extra"'), (VANISH, "p0", "incremental", '"vanish"')]
+                (EXTRA, "p2", "on_demand", '"extra"'), (VANISH, "p0", "incremental", '"vanish"'),
+                (AUTH, "p1", "incremental", f'{{ repo = "{self.bare}", ref = "main" }}')]
         out = ['schema_version = "decision_source_registry_v0"',
-               '[[bindings]]\nprovider_id = "files"\nadapter = "local-file"']
+               '[[bindings]]\nprovider_id = "files"\nadapter = "local-file"',
+               '[[bindings]]\nprovider_id = "repo"\nadapter = "git"']
         for sid, priority, mode, locator in rows:
-            out.append(f'[[sources]]\nsource_id = "{sid}"\nprovider_id = "files"\nsource_kind = "document"\n'
+            provider = "repo" if sid == AUTH else "files"
+            out.append(f'[[sources]]\nsource_id = "{sid}"\nprovider_id = "{provider}"\nsource_kind = "document"\n'
                        f'priority = "{priority}"\nevidence_level = "s1"\nobjectives = ["latency"]\n'
                        f'scan_mode = "{mode}"\nexact_read_policy = "always"\nfreshness_seconds = 86400\n'
                        f"locator = {locator}")
@@ -229,6 +253,11 @@ class CycleMachine(RuleBasedStateMachine):
         self.put("notes/log.md", self.text("log", ["partner", "limit"]))
         self.put("vanish/keep.md", self.text("vanish", ["drill", "backlog"]))
         self.put("extra/on-demand.md", self.text("extra", ["edge", "cache"]))
+        gitkit.init(self.bare, bare=True)
+        gitkit.init(self.work)
+        gitkit.git(self.work, "remote", "add", "origin", str(self.bare))
+        self._git_commit({"runbook.md": self.text("git", ["rollback", "purge"]), "sub/limits.md":
+                          self.text("git-sub", ["limit", "queue"])})
         COUNTS["runs"] += 1
         self.index()  # a first index; later edits make it stale until the next `index` step
 
@@ -294,13 +323,53 @@ class CycleMachine(RuleBasedStateMachine):
         self.model.globs = globs
         self.write_registry()
 
+    # -- git source steps ------------------------------------------------------------------------
+    def _git_commit(self, files: dict[str, bytes | None], *, force: bool = False) -> None:
+        self.model.serial += 1
+        commit = gitkit.commit(self.work, files, f"change {self.model.serial}")
+        gitkit.git(self.work, "push", "-q", *(["--force"] if force else []), "origin", "main")
+        state = {rel: data for rel, data in self.model.git.items() if rel not in files}
+        state.update({rel: data for rel, data in files.items() if data is not None})
+        self.model.git = state
+        self.model.git_chain.append(commit)
+        self.model.git_files[commit] = dict(state)
+
+    @rule(changes=st.lists(st.tuples(st.sampled_from(["runbook.md", "sub/limits.md", "new.md", "deep/x/y.md",
+                                                      "notes.txt", "blob.bin", "big.md"]),
+                                     st.sampled_from(["write", "write", "delete"])), min_size=1, max_size=3),
+          words=st.lists(st.sampled_from(WORDS), max_size=3))
+    def git_commit(self, changes: list[tuple[str, str]], words: list[str]) -> None:
+        """A commit pushed to the git source's ref: edits, additions, deletions, a binary and an oversize blob."""
+        files: dict[str, bytes | None] = {}
+        for name, op in changes:
+            if op == "delete":
+                if name in self.model.git:
+                    files[name] = None
+            elif name == "blob.bin":
+                files[name] = b"\x00\x01git binary\x00" * 4
+            elif name == "big.md":
+                files[name] = b"rollback purge " * (MAX_READ // 15 + 10)  # exact read: oversize
+            else:
+                files[name] = self.text(f"git-{name.replace('/', '-')}", words)
+        self._git_commit(files)
+
+    @precondition(lambda self: self.model is not None and len(self.model.git_chain) > 1)
+    @rule(words=st.lists(st.sampled_from(WORDS), max_size=2))
+    def git_force_push(self, words: list[str]) -> None:
+        """The ref is rewound (reset to the commit before) and a rewritten commit force-pushed: cursor_rewound."""
+        self.model.git_chain.pop()
+        gitkit.git(self.work, "reset", "-q", "--hard", self.model.git_chain[-1])
+        self.model.git = dict(self.model.git_files[self.model.git_chain[-1]])
+        self._git_commit({"runbook.md": self.text("git-rewritten", words)}, force=True)
+        COUNTS["git_force_push"] += 1
+
     # -- recall -----------------------------------------------------------------------------------
     @rule()
     def index(self) -> None:
         self.run("index")
         # a source whose locator is missing fails open: what the index held of it may stay
         indexed = {k: v for k, v in (self.model.indexed or {}).items() if self.model.members(k[0]) is None}
-        for sid in (DOCS, NOTES, EXTRA, VANISH):
+        for sid in SOURCES:
             for rel in (self.model.members(sid) or {}):
                 text = self.model.readable_text(sid, rel)
                 if text is not None:
@@ -347,7 +416,7 @@ class CycleMachine(RuleBasedStateMachine):
         _, doc = self.run("prepare", "--decision-id", decision, *flags, *sources)
         self._check_prepare(decision, doc, expect)
 
-    @rule(decision=DECISIONS, share=st.floats(0, 1), scope=st.sampled_from(["", "source:docs", "source:notes"]))
+    @rule(decision=DECISIONS, share=st.floats(0, 1), scope=st.sampled_from(["", "source:docs", "source:notes", "source:auth"]))
     def prepare_agent_rebase(self, decision: str, share: float, scope: str) -> None:
         """--rebase with agent input citing {source_id, path}: ready only where every change is cited."""
         query = ("--query", f"catalog ttl rollback {CANARIES[2]}", "--query-summary", "TTL rollback rule",
@@ -369,7 +438,7 @@ class CycleMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: self.model.indexed is not None)
     @rule(decision=DECISIONS, words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
-          scope=st.sampled_from(["", "source:docs", "source:notes"]))
+          scope=st.sampled_from(["", "source:docs", "source:notes", "source:auth"]))
     def prepare_auto_with_recall(self, decision: str, words: list[str], scope: str) -> None:
         """invariant stale_recall_rejected: accepted exactly when the current authority confirms the chunk."""
         query = ("--query", " ".join(words), "--query-summary", "Recall check", "--scope", scope)
@@ -481,11 +550,16 @@ class CycleMachine(RuleBasedStateMachine):
         cursors_file = self.root / ".decision-context" / "private" / "cursors.json"
         cursors = json.loads(cursors_file.read_text()) if cursors_file.exists() else {}
         cursors = cursors.get("cursors", cursors)
-        for sid in (DOCS, NOTES, EXTRA, VANISH):
+        for sid in SOURCES:
             want = self.model.committed.get(sid)
             value = cursors.get(sid)
             if value is None:
                 assert not want, ("cursor_absorbed_only", sid, "no cursor, model has", want)
+                continue
+            if sid == AUTH:  # git:<commit>:<filter> — the files of that commit (SPEC §15)
+                commit = value.split(":")[1]
+                assert self.model.git_tree(commit) == (want or {}), ("cursor_absorbed_only", sid, commit, want)
+                COUNTS["git_cursor_checked"] += 1
                 continue
             digest = value.split(":", 1)[1]
             tree = json.loads((self.root / ".decision-context" / "private" / "trees" / f"{digest}.json").read_text())
