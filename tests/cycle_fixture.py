@@ -38,7 +38,7 @@ def through_writeback(dcx, root: Path) -> str:
 
 
 def cursor_bytes(root: Path) -> bytes | None:
-    path = root / ".decision-context" / "private" / "cursors.json"
+    path = root / ".decision-context" / "private" / "cursors" / "agent-a.json"  # the acting agent's (SPEC §16)
     return path.read_bytes() if path.exists() else None
 
 

@@ -6,7 +6,7 @@ bm25 index held when ``dcx index`` last ran, and what each decision's
 ``prepare`` saw, and from those it predicts what dcx must do. dcx is driven
 only through its command line (in-process, ``tests/fastcli.py``; the console
 script in a real process where a step must be killed) and read back through
-the JSON it prints and the files SPEC names: ``private/cursors.json`` and the
+the JSON it prints and the files SPEC names: ``private/cursors/agent-a.json`` and the
 ``private/trees/<hash>.json`` maps behind local-file cursors (§5.3).
 
 Named invariants, checked after every step (``docs/reliability.md``):
@@ -477,7 +477,7 @@ class CycleMachine(RuleBasedStateMachine):
         if self.model is None:
             return
         COUNTS["checked_states"] += 1
-        cursors_file = self.root / ".decision-context" / "private" / "cursors.json"
+        cursors_file = self.root / ".decision-context" / "private" / "cursors" / "agent-a.json"
         cursors = json.loads(cursors_file.read_text()) if cursors_file.exists() else {}
         cursors = cursors.get("cursors", cursors)
         for sid in (DOCS, NOTES, EXTRA, VANISH):
