@@ -7,10 +7,13 @@ Several agents and hosts may each prepare the same decision id; git merges
 their index lines. ``propose``, ``outcome``, ``writeback``, ``feedback`` and
 ``review`` default to the acting agent's **own** chain on this host:
 
-1. the latest assembly whose pending companion (``private/pending/``) is on
-   this host — what this host prepared and has not committed;
+1. the latest assembly of the acting agent whose pending companion
+   (``private/pending/``) is on this host — what it prepared here and has
+   not committed (two agents may share a host; one agent id may work on two);
 2. else the latest assembly the acting agent stored (its ``agent_id``);
-3. else (packets stored before agents were recorded) the latest evidence.
+3. else the latest assembly whose companion is here (packets stored before
+   agents were recorded);
+4. else the latest evidence.
 
 When another chain of the decision has a packet later (by ``observed_at``)
 than the own chain's latest, a warning names that chain's agent and packet,
@@ -107,10 +110,13 @@ def read_chains(ws: Workspace, store: Store, decision_id: str, agent: str | None
     assemblies = [e for e in entries if e.kind == "assembly" and e.packet is not None and e.evidence]
     here = [e for e in assemblies if pending.path_for(ws, e.ref).exists()]
     mine = [e for e in assemblies if same_actor(agent_of(e.packet or {}), agent)]
-    if here:
-        own, why = here[-1].evidence, "pending"
+    here_mine = [e for e in here if e in mine]
+    if here_mine:  # this agent's uncommitted work on this host (two agents may share a host)
+        own, why = here_mine[-1].evidence, "pending"
     elif mine:
         own, why = mine[-1].evidence, "agent"
+    elif here:
+        own, why = here[-1].evidence, "pending"
     else:
         evidence = [e.ref for e in entries if e.kind == "evidence"]
         own, why = (evidence[-1], "latest") if evidence else (None, "none")
