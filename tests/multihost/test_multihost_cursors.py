@@ -10,9 +10,11 @@ Oracle: what SPEC §16 says must hold after any crash and after the rerun.
 
 from __future__ import annotations
 
+import atexit
 import json
 import shutil
 import signal
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,17 +23,31 @@ from multihost.hosts import AGENTS, Goal, Host, parallel
 D = "ttl-2026-12"
 
 
+_TEMPLATE: dict[str, Host] = {}
+
+
 def _older_host(tmp_path: Path) -> tuple[Host, bytes]:
-    """A host whose one committed decision sits in the shared cursor file (as before per-agent files)."""
-    host = Goal(tmp_path).host("host-a")
-    host.run("index")
-    host.edit_authority()
-    host.prepare(D)
-    host.through_commit(D)
-    private = host.dc / "private"
-    (private / "cursors" / "agent-a.json").rename(private / "cursors.json")
-    shutil.rmtree(private / "cursors")
-    return host, (private / "cursors.json").read_bytes()
+    """A host whose one committed decision sits in the shared cursor file (as before per-agent files):
+    built once per session, copied per test."""
+    if "host" not in _TEMPLATE:
+        base = Path(tempfile.mkdtemp(prefix="dcx-older-host-"))
+        atexit.register(shutil.rmtree, base, ignore_errors=True)
+        host = Goal(base).host("host-a")
+        host.run("index")
+        host.edit_authority()
+        host.prepare(D)
+        host.through_commit(D)
+        private = host.dc / "private"
+        (private / "cursors" / "agent-a.json").rename(private / "cursors.json")
+        shutil.rmtree(private / "cursors")
+        _TEMPLATE["host"] = host
+    template = _TEMPLATE["host"]
+    root = tmp_path / "host-a"
+    shutil.copytree(template.root, root, symlinks=True)
+    home = tmp_path / "home-a"
+    home.mkdir(exist_ok=True)
+    host = Host("host-a", root, agent=template.agent, now=template.now, home=home)
+    return host, (host.dc / "private" / "cursors.json").read_bytes()
 
 
 def _check_migrated(host: Host, shared: bytes) -> None:

@@ -278,3 +278,34 @@ def test_log_shows_who_did_what_and_keeps_two_agents_chains_apart(tmp_path: Path
         assert row["agent_id"] == ("agent-a" if row["chain_evidence_ref"] == ev_a else "agent-b"), row
     text = a.run("log", "--decision-id", D).stdout
     assert "by agent-a" in text and "by agent-b" in text and text.count("chain of evidence") == 2
+
+
+def test_repair_rewinds_to_the_newest_cursor_a_receipt_still_backs(tmp_path: Path) -> None:
+    """Two committed decisions; a force-push drops the second: the cursor goes back to the first's, not to none."""
+    goal = Goal(tmp_path)
+    a = goal.host("host-a")
+    a.run("index")
+    a.edit_authority()
+    a.prepare("first")
+    a.through_commit("first")
+    a.record("first decided")
+    a.git("push", "-q", "origin", "HEAD:main")
+    kept = a.git("rev-parse", "HEAD").stdout.strip()
+    first_cursor = a.cursor_files()["agent-a"]
+    a.edit_authority("stays above 350 ms", "stays above 300 ms")
+    a.prepare("second")
+    a.through_commit("second")
+    a.record("second decided")
+    a.git("push", "-q", "origin", "HEAD:main")
+    a.git("push", "-q", "--force", "origin", f"{kept}:main")  # the second decision is dropped upstream
+    a.git("fetch", "-q", "origin")
+    a.git("reset", "-q", "--hard", "origin/main")
+    a.edit_authority()
+    a.edit_authority("stays above 350 ms", "stays above 300 ms")
+    assert [r["source_id"] for r in a.json("verify")["data"]["unbacked_cursors"]] == ["source:authority:docs"]
+    rewound = a.json("verify", "--repair")["data"]["rewound_cursors"]
+    assert rewound == [{"agent_id": "agent-a", "source_id": "source:authority:docs", "rewound_to": "backed_cursor"}]
+    assert a.cursor_files()["agent-a"] == first_cursor
+    again = a.prepare("second")  # only what the dropped receipt had absorbed is offered again
+    assert again["scan_receipts"][0]["changed_count"] == 1
+    assert a.through_commit("second")["receipt"]["status"] == "committed"
