@@ -98,7 +98,7 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
     by_ref = {p["packet_ref"]: p for p in proposals}
     linked = by_ref.get(latest["proposal_packet_ref"]) if latest and latest.get("proposal_packet_ref") else None
     basis = linked or (proposals[-1] if proposals else None)
-    agents = sorted({a for a in _agents(assemblies, proposals, outcomes) if a})
+    agents = sorted({a for a in _agents(*packets.values()) if a})  # every packet's agent_id (SPEC §16)
 
     # authority
     scans = [s for a in assemblies for s in a["scan_receipts"]]
@@ -215,8 +215,12 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
 
 
 def _agents(*groups: Iterable[dict[str, Any]]) -> Iterable[str | None]:
+    """Who acted: the ``agent_id`` every stored packet carries (SPEC §16); on packets stored before
+    that, who proposed or recorded it."""
     for group in groups:
         for packet in group:
+            if not isinstance(packet, dict):
+                continue
             yield packet.get("agent_id")
             yield packet.get("proposed_by")
             yield packet.get("recorded_by")

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from dcx import decisions, events
-from dcx.cursors import read_cursors
+from dcx.cursors import all_cursor_files, read_cursors
 from dcx.fsutil import is_temp
 from dcx.profile import load_registry
 from dcx.result import Result
@@ -87,7 +87,7 @@ def _superseded(ws: Workspace, store: Store, decision: str, ref: str, evidence_r
 
 
 def _named_trees(ws: Workspace, kept_pending: list[Path]) -> set[str]:
-    cursors = list(read_cursors(ws).values())
+    cursors = [v for agent in all_cursor_files(ws) for v in read_cursors(ws, agent).values()]
     for path in kept_pending:
         try:
             body = json.loads(path.read_text())

@@ -29,7 +29,7 @@ from dcx.assembler import (
 )
 from dcx.checkpoints import READY, derive_rows
 from dcx.clock import clock_from_env, parse_ts
-from dcx.cursors import read_cursors, read_freshness, record_freshness
+from dcx.cursors import agent_cursors, read_freshness, record_freshness
 from dcx.errors import InvalidInput
 from dcx.keys import load_key
 from dcx.ops._common import check_decision_id, json_input, validated
@@ -160,8 +160,8 @@ def prepare(
     key = load_key(ws)
     store = Store(ws)
     minter = RefMinter(ws, key, record=not show_content)
-    ctx = PacketContext(ws.goal_id, key.key_id, decision_id)
-    goal_ctx = PacketContext(ws.goal_id, key.key_id)
+    ctx = PacketContext(ws.goal_id, key.key_id, decision_id, state.agent_id)
+    goal_ctx = PacketContext(ws.goal_id, key.key_id)  # the manifest describes the registry: no agent made it
 
     # recall first: its request bounds are input checks (exit 2) that must come before any scan
     run = None
@@ -181,7 +181,8 @@ def prepare(
 
     selected = select_sources(registry, source_ids)
     providers = Providers(ws, profile, registry, progress=progress, persist=not show_content)
-    scans = scan_sources(providers, selected, committed=read_cursors(ws), clock=clock, adopt=mode == "baseline")
+    committed = agent_cursors(ws, state.agent_id, profile.enabled_agents, wait=wait)  # this agent's (SPEC §16)
+    scans = scan_sources(providers, selected, committed=committed, clock=clock, adopt=mode == "baseline")
     reads = {} if mode == "baseline" else {s.source_id: exact_read_scan(providers, s, clock=clock) for s in scans}
     if query is not None or query_file is not None:
         run = run_recall(ws, profile, request, minter=minter, clock=clock, transient=show_content)

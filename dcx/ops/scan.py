@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from dcx.activation import require_active
 from dcx.clock import clock_from_env
-from dcx.cursors import read_cursors
+from dcx.cursors import agent_cursors
 from dcx.keys import load_key
 from dcx.packets import scan as scan_packet
 from dcx.packets.spec import PacketContext
@@ -38,11 +38,11 @@ def scan(
     assert state.profile is not None and state.registry is not None
     clock = clock_from_env(observed_at)
     selected = select_sources(state.registry, source_ids)
-    committed = read_cursors(ws)
+    committed = agent_cursors(ws, state.agent_id, state.profile.enabled_agents)
     providers = Providers(ws, state.profile, state.registry, progress=progress)
     scans = scan_sources(providers, selected, committed=committed, clock=clock)
     key = load_key(ws)
-    ctx = PacketContext(goal_id=ws.goal_id, key_id=key.key_id)
+    ctx = PacketContext(goal_id=ws.goal_id, key_id=key.key_id, agent_id=state.agent_id)
     store = Store(ws)
     receipts = []
     with RefMinter(ws, key) as minter:

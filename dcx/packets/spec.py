@@ -488,6 +488,7 @@ class PacketContext(NamedTuple):
     goal_id: str
     key_id: str
     decision_id: str | None = None
+    agent_id: str | None = None
 
 
 ENVELOPE_DOC = {
@@ -495,6 +496,8 @@ ENVELOPE_DOC = {
     "goal_id": "The goal this packet serves.",
     "key_id": "First 8 hex of blake3(workspace key, 'dcx-key-id'): which key minted its opaque refs.",
     "decision_id": "The decision the packet belongs to.",
+    "agent_id": "The acting agent that stored this packet (a public token; SPEC §16). Absent on packets "
+                "stored before agents were recorded, and on goal-level packets no agent made.",
 }
 
 
@@ -529,6 +532,7 @@ class PacketSpec:
             envelope["decision_id"] = DecisionId(
                 doc=ENVELOPE_DOC["decision_id"], computed=True, optional=decision_scoped == "optional"
             )
+        envelope["agent_id"] = Token(doc=ENVELOPE_DOC["agent_id"], computed=True, optional=True)
         body = dict(fields)
         body[ref_field] = Ref(prefix, doc="This packet's content-derived ref.", computed=True)
         self.shape = Shape(schema_version, {**envelope, **body}, doc=doc)
@@ -546,6 +550,8 @@ class PacketSpec:
                 raise InvalidInput(f"{self.kind} packets need a decision id", field="decision_id")
             if ctx.decision_id is not None:
                 draft["decision_id"] = ctx.decision_id
+        if ctx.agent_id is not None:
+            draft["agent_id"] = ctx.agent_id
         for name, rule in self.shape.fields.items():
             if isinstance(rule, Const) and name not in draft:
                 draft[name] = rule.value  # constant flags are the spec's, not the caller's

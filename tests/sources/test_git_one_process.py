@@ -14,14 +14,14 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-import gitkit
 import pytest
-from sourcekit import binding_block, configure, plane, source_block
 
 from dcx.clock import FixedClock
 from dcx.sources.gitlocate import ref_hint
 from dcx.sources.gitrepo import Repo
 from dcx.sources.plane import scan_source
+from tests.support import git as gitkit
+from tests.support.sources import binding_block, configure, plane, source_block
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 FAR = 1e18

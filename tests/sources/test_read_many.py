@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import gitkit
 import pytest
-from sourcekit import binding_block, configure, docs_registry, plane, source_block
 
 from dcx.clock import FixedClock
 from dcx.sources.base import DELETED, ReadResult
 from dcx.sources.plane import exact_read_item, exact_read_scan, scan_source
+from tests.support import git as gitkit
+from tests.support.sources import binding_block, configure, docs_registry, plane, source_block
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 NOW = CLOCK.now()

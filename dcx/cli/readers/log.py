@@ -43,8 +43,15 @@ def render(console, result: Result) -> None:
         lines: list[tuple[str, str, Any]] = []
         if row.get("next_hint"):
             lines.append(("|", "", styled("[dim]({})[/]", row["next_hint"])))
+        chains = {link.get("chain_evidence_ref") for link in row["chain"] if link.get("chain_evidence_ref")}
+        current = None
         for link in row["chain"]:
-            lines.append(("|", link["kind"], styled("[cyan]{}[/]  {}", link["short_ref"], link["status"])))
+            key = link.get("chain_evidence_ref")
+            if len(chains) > 1 and key and key != current:  # two agents' chains of one decision, apart
+                current = key
+                lines.append(("|", "", styled("[bold]chain[/] of evidence [cyan]{}[/]", key[-12:])))
+            by = f"  by {link['agent_id']}" if link.get("agent_id") else ""
+            lines.append(("|", link["kind"], styled("[cyan]{}[/]  {}[dim]{}[/]", link["short_ref"], link["status"], by)))
         _lines(console, lines)
         console.print(styled("[yellow]|[/]"))
     scans = result.data["goal_scans"]
