@@ -126,14 +126,23 @@ def export_hex(key: Key) -> str:
     return key.secret.hex()
 
 
-def import_hex(ws: Workspace, text: str, *, force: bool = False) -> Key:
-    value = text.strip()
+def _secret_from(data: bytes | str) -> bytes:
+    """The key's bytes from what `dcx key export` prints (64 hex digits), or a copy of `private/key` itself."""
+    raw = data.encode() if isinstance(data, str) else data
+    if len(raw) == KEY_BYTES and not all(chr(b) in "0123456789abcdefABCDEF" for b in raw):
+        return raw  # the 32 raw bytes of another host's private/key
     try:
-        secret = bytes.fromhex(value)
-    except ValueError:
-        raise InvalidInput("key: expected 64 hex digits", field="key") from None
+        secret = bytes.fromhex(raw.decode("ascii").strip())
+    except (UnicodeDecodeError, ValueError):
+        raise InvalidInput("key: expected 64 hex digits (dcx key export) or a copy of private/key",
+                           field="key") from None
     if len(secret) != KEY_BYTES:
-        raise InvalidInput("key: expected 64 hex digits", field="key")
+        raise InvalidInput("key: expected 64 hex digits (dcx key export) or a copy of private/key", field="key")
+    return secret
+
+
+def import_hex(ws: Workspace, data: bytes | str, *, force: bool = False) -> Key:
+    secret = _secret_from(data)
     key = Key(secret)
     pinned = pinned_key_id(ws)
     if pinned is not None and pinned != key.key_id and not force:

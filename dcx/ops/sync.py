@@ -67,6 +67,36 @@ def git(ws: Workspace, *args: str, timeout: float = GIT_TIMEOUT) -> tuple[int | 
     return outcome.returncode, outcome.stdout.decode("utf-8", "replace")
 
 
+def _first_publish(ws: Workspace) -> tuple[str, str] | None:
+    """(remote, branch) when the current branch has no upstream and its remote holds no such branch yet.
+
+    A goal repository's first host: there is nothing to pull, and ``--push``
+    publishes the branch with ``-u``. A branch with no upstream whose remote
+    already has it, no remote at all, or a detached HEAD is refused: which
+    history to merge is the user's choice, not sync's.
+    """
+    code, _ = git(ws, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")
+    if code == 0:
+        return None
+    code, branch = git(ws, "symbolic-ref", "--quiet", "--short", "HEAD")
+    if code != 0:
+        raise _refuse("sync_pull_failed", "HEAD is detached: there is no branch to pull into",
+                      hint="git switch BRANCH, then sync again")
+    branch = branch.strip()
+    remotes = git(ws, "remote")[1].split()
+    if not remotes:
+        raise _refuse("sync_pull_failed", "the goal repository has no remote to pull from",
+                      hint="git remote add origin URL, then dcx sync --push")
+    remote = "origin" if "origin" in remotes else remotes[0]
+    code, heads = git(ws, "ls-remote", "--heads", remote, branch)
+    if code != 0:
+        raise _refuse("sync_pull_failed", f"remote {remote} is unreachable", hint="check the remote, then sync again")
+    if heads.strip():
+        raise _refuse("sync_pull_failed", f"branch {branch} has no upstream, but {remote} already has it",
+                      hint=f"git branch --set-upstream-to={remote}/{branch}, then sync again")
+    return remote, branch
+
+
 def _changed_paths(ws: Workspace) -> list[str]:
     code, out = git(ws, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
     if code != 0:
@@ -167,10 +197,12 @@ def sync(*, ws: Workspace, push: bool, agent_id: str | None, wait: float) -> Res
                           hint="set user.name and user.email for git")
         committed_public = True
     before = git(ws, "rev-parse", "HEAD")[1].strip()
-    code, _ = git(ws, "pull", "--no-rebase", "--no-edit", "-q")
-    if code != 0:
-        raise _refuse("sync_pull_failed", "git pull --no-rebase did not complete (a conflict, no upstream, "
-                      "or the remote is unreachable)", hint="see `git status`; resolve, then sync again")
+    publish = _first_publish(ws)  # (remote, branch) when this branch has no upstream yet
+    if publish is None:
+        code, _ = git(ws, "pull", "--no-rebase", "--no-edit", "-q")
+        if code != 0:
+            raise _refuse("sync_pull_failed", "git pull --no-rebase did not complete (a conflict, or the remote "
+                          "is unreachable)", hint="see `git status`; resolve, then sync again")
     after = git(ws, "rev-parse", "HEAD")[1].strip()
     checked = verify(ws=ws, repair=False, wait=wait)
     problems = checked.data["problems"]
@@ -189,11 +221,16 @@ def sync(*, ws: Workspace, push: bool, agent_id: str | None, wait: float) -> Res
         if problems:
             raise _refuse("sync_verify_failed", f"verify found {len(problems)} problem(s): nothing was pushed",
                           hint="dcx verify")
-        if git(ws, "push", "-q")[0] != 0:
+        upstream = ("-u", *publish) if publish else ()
+        if git(ws, "push", "-q", *upstream)[0] != 0:
             raise _refuse("sync_push_failed", "git push did not complete (rejected, no upstream, or unreachable)",
                           hint="sync again: a push that races another host's is rejected, then merged")
         data["pushed"] = True
     warnings = list(checked.warnings)
+    data["upstream"] = None if publish else "tracked"
+    if publish and not push:
+        warnings.append(f"branch {publish[1]} is not on {publish[0]} yet: nothing to pull; "
+                        "dcx sync --push publishes it")
     if problems:
         warnings.append(f"verify found {len(problems)} problem(s) after the pull: dcx verify")
     return Result("sync", data, warnings=warnings)

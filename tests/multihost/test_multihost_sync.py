@@ -68,3 +68,40 @@ def test_sync_push_refuses_after_a_verify_with_problems(tmp_path: Path) -> None:
     refused = a.json("sync", "--push", ok=False)
     assert refused["error"]["code"] == "sync_verify_failed"
     assert _origin_head(goal, a) == before
+
+
+def _git(cwd: Path, *args: str) -> str:
+    import subprocess
+
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(cwd), "PATH": __import__("os").environ["PATH"]}
+    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], cwd=cwd,
+                          env=env, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def test_the_first_host_publishes_a_branch_its_origin_does_not_have_yet(tmp_path: Path) -> None:
+    """A goal repository's first host: origin is empty, the branch has no upstream. sync has nothing to pull
+    (it says so), and --push publishes the branch with an upstream; without a remote it is a one-line refusal."""
+    from tests.support.cli import run_dcx
+
+    origin = tmp_path / "origin.git"
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    work = tmp_path / "work"
+    _git(tmp_path, "init", "-q", "-b", "main", str(work))
+    run_dcx("init", cwd=work)
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "goal")
+    lonely = run_dcx("sync", cwd=work)  # no remote at all
+    assert lonely.exit_code == 1 and "sync_pull_failed" in lonely.stderr and "git remote add" in lonely.stderr
+    _git(work, "remote", "add", "origin", str(origin))
+    first = run_dcx("sync", "--format", "json", cwd=work)
+    assert first.exit_code == 0, first.stderr
+    assert first.json()["data"]["upstream"] is None and first.json()["data"]["pushed"] is False
+    assert any("dcx sync --push" in w for w in first.json()["warnings"])
+    pushed = run_dcx("sync", "--push", "--format", "json", cwd=work)
+    assert pushed.exit_code == 0, pushed.stderr
+    assert pushed.json()["data"]["pushed"] is True
+    assert _git(work, "rev-parse", "--abbrev-ref", "main@{upstream}").strip() == "origin/main"
+    assert _git(origin, "rev-parse", "main").strip() == _git(work, "rev-parse", "HEAD").strip()
+    again = run_dcx("sync", "--format", "json", cwd=work)
+    assert again.exit_code == 0 and again.json()["data"]["upstream"] == "tracked" and not again.json()["warnings"]
