@@ -10,7 +10,7 @@ STAMP := $(VENV)/.dcx-installed
 $(STAMP): pyproject.toml packages/dcx-obelisk/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,mcp,compare,dev]' --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,mcp,compare,dev,fast]' --config-settings editable_mode=compat
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ./packages/dcx-obelisk --config-settings editable_mode=compat
 	touch $(STAMP)
 

@@ -121,3 +121,15 @@ def last_observed(index_times: Iterable[str], event_times: Iterable[str]) -> str
     By time, not file order: a union-merged index interleaves two agents' lines.
     """
     return max([*index_times, *event_times], default=None)
+
+
+COMMIT_ELSEWHERE_HINT = ("waits for its commit on the host that prepared it: no pending companion of its "
+                         "assemblies is on this host")
+
+
+def commit_here(where: dict[str, Any], pending_here: bool) -> dict[str, Any]:
+    """No "next: dcx commit" on a host that cannot commit (SPEC §16): the step is left to the host
+    that holds the pending companion, and the hint says so."""
+    if where.get("next_step") == "commit" and not pending_here:
+        return {**where, "next_step": None, "next_hint": COMMIT_ELSEWHERE_HINT, "commit_elsewhere": True}
+    return where

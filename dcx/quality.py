@@ -20,6 +20,7 @@ from dcx.core.clock import parse_ts
 # reason codes of a *stale* claim (the authority moved); every other reason is a rejection
 STALE_REASONS = frozenset({"stale_authority_revision"})
 BINS = 5
+DISPOSITIONS = ("approve", "reject", "defer", "no_change")  # decision_review_receipt_v0 (SPEC §10)
 UNATTRIBUTED = "unattributed"  # a claim whose provider_ref no retrieval of its decision returned
 
 
@@ -97,7 +98,7 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
     by_ref = {p["packet_ref"]: p for p in proposals}
     linked = by_ref.get(latest["proposal_packet_ref"]) if latest and latest.get("proposal_packet_ref") else None
     basis = linked or (proposals[-1] if proposals else None)
-    agents = sorted({a for a in _agents(assemblies, proposals, outcomes) if a})
+    agents = sorted({a for a in _agents(*packets.values()) if a})  # every packet's agent_id (SPEC §16)
 
     # authority
     scans = [s for a in assemblies for s in a["scan_receipts"]]
@@ -162,6 +163,21 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
         for claim in ev["recalled_claims"] if ev else ():
             providers[owner.get(claim["provider_ref"], UNATTRIBUTED)]["mattered"] = True
 
+    # review settlement (SPEC §10): the latest receipt settles the decision
+    reviews = packets.get("review", [])
+    settled = reviews[-1] if reviews else None
+    reviewed = by_ref.get(settled.get("proposal_packet_ref", "")) if settled else None
+    review = {
+        "receipts": len(reviews),
+        "disposition": settled["disposition"] if settled else None,
+        "settled_at": settled["recorded_at"] if settled else None,
+        "proposal_reviewed": reviewed is not None,
+        "time_to_review_seconds": (max(0, _seconds(reviewed["observed_at"], settled["recorded_at"]))
+                                   if settled and reviewed else None),
+        "outcome_due": bool(settled and settled["outcome_observation_required"]
+                            and not (latest and latest["observed_outcomes"])),
+    }
+
     # outcomes
     status = latest["verification_status"] if latest else "none"
     assumptions = {a["assumption_id"]: a for o in outcomes for a in o["invalidated_assumptions"]}
@@ -194,12 +210,17 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
         "accepted_stale": accepted_stale,
         "changes": changes,
         "changes_without_new_evidence": without_new_evidence,
+        "review": review,
     }
 
 
 def _agents(*groups: Iterable[dict[str, Any]]) -> Iterable[str | None]:
+    """Who acted: the ``agent_id`` every stored packet carries (SPEC §16); on packets stored before
+    that, who proposed or recorded it."""
     for group in groups:
         for packet in group:
+            if not isinstance(packet, dict):
+                continue
             yield packet.get("agent_id")
             yield packet.get("proposed_by")
             yield packet.get("recorded_by")
@@ -305,6 +326,23 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
                          "min": min(times) if times else None,
                          "max": max(times) if times else None}},
         "calibration": calibration(rows),
+        "reviews": _reviews(rows),
+    }
+
+
+def _reviews(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Review settlement over decisions: receipts, latest dispositions, time to review, outcomes due."""
+    latest = Counter(r["review"]["disposition"] for r in rows if r["review"]["disposition"])
+    times = [r["review"]["time_to_review_seconds"] for r in rows if r["review"]["time_to_review_seconds"] is not None]
+    return {
+        "receipts": sum(r["review"]["receipts"] for r in rows),
+        "decisions_reviewed": sum(1 for r in rows if r["review"]["receipts"]),
+        "by_disposition": {k: latest.get(k, 0) for k in DISPOSITIONS},
+        "approved_verified": sum(1 for r in rows if r["review"]["disposition"] == "approve" and r["outcome"] == "verified"),
+        "approved_refuted": sum(1 for r in rows if r["review"]["disposition"] == "approve" and r["outcome"] == "refuted"),
+        "outcome_due": sum(1 for r in rows if r["review"]["outcome_due"]),
+        "time_to_review_seconds": {"count": len(times), "median": statistics.median(times) if times else None,
+                                   "min": min(times) if times else None, "max": max(times) if times else None},
     }
 
 

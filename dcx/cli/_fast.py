@@ -7,7 +7,8 @@ typer app, which implements the same commands. The read-only commands
 (``log``, ``show``, ``verify``, ``sources``) call the same ops functions,
 print with the same renderers (``dcx.cli.readers``) and go through the same
 error boundary (``dcx.cli._answer``) as their typer commands; tests compare
-both paths byte for byte (tests/cli/test_fast_readers.py).
+both paths byte for byte (tests/cli/test_fast_readers.py). ``scan`` parses
+its own options (``dcx.cli.readers.scan``; tests/cli/test_fast_scan.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ def try_fast(args: list[str]) -> int | None:
         return _status(workspace, no_color, rest[1:])
     if rest[:1] and rest[0] in READERS:
         return _reader(rest[0], rest[1:], workspace, verbose, no_color)
+    if rest[:1] == ["scan"]:
+        from dcx.cli.readers.scan import fast
+
+        return fast(rest[1:], workspace, verbose, no_color)
     return None
 
 

@@ -32,7 +32,14 @@ def dumps(value: Any) -> str:
 
 
 def styled(template: str, *values: Any) -> Text:
-    """dcx's own rich markup in ``template``; each ``{}`` value made visible and markup-escaped."""
+    """dcx's own rich markup in ``template``; each ``{}`` value made visible and markup-escaped.
+
+    For a view printed by ``_plain.PlainConsole`` (piped, no rich): the plain text rich would print.
+    """
+    from dcx.cli import _plain
+
+    if _plain.plain_mode.get():
+        return _plain.styled_plain(template, [visible(str(v)) for v in values])  # type: ignore[return-value]
     from rich.markup import escape
     from rich.text import Text
 
@@ -75,14 +82,20 @@ def emit(result: Result, fmt: str, render: TextRenderer | None, *, no_color: boo
         else:
             sys.stdout.write(dumps(result.envelope()))
         return
-    out = console(no_color=no_color)
+    from dcx.cli._plain import pipe_width, render_plain
+
     safe = Result(result.command, visible_data(result.data), result.status, result.warnings,
                   result.exit_code)
-    if render is not None:
-        render(out, safe)
-    else:
-        out.print_json(json.dumps(safe.data))
-    if result.warnings:
+    if render is None or not render_plain(render, safe, sys.stdout):  # piped simple views: no rich
+        out = console(no_color=no_color)
+        if render is not None:
+            render(out, safe)
+        else:
+            out.print_json(json.dumps(safe.data))
+    if result.warnings and pipe_width(sys.stderr) is not None:
+        sys.stderr.write("".join(f"warning: {visible(warning)}\n" for warning in result.warnings))
+        sys.stderr.flush()
+    elif result.warnings:
         err = console(stderr=True, no_color=no_color)
         for warning in result.warnings:
             err.print(f"warning: {visible(warning)}", markup=False)

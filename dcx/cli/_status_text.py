@@ -45,6 +45,8 @@ MESSAGES = {
 def _step(row: dict[str, Any]) -> str:
     if row.get("abandoned"):
         return "abandoned"
+    if row.get("commit_elsewhere"):
+        return "commit on the host that prepared it"
     step = f"dcx {row['next_step']}" if row["next_step"] else "done"
     if row.get("outcome_due"):
         step += " (outcome due)"
@@ -99,6 +101,14 @@ def format_status(data: dict[str, Any], *, colour: bool, width: int | None = Non
     lines.extend(_fit("packets   ", [str(ws["packet_count"]), f"events {ws['events']}",
                                      f"committed cursors {ws['committed_cursors']}",
                                      f"pending {ws['pending_assemblies']}"], width))
+    key = data.get("key")
+    if key:
+        pinned, local = key.get("pinned_key_id"), key.get("local_key_id")
+        parts = [f"pinned {pinned or '-'}", f"local {local or '-'}"]
+        if pinned and local != pinned:
+            parts.append("no key here: dcx key import FILE" if local is None else "another key: refs do not compare")
+        fitted = _fit("key       ", parts, width)
+        lines.extend(_paint(line, "33", colour) if len(parts) > 2 else line for line in fitted)
     checks = data.get("checks")
     if checks:
         for row in checks["sources"]:

@@ -46,6 +46,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("show", "show"),
     ("diff", "diff"),
     ("verify", "verify"),
+    ("sync", "sync"),
     ("audit", "audit"),
     ("redact", "redact"),
     ("help", "help"),

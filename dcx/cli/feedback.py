@@ -5,7 +5,7 @@ from typing import Annotated
 import typer
 
 from dcx.cli._boundary import run
-from dcx.cli._options import DecisionOpt, FormatOpt, ObservedAtOpt, OutputFormat, WaitOpt
+from dcx.cli._options import AgentOpt, DecisionOpt, FormatOpt, ObservedAtOpt, OutputFormat, WaitOpt
 from dcx.core.result import Result
 
 
@@ -13,11 +13,15 @@ def command(
     ctx: typer.Context,
     decision_id: DecisionOpt,
     outcome: Annotated[str | None, typer.Option("--outcome", help="An outcome ref (default: the latest).")] = None,
+    agent_id: AgentOpt = None,
     observed_at: ObservedAtOpt = None,
     wait: WaitOpt = 5.0,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
     """Record outcome feedback: retrieval telemetry and at most one memory candidate.
+
+    Without --outcome it takes the latest outcome of the acting agent's own
+    chain on this host (SPEC §16).
 
     Verifies the outcome and its evidence are canonical and untampered. A
     procedural_experience candidate appears only for a verified outcome linked
@@ -32,7 +36,7 @@ def command(
         from dcx.ops.feedback import record_feedback
 
         return record_feedback(ws=g.ws(), decision_id=decision_id, outcome_ref=outcome,
-                               clock=g.clock(observed_at), wait=wait)
+                               clock=g.clock(observed_at), wait=wait, agent_id=agent_id)
 
     run(ctx, fmt, call, render)
 

@@ -50,10 +50,10 @@ def import_(
 
         ws = g.ws()
         try:
-            text = sys.stdin.read() if source == "-" else Path(source).read_text()
+            data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
         except OSError:
             raise InvalidInput("key import: cannot read the key file", field="FILE") from None
-        key = import_hex(ws, text, force=force)
+        key = import_hex(ws, data, force=force)
         return Result("key import", {"key_id": key.key_id})
 
     run(ctx, fmt, call, lambda console, r: console.print(f"key {r.data['key_id']} installed", markup=False))

@@ -1,14 +1,14 @@
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
 
 from dcx.cli._boundary import run
 from dcx.cli._options import AgentOpt, FormatOpt, ObservedAtOpt, OutputFormat
-from dcx.cli._progress import HashProgress
-from dcx.core.result import Result
+from dcx.cli.readers.scan import render, scan_call
+
+__all__ = ["command", "render"]
 
 
 def command(
@@ -32,33 +32,5 @@ def command(
     Example: dcx scan --source source:authority:docs
     """
     fmt_value = getattr(fmt, "value", fmt)
-
-    def call(g) -> Result:
-        from dcx.ops.scan import scan
-
-        if fmt_value == "text" and sys.stderr.isatty():
-            with HashProgress(no_color=g.no_color) as progress:
-                return scan(ws=g.ws(), agent_id=agent_id, source_ids=source or [], clock=g.clock(observed_at),
-                            progress=progress)
-        return scan(ws=g.ws(), agent_id=agent_id, source_ids=source or [], clock=g.clock(observed_at))
-
-    run(ctx, fmt, call, render)
-
-
-def render(console, result: Result) -> None:
-    from dcx.cli.views.common import grid
-
-    receipts = result.data["receipts"]
-    rows = []
-    for receipt in receipts:
-        changes = str(receipt["changed_count"])
-        if receipt["telemetry"]["result_cap_applied"]:
-            changes += " (capped)"
-        rows.append([receipt["source_id"], receipt["status"], changes, receipt.get("reason_code") or "-",
-                     receipt["receipt_ref"].rsplit("-", 1)[1][:12]])  # `dcx show` takes a hex prefix
-    if rows:
-        grid(console, ("source", "status", "changes", "reason", "receipt"), rows)
-    summary = f"{len(receipts)} receipt(s) stored · cursors unchanged"
-    if result.status == "partial":
-        summary += " · partial: a source was unavailable (fail-open)"
-    console.print(summary, markup=False)
+    run(ctx, fmt, scan_call(agent_id=agent_id, source_ids=source or [], observed_at=observed_at, fmt=fmt_value),
+        render)

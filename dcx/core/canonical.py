@@ -19,8 +19,18 @@ REF_RE = re.compile(r"^(?P<prefix>[a-z][a-z0-9-]*[a-z0-9])-(?P<hex>[0-9a-f]{32})
 
 
 def canonical_bytes(value: Any) -> bytes:
-    """RFC 8785 bytes of ``value`` (sorted keys, minimal numbers, UTF-8)."""
-    import rfc8785  # small, but only needed on paths that hash
+    """RFC 8785 bytes of ``value`` (sorted keys, minimal numbers, UTF-8).
+
+    Fast path: the C ``json`` encoder (sorted keys, no spaces, UTF-8, NaN refused)
+    whose output is JCS when it can be shown to be — see :func:`_fast_jcs`; anything
+    it cannot show is encoded by the reference encoder (``rfc8785``), so the bytes
+    and the refusals are the reference's. ``tests/test_canonical_fast.py`` compares
+    the two byte for byte.
+    """
+    fast = _fast_jcs(value)
+    if fast is not None:
+        return fast
+    import rfc8785  # the reference encoder: floats in exponent form, astral keys, big ints, refusals
 
     try:
         return rfc8785.dumps(value)
@@ -33,12 +43,194 @@ def canonical_bytes(value: Any) -> bytes:
         ) from None
 
 
+class _NotProven(Exception):
+    """A float or integer whose ``json`` spelling may not be its JCS spelling."""
+
+
+_SAFE_INT = 2**53 - 1
+
+
+def _float_token(text: str) -> float:
+    # Python's float repr and ECMAScript's Number::toString give the same shortest digits;
+    # their layouts differ only for exponent forms ("1e-07", "1e+21": the reference encoder
+    # spells those) and integral values ("10.0" against "10", "-0.0" against "0": respelled).
+    if "e" in text:
+        raise _NotProven
+    return float(text)
+
+
+def _int_token(text: str) -> int:
+    number = int(text)
+    if number > _SAFE_INT or number < -_SAFE_INT:
+        raise _NotProven  # the reference refuses it (IntegerDomainError)
+    return number
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":"))
+if json.encoder.c_make_encoder is not None:
+    # The C encoder JSONEncoder.encode builds on every call, built once (no circular-reference
+    # markers: a cycle ends in RecursionError, and the reference encoder decides).
+    _c_encoder = json.encoder.c_make_encoder(
+        None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", True, False, False)
+
+    def _encode(value: Any) -> str:
+        return "".join(_c_encoder(value, 0))
+else:  # pragma: no cover - an interpreter without the C accelerator
+    _encode = _ENCODER.encode
+# (may hold a long integer, may hold an exponent or integral float) -> decoder
+_DECODERS = {
+    (False, False): json.JSONDecoder(),
+    (True, False): json.JSONDecoder(parse_int=_int_token),
+    (False, True): json.JSONDecoder(parse_float=_float_token),
+    (True, True): json.JSONDecoder(parse_float=_float_token, parse_int=_int_token),
+}
+
+
+def _mark_table() -> bytes:
+    table = bytearray(b" " * 256)
+    for byte in b"0123456789":
+        table[byte] = ord("0")
+    for byte, mark in ((b".", "."), (b"e", "e"), (b"+", "s"), (b"-", "s"), (b",", "c"), (b"]", "c"), (b"}", "c")):
+        table[byte[0]] = ord(mark)
+    for byte in range(0xF0, 0x100):  # the lead byte of a 4-byte UTF-8 sequence: beyond the BMP
+        table[byte] = ord("X")
+    return bytes(table)
+
+
+# One C pass over the UTF-8 bytes marks what needs a closer look (a superset: marks
+# inside strings are false alarms, which only cost the slower check):
+#   X                  a character beyond the BMP (UTF-16 code-unit order, the JCS key
+#                      order, differs from code-point order, sort_keys's, only for them)
+#   0 x 16             an integer that may be beyond 2^53 - 1 (2^53 has 16 digits)
+#   0es                an exponent float (Python's repr always signs the exponent)
+#   0.0c, 0.0 at end   an integral float
+_MARKS = _mark_table()
+_POINT_ZERO = re.compile(r"\.0(?=[,\]}]|$)")  # the end of an integral float (or of text like it)
+_DIGITS = frozenset("0123456789")
+
+
+def _fast_jcs(value: Any) -> bytes | None:
+    r"""JCS bytes of ``value`` from the C ``json`` encoder, or None when not proven equal.
+
+    The ``json`` text with sorted keys, ``(",", ":")`` separators and
+    ``ensure_ascii=False`` escapes exactly what RFC 8785 escapes (``"``, ``\\``,
+    ``\b \f \n \r \t``, other C0 controls as lower-case ``\u00xx``) and spells
+    null, booleans, strings and integers alike. It is JCS when, in addition:
+    decoding it gives back a value equal to ``value`` (so every key was a string:
+    ``json`` turns ``1``, ``1.5``, ``True`` and ``None`` keys into strings),
+    no float needs an exponent, no integer is beyond 2^53 - 1, no character is
+    beyond the BMP (key order), and it encodes to UTF-8 (no lone surrogates).
+    Integral floats are respelled without their ``.0``.
+    """
+    try:
+        text = _encode(value)
+        data = text.encode("utf-8")
+        marks = data.translate(_MARKS)
+        if b"X" in marks:
+            return None
+        integral = b"0.0c" in marks or marks.endswith(b"0.0")
+        decoder = _DECODERS[b"0000000000000000" in marks, integral or b"0es" in marks]
+        back, end = decoder.scan_once(text, 0)
+        if end != len(text) or back != value:
+            return None
+        return _drop_integral_fractions(text).encode("utf-8") if integral else data
+    except (_NotProven, StopIteration, TypeError, ValueError, RecursionError, UnicodeEncodeError):
+        return None
+
+
+def _drop_integral_fractions(text: str) -> str:
+    """``10.0`` -> ``10`` and ``-0.0`` -> ``0`` for every number outside a string."""
+    # Outside a string means an even number of unescaped quotes before it. With every
+    # escaped backslash blanked (escapes are read left to right, as str.replace does),
+    # a quote is escaped exactly when a backslash precedes it.
+    plain = text.replace("\\\\", "__")
+    parts, last = [], 0
+    for match in _POINT_ZERO.finditer(text):
+        end = at = match.start()
+        while at > 0 and text[at - 1] in _DIGITS:
+            at -= 1
+        if at == end:
+            continue
+        if at > 0 and text[at - 1] == "-":
+            at -= 1
+        if at > 0 and text[at - 1] not in ":,[":
+            continue  # not where a number stands in compact JSON
+        if (plain.count('"', 0, at) - plain.count('\\"', 0, at)) % 2:
+            continue  # inside a string
+        digits = text[at:end]
+        parts += (text[last:at], "0" if digits in ("0", "-0") else digits)
+        last = match.end()
+    parts.append(text[last:])
+    return "".join(parts)
+
+
 def pretty_bytes(value: Any) -> bytes:
     """How packets are stored: indent 2, sorted keys, UTF-8, trailing newline.
 
     One field per line, so a one-field change is a one-line diff.
     """
     return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def load_stored(data: bytes) -> tuple[Any, bool]:
+    """``json.loads(data)``, and whether every float in it is spelled as ``repr`` spells it.
+
+    The second answer lets :func:`is_pretty` trust a faster encoder's floats.
+    Raises what ``json.loads`` raises.
+    """
+    spelled = [True]
+
+    def parse_float(token: str) -> float:
+        number = float(token)
+        if spelled[0] and repr(number) != token:
+            spelled[0] = False
+        return number
+
+    value = json.loads(data, parse_float=parse_float)
+    return value, spelled[0]
+
+
+_ORJSON: list[Any] = []  # [orjson module or None], resolved on first use
+_CHECKED = [0]  # bytes checked by the json module before orjson is imported
+ORJSON_AFTER = 64 * 1024  # about what the json module's indenting encoder checks in orjson's import time
+
+
+def _orjson() -> Any:
+    if not _ORJSON:
+        try:
+            import orjson  # optional (the `fast` extra): Rust, about 20x the indenting json encoder
+        except ImportError:  # pragma: no cover - without it the json module answers
+            orjson = None
+        _ORJSON.append(orjson)
+    return _ORJSON[0]
+
+
+def is_pretty(data: bytes, value: Any, *, repr_floats: bool) -> bool:
+    """``pretty_bytes(value) == data``, for ``value, repr_floats = load_stored(data)``.
+
+    ``orjson``'s ``OPT_INDENT_2 | OPT_SORT_KEYS`` layout, key order (code points),
+    string escapes and integer spelling are those of ``json.dumps(indent=2,
+    sort_keys=True, ensure_ascii=False)``; its floats may be spelled otherwise
+    (``1e16`` for ``1e+16``), so its answer counts only when every float in
+    ``data`` is spelled as ``repr`` spells it. Equal bytes then prove the pretty
+    form; anything else (or no ``orjson``) is settled by :func:`pretty_bytes`.
+    ``tests/test_canonical_fast.py`` compares the two.
+    """
+    fast = None
+    if repr_floats:
+        if _ORJSON:
+            fast = _ORJSON[0]
+        elif _CHECKED[0] < ORJSON_AFTER:
+            _CHECKED[0] += len(data)  # a few packets (log, show): not worth orjson's import (~1.5 ms)
+        else:
+            fast = _orjson()
+    if fast is not None:
+        try:
+            if fast.dumps(value, option=fast.OPT_INDENT_2 | fast.OPT_SORT_KEYS) + b"\n" == data:
+                return True
+        except TypeError:  # orjson.JSONEncodeError: integers beyond 64 bits, lone surrogates, ...
+            pass
+    return pretty_bytes(value) == data
 
 
 def digest_hex(data: bytes, *, key: bytes | None = None, length: int = REF_HEX) -> str:

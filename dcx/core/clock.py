@@ -100,8 +100,19 @@ def parse_ts(value: str, *, field: str = "timestamp") -> datetime:
     return moment.astimezone(UTC)
 
 
+_NORMALISED: dict[str, str] = {}  # value -> its normal form, for values that parsed (a pure function)
+
+
 def normalise_ts(value: str, *, field: str = "timestamp") -> str:
-    return format_ts(parse_ts(value, field=field))
+    if type(value) is str:
+        known = _NORMALISED.get(value)
+        if known is not None:
+            return known
+    normal = format_ts(parse_ts(value, field=field))
+    if len(_NORMALISED) >= 4096:
+        _NORMALISED.clear()
+    _NORMALISED[value] = normal
+    return normal
 
 
 def seconds_between(earlier: str, later: str) -> float:

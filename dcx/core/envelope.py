@@ -12,9 +12,11 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from dcx.core import public
-from dcx.core.canonical import packet_ref
+from dcx.core.canonical import canonical_bytes, digest_hex, packet_ref
 from dcx.core.errors import InvalidInput
 from dcx.core.fields import Const, DecisionId, Field, Hex8, Ref, Shape, Token, bad, type_name
+
+_FORBIDDEN_NEEDLES = tuple(f'"{key}":'.encode() for key in sorted(public.FORBIDDEN_KEYS))
 
 
 class PacketContext(NamedTuple):
@@ -23,6 +25,7 @@ class PacketContext(NamedTuple):
     goal_id: str
     key_id: str
     decision_id: str | None = None
+    agent_id: str | None = None
 
 
 ENVELOPE_DOC = {
@@ -30,6 +33,8 @@ ENVELOPE_DOC = {
     "goal_id": "The goal this packet serves.",
     "key_id": "First 8 hex of blake3(workspace key, 'dcx-key-id'): which key minted its opaque refs.",
     "decision_id": "The decision the packet belongs to.",
+    "agent_id": "The acting agent that stored this packet (a public token; SPEC §16). Absent on packets "
+                "stored before agents were recorded, and on goal-level packets no agent made.",
 }
 
 
@@ -64,9 +69,11 @@ class PacketSpec:
             envelope["decision_id"] = DecisionId(
                 doc=ENVELOPE_DOC["decision_id"], computed=True, optional=decision_scoped == "optional"
             )
+        envelope["agent_id"] = Token(doc=ENVELOPE_DOC["agent_id"], computed=True, optional=True)
         body = dict(fields)
         body[ref_field] = Ref(prefix, doc="This packet's content-derived ref.", computed=True)
-        self.envelope_keys = frozenset(envelope) | {ref_field}
+        # a kind may declare an envelope name as its own field (the assembly's required agent_id)
+        self.envelope_keys = frozenset(k for k in envelope if k not in fields) | {ref_field}
         self.shape = Shape(schema_version, {**envelope, **body}, doc=doc)
 
     def build(self, ctx: PacketContext, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -89,6 +96,8 @@ class PacketSpec:
                 raise InvalidInput(f"{self.kind} packets need a decision id", field="decision_id")
             if ctx.decision_id is not None:
                 draft["decision_id"] = ctx.decision_id
+        if ctx.agent_id is not None:
+            draft["agent_id"] = ctx.agent_id
         for name, rule in self.shape.fields.items():
             if isinstance(rule, Const) and name not in draft:
                 draft[name] = rule.value  # constant flags are the spec's, not the caller's
@@ -114,8 +123,18 @@ class PacketSpec:
     def check_stored(self, value: Any, path: str = "") -> dict[str, Any]:
         """Validate a packet read back (or embedded): shape, safety, and that its ref recomputes."""
         packet = self.shape.check(value, path or self.schema_version)
-        public.check_record(packet, where=path or self.schema_version)
-        expected = packet_ref(self.prefix, packet, self.ref_field)
+        try:
+            body = canonical_bytes({k: v for k, v in packet.items() if k != self.ref_field})
+        except InvalidInput:
+            public.check_record(packet, where=path or self.schema_version)  # its refusal comes first
+            raise
+        # A forbidden key k is spelled '"k":' in canonical JSON: when none is, there is none
+        # to find (a nested packet was checked on its own already; this is its second pass).
+        for needle in _FORBIDDEN_NEEDLES:
+            if needle in body:
+                public.check_record(packet, where=path or self.schema_version)
+                break
+        expected = f"{self.prefix}-{digest_hex(body)}"
         if packet[self.ref_field] != expected:
             raise InvalidInput(
                 f"{path or self.kind}: {self.ref_field} does not match the content",

@@ -9,9 +9,10 @@ from dcx.core.workspace import Workspace
 from dcx.state.keys import load_key
 
 
-def packet_context(ws: Workspace, decision_id: str | None = None) -> PacketContext:
+def packet_context(ws: Workspace, decision_id: str | None = None, agent_id: str | None = None) -> PacketContext:
+    """The envelope of a stored packet: goal, key id, decision and the acting agent (SPEC §3.1, §16)."""
     key = load_key(ws)
-    return PacketContext(goal_id=ws.goal_id, key_id=key.key_id, decision_id=decision_id)
+    return PacketContext(goal_id=ws.goal_id, key_id=key.key_id, decision_id=decision_id, agent_id=agent_id)
 
 
 def check_decision_id(value: str) -> str:
@@ -126,3 +127,14 @@ def require_agent(ws: Workspace, explicit: str | None) -> str:
     if agent is None:
         raise InvalidInput("--agent-id: needed (the profile does not enable exactly one agent)", field="--agent-id")
     return check_token(agent, field="--agent-id")
+
+
+def acting_agent(ws: Workspace, explicit: str | None) -> str | None:
+    """The acting agent when one can be named (``require_agent``), else None: for commands that
+    work without an agent but record it when there is one (feedback)."""
+    if explicit:
+        return require_agent(ws, explicit)  # a bad --agent-id is an input error, not "no agent"
+    try:
+        return require_agent(ws, None)
+    except InvalidInput:
+        return None

@@ -34,7 +34,7 @@ from dcx.ops._common import check_decision_id, packet_context
 from dcx.packets import commit, evidence, outcome, proposal, review
 from dcx.state import decisions, events, gates, pending
 from dcx.state.activation import require_active
-from dcx.state.cursors import read_cursors, write_cursors
+from dcx.state.cursors import agent_cursors, cursor_path, read_cursors, write_cursors
 from dcx.state.keys import load_key
 from dcx.state.redaction import Redacted, is_stub
 from dcx.state.refmap import RefMinter
@@ -125,10 +125,25 @@ def find_assembly(store: Store, ws: Workspace, decision_id: str, evidence_ref: s
             candidates.append(packet)
     if not candidates and stubs:  # the assembly this chain needs may be the redacted one
         raise _redacted(stubs[0])
+    if len(candidates) > 1:
+        # identical evidence prepared on several hosts: the one whose pending companion is here (SPEC §16)
+        here = [c for c in candidates if pending.path_for(ws, c["assembly_ref"]).exists()]
+        if len(here) == 1:
+            return here[0]
+        committed = {r.get("assembly_ref") for r in _receipts_for(store, candidates)}
+        if not here and len(committed & {c["assembly_ref"] for c in candidates}) == 1:
+            return next(c for c in candidates if c["assembly_ref"] in committed)  # a replay of the one committed
     if len(candidates) != 1:
         raise _refuse("chain_ambiguous" if candidates else "chain_missing",
                       f"{len(candidates)} assemblies of decision {decision_id} hold that evidence")
     return candidates[0]
+
+
+def _receipts_for(store: Store, assemblies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for asm in assemblies:
+        out.extend(receipts_of(store, asm["decision_id"], asm["checkpoint"]["checkpoint_ref"]))
+    return out
 
 
 def receipts_of(store: Store, decision_id: str, checkpoint_ref: str) -> list[dict[str, Any]]:
@@ -233,6 +248,8 @@ class Plan(NamedTuple):
     ready: list[dict[str, Any]]
     links: dict[str, str]  # commit receipt fields: evidence/proposal/outcome/review refs
     event_id: str
+    agent_id: str | None = None  # the acting agent: its cursors advance, its id is on the receipt
+    agents: tuple[str, ...] = ()  # the profile's enabled agents (the one-time cursor migration)
 
 
 def plan_commit(ws: Workspace, store: Store, state, decision_id: str, event_id: str,
@@ -313,7 +330,8 @@ def plan_commit(ws: Workspace, store: Store, state, decision_id: str, event_id: 
     if (profile.digest, registry.digest) != (pend["profile_digest"], pend["registry_digest"]):
         raise _refuse("profile_changed", "profile.toml or sources.toml changed since prepare",
                       hint="prepare again with the current profile")
-    return Plan(asm, pend, ready, {"evidence_packet_ref": ev["packet_ref"], **links}, event_id)
+    return Plan(asm, pend, ready, {"evidence_packet_ref": ev["packet_ref"], **links}, event_id, state.agent_id,
+                tuple(profile.enabled_agents))
 
 
 def _compare(plan: Plan, current: dict[str, str]) -> dict[str, str]:
@@ -329,6 +347,15 @@ def _compare(plan: Plan, current: dict[str, str]) -> dict[str, str]:
             raise _refuse("cursor_moved", f"the committed cursor of {sid} moved since prepare",
                           hint="prepare again: another decision advanced this source")
     return results
+
+
+def _cursors(ws: Workspace, plan: Plan, *, migrate: bool = True, wait: float = 5.0) -> dict[str, str]:
+    """The acting agent's committed cursors (SPEC §16); a dry run reads the shared file it would migrate."""
+    if plan.agent_id is None:
+        return read_cursors(ws)
+    if not migrate and not cursor_path(ws, plan.agent_id).exists() and ws.cursors.exists():
+        return read_cursors(ws)
+    return agent_cursors(ws, plan.agent_id, plan.agents, wait=wait)
 
 
 def receipt_values(plan: Plan, results: dict[str, str]) -> dict[str, Any]:
@@ -348,8 +375,8 @@ def receipt_values(plan: Plan, results: dict[str, str]) -> dict[str, Any]:
 
 def preview_commit(ws: Workspace, plan: Plan) -> dict[str, Any]:
     """The receipt this plan would write now (``--dry-run``): cursors compared without the lock."""
-    return commit.SPEC.build(packet_context(ws, plan.asm["decision_id"]),
-                             receipt_values(plan, _compare(plan, read_cursors(ws))))
+    return commit.SPEC.build(packet_context(ws, plan.asm["decision_id"], plan.agent_id),
+                             receipt_values(plan, _compare(plan, _cursors(ws, plan, migrate=False))))
 
 
 def apply_commit(ws: Workspace, store: Store, plan: Plan, *, wait: float, now: str,
@@ -359,13 +386,14 @@ def apply_commit(ws: Workspace, store: Store, plan: Plan, *, wait: float, now: s
     to succeed — review's receipt and event; each is followed by its fault step."""
     decision_id = plan.asm["decision_id"]
     checkpoint_ref = plan.asm["checkpoint"]["checkpoint_ref"]
-    with file_lock(ws.cursors, wait=wait, display=ws.rel(ws.cursors)):
+    path = cursor_path(ws, plan.agent_id)
+    with file_lock(path, wait=wait, display=ws.rel(path)):
         found, other = settled_by(store, decision_id, checkpoint_ref, plan.event_id)
         if found is not None:
             return replayed(ws, found, plan.asm["observed_at"], wait)
         if other is not None:
             raise _already_settled(other, by_review="review_packet_ref" in plan.links)
-        current = read_cursors(ws)
+        current = _cursors(ws, plan, wait=wait)
         results = _compare(plan, current)
         for step, write in before_write:
             write()
@@ -373,11 +401,12 @@ def apply_commit(ws: Workspace, store: Store, plan: Plan, *, wait: float, now: s
         if any(result == "advanced" for result in results.values()):
             updated = {**current, **{sid: plan.pend["proposed_cursors"][sid] for sid in results}}
             fault_point("commit.before_cursor_write")
-            write_cursors(ws, updated)
+            write_cursors(ws, updated, plan.agent_id)
             fault_point("commit.after_cursor_write")
-            if read_cursors(ws) != updated:
+            if read_cursors(ws, plan.agent_id) != updated:
                 raise _refuse("readback_failed", "the cursor file did not read back as written")
-        receipt = store.put(commit.SPEC, packet_context(ws, decision_id), receipt_values(plan, results))
+        receipt = store.put(commit.SPEC, packet_context(ws, decision_id, plan.agent_id),
+                            receipt_values(plan, results))
         fault_point("commit.after_receipt")
         decisions.append(ws, decision_id, "commit", receipt["receipt_ref"], now, wait=wait)
     fault_point("commit.after_index")

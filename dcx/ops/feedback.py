@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from dcx.chains import read_chains
 from dcx.core.clock import Clock
 from dcx.core.errors import Refused
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
-from dcx.ops._common import check_decision_id, packet_context
+from dcx.ops._common import acting_agent, check_decision_id, packet_context
 from dcx.packets import evidence, feedback, outcome, review
 from dcx.state import decisions
 from dcx.state.store import Store
@@ -82,10 +83,12 @@ def evaluate(ev: dict[str, Any], out: dict[str, Any], retrieval: dict[str, Any] 
 
 
 def record_feedback(*, ws: Workspace, decision_id: str, outcome_ref: str | None,
-                    clock: Clock, wait: float) -> Result:
+                    clock: Clock, wait: float, agent_id: str | None = None) -> Result:
     check_decision_id(decision_id)
     store = Store(ws)
+    agent = acting_agent(ws, agent_id)
     known = decisions.refs_of(ws, decision_id, "outcome")
+    chains = read_chains(ws, store, decision_id, agent)
     reviews = [store.get(ref, kind=review.SPEC.kind) for ref in decisions.refs_of(ws, decision_id, "review")]
     if outcome_ref is None:
         if not known:
@@ -96,7 +99,8 @@ def record_feedback(*, ws: Workspace, decision_id: str, outcome_ref: str | None,
             due = " (the approve left an observed outcome due)" if settled == "approve" else ""
             raise Refused(f"decision {decision_id} has no outcome{due}", code="outcome_missing",
                           hint=f"run `dcx outcome --decision-id {decision_id}` first")
-        outcome_ref = known[-1]
+        own = chains.own("outcome") if chains.why != "latest" else []
+        outcome_ref = own[-1] if own else known[-1]  # the own chain's latest outcome (SPEC §16)
     else:
         outcome_ref = store.resolve(outcome_ref)
         if outcome_ref not in known:
@@ -119,11 +123,11 @@ def record_feedback(*, ws: Workspace, decision_id: str, outcome_ref: str | None,
     }
     existing = _same_feedback(store, ws, decision_id, values)
     if existing is not None:  # same inputs, same packet: the time of asking is not an input
-        return Result("feedback", {"feedback": existing, "recorded": False})
+        return Result("feedback", {"feedback": existing, "recorded": False}, warnings=chains.warnings)
     values["observed_at"] = clock.now()
-    packet = store.put(feedback.SPEC, packet_context(ws, decision_id), values)
+    packet = store.put(feedback.SPEC, packet_context(ws, decision_id, agent), values)
     decisions.append(ws, decision_id, "feedback", packet["feedback_ref"], packet["observed_at"], wait=wait)
-    return Result("feedback", {"feedback": packet, "recorded": True})
+    return Result("feedback", {"feedback": packet, "recorded": True}, warnings=chains.warnings)
 
 
 def _same_feedback(store: Store, ws: Workspace, decision_id: str, values: dict[str, Any]) -> dict[str, Any] | None:

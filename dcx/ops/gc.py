@@ -31,7 +31,7 @@ from dcx.core.fsutil import is_temp
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.state import decisions, events
-from dcx.state.cursors import read_cursors
+from dcx.state.cursors import all_cursor_files, read_cursors
 from dcx.state.profile import load_registry
 from dcx.state.store import Store
 
@@ -87,7 +87,7 @@ def _superseded(ws: Workspace, store: Store, decision: str, ref: str, evidence_r
 
 
 def _named_trees(ws: Workspace, kept_pending: list[Path]) -> set[str]:
-    cursors = list(read_cursors(ws).values())
+    cursors = [v for agent in all_cursor_files(ws) for v in read_cursors(ws, agent).values()]
     for path in kept_pending:
         try:
             body = json.loads(path.read_text())

@@ -4,6 +4,12 @@ Chain order: assembly → evidence → proposal → outcomes → events → comm
 receipt → feedback. Goal-level scan receipts (from ``dcx scan``) are listed
 apart. Reads packets through the store, so a corrupt one stops the log with
 the usual ``dcx verify`` hint.
+
+Each chain row names who did it (``agent_id``: the packet's or event's agent,
+or who proposed or recorded it) and the chain it belongs to
+(``chain_evidence_ref``, SPEC §16); when two agents or hosts each prepared the
+decision, each chain is listed whole, one after the other, in the order the
+chains began.
 """
 
 from __future__ import annotations
@@ -11,9 +17,10 @@ from __future__ import annotations
 from typing import Any
 
 from dcx import cycle
+from dcx.chains import agent_of, evidence_of
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
-from dcx.state import decisions, events, gates
+from dcx.state import decisions, events, gates, pending
 from dcx.state.redaction import is_stub
 from dcx.state.store import Store
 
@@ -101,12 +108,22 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
             continue
         anchors = [seq_of[r] for r in event.get("artifact_refs", []) if r in seq_of]
         place = (max(anchors)[0], 2) if anchors else (len(entries), 0)
+        evidence_refs = [r for r in event.get("artifact_refs", []) if str(r).startswith("decision-evidence-")]
         rows.append({"kind": "event", "ref": event["event_id"], "short_ref": event["event_id"][:18],
                      "observed_at": event.get("recorded_at"), "_seq": place,
-                     "details": {"event_kind": event.get("event_kind")}, "status": _event_status(event)})
+                     "details": {"event_kind": event.get("event_kind")}, "status": _event_status(event),
+                     "agent_id": event.get("agent_id") if isinstance(event.get("agent_id"), str) else None,
+                     "chain_evidence_ref": evidence_refs[0] if evidence_refs else None})
     seen: set[str] = set()
     unique = [r for r in rows if not (r["ref"] in seen or seen.add(r["ref"]))]
     unique.sort(key=lambda r: r["_seq"])
+    keys = {r["chain_evidence_ref"] for r in unique if r["chain_evidence_ref"]}
+    if len(keys) > 1:  # two agents' (or hosts') chains of one decision: each shown whole, apart (SPEC §16)
+        first: dict[str, tuple[int, int]] = {}
+        for row in unique:
+            if row["chain_evidence_ref"]:
+                first.setdefault(row["chain_evidence_ref"], row["_seq"])
+        unique.sort(key=lambda r: (first.get(r["chain_evidence_ref"] or "", r["_seq"]), r["_seq"]))
     for row in unique:
         del row["_seq"]
     return unique
@@ -122,9 +139,12 @@ def _event_status(event: dict[str, Any]) -> str:
 
 
 def _row(kind: str, ref: str, observed_at: str | None, packet: dict[str, Any], seq: tuple[int, int]) -> dict[str, Any]:
-    status = f"redacted ({packet['reason_code']})" if is_stub(packet) else describe(kind, packet)
+    stub = is_stub(packet)
+    status = f"redacted ({packet['reason_code']})" if stub else describe(kind, packet)
     return {"kind": kind, "ref": ref, "short_ref": short(ref), "observed_at": observed_at,
-            "status": status, "details": {} if is_stub(packet) else details(kind, packet), "_seq": seq}
+            "status": status, "details": {} if stub else details(kind, packet), "_seq": seq,
+            "agent_id": None if stub else agent_of(packet),
+            "chain_evidence_ref": None if stub else evidence_of(packet)}
 
 
 def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
@@ -152,6 +172,8 @@ def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
         latest = decisions.latest(ws, ident, "assembly")
         preview = latest is not None and store.get_or_stub(latest, kind="assembly").get("preview") is True
         where = cycle.standing(kinds, settled, observed, require_review=require_review, latest_is_preview=preview)
+        where = cycle.commit_here(where, any(pending.path_for(ws, r).exists()
+                                             for r in decisions.refs_of(ws, ident, "assembly")))
         index_times = [e["observed_at"] for e in decisions.entries(ws, ident) if isinstance(e.get("observed_at"), str)]
         event_times = [e["recorded_at"] for e in mine if isinstance(e.get("recorded_at"), str)]
         rows.append({"decision_id": ident, "last_observed_at": cycle.last_observed(index_times, event_times),

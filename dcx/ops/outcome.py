@@ -1,7 +1,9 @@
-"""``dcx outcome``: an append-only ``decision_outcome_receipt_v0``."""
+"""``dcx outcome``: an append-only ``decision_outcome_receipt_v0``, by default on the latest proposal of the
+acting agent's own chain (SPEC §16)."""
 
 from __future__ import annotations
 
+from dcx.chains import read_chains
 from dcx.core.clock import Clock
 from dcx.core.errors import InvalidInput, Refused
 from dcx.core.result import Result
@@ -60,7 +62,9 @@ def record_outcome(*, ws: Workspace, decision_id: str, source: str | None, agent
             field="verification_status",
             code="verified_without_outcome",
         )
-    latest = decisions.latest(ws, decision_id, "proposal")
+    store = Store(ws)
+    chains = read_chains(ws, store, decision_id, agent)
+    latest = chains.own_latest("proposal") if chains.why != "latest" else decisions.latest(ws, decision_id, "proposal")
     if latest is None:
         raise Refused(f"decision {decision_id} has no proposal", code="proposal_missing",
                       hint=f"run `dcx propose --decision-id {decision_id}` first")
@@ -69,12 +73,11 @@ def record_outcome(*, ws: Workspace, decision_id: str, source: str | None, agent
     if given is not None and given not in decisions.refs_of(ws, decision_id, "proposal"):
         raise Refused(f"{display}: proposal_packet_ref is not a proposal of decision {decision_id}",
                       code="proposal_not_in_decision", field="proposal_packet_ref")
-    store = Store(ws)
     prop = store.get(proposal_ref, kind=proposal.SPEC.kind)
     check_acceptance(clean["accepted_decision"], prop, agent, self_confirmation_allowed(ws), display)
     packet = store.put(
         outcome.SPEC,
-        packet_context(ws, decision_id),
+        packet_context(ws, decision_id, agent),
         {
             **clean,
             "proposal_packet_ref": proposal_ref,
@@ -85,4 +88,4 @@ def record_outcome(*, ws: Workspace, decision_id: str, source: str | None, agent
         },
     )
     decisions.append(ws, decision_id, "outcome", packet["packet_ref"], packet["observed_at"], wait=wait)
-    return Result("outcome", {"outcome": packet})
+    return Result("outcome", {"outcome": packet}, warnings=chains.warnings)

@@ -56,7 +56,7 @@ from dcx.sources.plane import (
 from dcx.sources.registry import Providers
 from dcx.state import decisions, pending
 from dcx.state.activation import require_active
-from dcx.state.cursors import read_cursors, read_freshness, record_freshness
+from dcx.state.cursors import agent_cursors, read_freshness, record_freshness
 from dcx.state.keys import load_key
 from dcx.state.profile import Profile, Registry
 from dcx.state.refmap import RefMinter
@@ -197,16 +197,18 @@ def prepare(
     now = clock.now()
     key = load_key(ws)
     minter = RefMinter(ws, key, record=not show_content)
-    ctx = PacketContext(ws.goal_id, key.key_id, decision_id)
+    agent = state.acting_agent()
+    ctx = PacketContext(ws.goal_id, key.key_id, decision_id, agent)
     # recall first: its request bounds are input checks (exit 2) that must come before any scan
     request = _recall_request(profile, query, query_file, query_summary, scope, now)
-    seen = observe(ws, profile, registry, source_ids, request, mode, minter=minter, clock=clock,
+    seen = observe(ws, profile, registry, source_ids, request, mode, agent, minter=minter, clock=clock, wait=wait,
                    progress=progress, transient=show_content)
     if show_content:
         return _show_content(seen.changes, seen.run)
     acct = account(ws, decision_id, profile, registry, seen, mode, body, minter=minter, now=now, ctx=ctx)
-    packets = assemble(ctx, PacketContext(ws.goal_id, key.key_id), registry, seen, acct, minter=minter, mode=mode,
-                       body=body, input_digest=input_digest, now=now, agent_id=state.acting_agent())
+    goal_ctx = PacketContext(ws.goal_id, key.key_id)  # the manifest describes the registry: no agent made it
+    packets = assemble(ctx, goal_ctx, registry, seen, acct, minter=minter, mode=mode, body=body,
+                       input_digest=input_digest, now=now, agent_id=agent)
     persist(ws, decision_id, profile, registry, key.key_id, seen, acct, packets, minter=minter, now=now, wait=wait)
     return _result(seen, acct, packets, mode)
 
@@ -257,15 +259,16 @@ def _recall_request(profile: Profile, query: str | None, query_file: str | None,
 
 
 def observe(ws: Workspace, profile: Profile, registry: Registry, source_ids: list[str],
-            request: RetrievalRequest | None, mode: str, *, minter: RefMinter, clock: Clock, progress: Any,
-            transient: bool) -> Observed:
+            request: RetrievalRequest | None, mode: str, agent_id: str, *, minter: RefMinter, clock: Clock,
+            wait: float, progress: Any, transient: bool) -> Observed:
     """Scan the selected sources against the committed cursors, exact-read (no reads for a
     baseline: it adopts), and recall once when there is a request."""
     from dcx.evidence.recall import run_recall
 
     selected = select_sources(registry, source_ids)
     providers = Providers(ws, profile, registry, progress=progress, persist=not transient)
-    scans = scan_sources(providers, selected, committed=read_cursors(ws), clock=clock, adopt=mode == "baseline")
+    committed = agent_cursors(ws, agent_id, profile.enabled_agents, wait=wait)  # this agent's (SPEC §16)
+    scans = scan_sources(providers, selected, committed=committed, clock=clock, adopt=mode == "baseline")
     reads = {} if mode == "baseline" else {s.source_id: exact_read_scan(providers, s, clock=clock) for s in scans}
     run = None
     if request is not None:

@@ -1,7 +1,8 @@
-"""``dcx propose``: a validated ``decision_proposal_v0`` bound to the latest evidence."""
+"""``dcx propose``: a validated ``decision_proposal_v0`` bound to the evidence of the agent's own chain (SPEC §16)."""
 
 from __future__ import annotations
 
+from dcx.chains import Chains, read_chains
 from dcx.core.clock import Clock
 from dcx.core.errors import Refused
 from dcx.core.result import Result
@@ -18,8 +19,9 @@ from dcx.state import decisions
 from dcx.state.store import Store
 
 
-def latest_evidence(ws: Workspace, decision_id: str) -> str:
-    ref = decisions.latest(ws, decision_id, "evidence")
+def latest_evidence(ws: Workspace, decision_id: str, chains: Chains | None = None) -> str:
+    """The own chain's evidence (SPEC §16: this host's pending assembly, else the agent's own), else the latest."""
+    ref = chains.own_evidence if chains is not None else decisions.latest(ws, decision_id, "evidence")
     if ref is None:
         raise Refused(
             f"decision {decision_id} has no evidence packet",
@@ -35,21 +37,22 @@ def propose(*, ws: Workspace, decision_id: str, source: str | None, agent_id: st
     agent = require_agent(ws, agent_id)
     data, display = json_input(source, document, flag="--from", name="proposal")
     clean = validated(proposal.INPUT, data, display)
-    latest = latest_evidence(ws, decision_id)
+    store = Store(ws)
+    chains = read_chains(ws, store, decision_id, agent)
+    latest = latest_evidence(ws, decision_id, chains)
     given = clean.pop("evidence_packet_ref", None)
     if given is not None and given != latest:
         raise Refused(
-            f"{display}: evidence_packet_ref is not the decision's latest evidence ({latest})",
+            f"{display}: evidence_packet_ref is not the latest evidence of your own chain ({latest})",
             code="evidence_not_latest",
             field="evidence_packet_ref",
             hint="drop the field to bind the latest evidence, or prepare again",
         )
-    store = Store(ws)
     store.get(latest, kind=evidence.SPEC.kind)  # verifies the evidence before binding to it
     packet = store.put(
         proposal.SPEC,
-        packet_context(ws, decision_id),
+        packet_context(ws, decision_id, agent),
         {**clean, "evidence_packet_ref": latest, "observed_at": clock.now(), "proposed_by": agent},
     )
     decisions.append(ws, decision_id, "proposal", packet["packet_ref"], packet["observed_at"], wait=wait)
-    return Result("propose", {"proposal": packet})
+    return Result("propose", {"proposal": packet}, warnings=chains.warnings)

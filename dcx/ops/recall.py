@@ -159,7 +159,7 @@ def recall_once(
             provider_version=run.retrieval.provider_version, search_performed=run.retrieval.search_performed,
         )._replace(latency_ms=run.retrieval.latency_ms)
         run = RecallRun(request, changed, ())
-    receipt = run.receipt(PacketContext(goal_id=ws.goal_id, key_id=key.key_id))
+    receipt = run.receipt(PacketContext(goal_id=ws.goal_id, key_id=key.key_id, agent_id=state.agent_id))
     packet = recall_packet.build(
         goal_id=ws.goal_id,
         agent_id=state.agent_id,

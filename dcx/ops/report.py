@@ -15,7 +15,7 @@ that cites a revision its own evidence does not list as current is an
 
 The measures themselves are ``dcx/quality.py``; their definitions are in
 docs/report.md. Reading is tolerant on purpose: a decision-index line of
-a kind the report does not measure (e.g. ``review`` from a newer dcx) is
+a kind the report does not measure (e.g. one from a newer dcx) is
 counted in ``other_packets`` and otherwise ignored; an ``agent_id`` on any
 packet is picked up when present.
 """
@@ -45,10 +45,10 @@ from dcx.quality import (
 )
 from dcx.state import decisions
 from dcx.state.redaction import is_stub
-from dcx.state.store import verify_bytes
+from dcx.state.store import verify_parsed
 
 SCHEMA = "dcx_decision_quality_report_v0"
-MEASURED_KINDS = ("assembly", "proposal", "outcome")
+MEASURED_KINDS = ("assembly", "proposal", "outcome", "review")
 # stored apart by prepare and read here through the assembly that embeds them
 EMBEDDED_KINDS = frozenset({"scan", "coverage", "freshness", "retrieval", "evidence", "rebase", "checkpoint"})
 
@@ -169,7 +169,7 @@ class Loaded:
             seen.add(ref)
             if kind not in MEASURED_KINDS:
                 if kind not in EMBEDDED_KINDS:
-                    self.other_packets[kind] += 1  # commit, feedback, review, kinds of a newer dcx
+                    self.other_packets[kind] += 1  # commit, feedback, kinds of a newer dcx
                 continue
             packet = self._read(kind, ref, ident)
             if packet is not None:
@@ -196,13 +196,15 @@ class Loaded:
             self._leave_out(Path(path), ref, f"unreadable ({exc.strerror})")
             return None
         key = self.verdicts.key(kind, data)
-        if not self.verdicts.passed(key):
-            problem = verify_bytes(kind, ref, data)  # dcx verify's own check of a stored file
-            if problem:
-                self._leave_out(Path(path), ref, problem)
+        if self.verdicts.passed(key):
+            packet = json.loads(data)
+        else:
+            problem, parsed = verify_parsed(kind, ref, data)  # dcx verify's own check of a stored file
+            if problem or parsed is None:
+                self._leave_out(Path(path), ref, problem or "not a JSON object")
                 return None
             self.verdicts.add(key)
-        packet = json.loads(data)
+            packet = parsed
         if is_stub(packet):
             self._leave_out(Path(path), ref, f"redacted ({packet.get('reason_code')})")
             return None

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from dcx.chains import read_chains
 from dcx.core.clock import Clock, normalise_ts
 from dcx.core.errors import DcxError, InternalError, InvalidInput, Refused
 from dcx.core.public import REASON_MAX, SUMMARY_MAX, check_text, check_token
@@ -70,7 +71,8 @@ def _read_gate(ws: Workspace, log: list[dict[str, Any]], gate_id: str, display: 
 
 
 def _gated_values(ws: Workspace, store: Store, decision_id: str, gate: dict[str, Any], latest_evidence: str,
-                  agent: str, allow_self: bool, by: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+                  agent: str, allow_self: bool, by: str | None,
+                  own_latest: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """The review fields a gate implies, after every §10 check; and the proposal it decided."""
     causality = gate.get("causality")
     if isinstance(causality, dict) and causality.get("decision_id") not in (None, decision_id):
@@ -85,9 +87,10 @@ def _gated_values(ws: Workspace, store: Store, decision_id: str, gate: dict[str,
     if disposition is None:
         raise _refuse("gate_without_disposition",
                       "the gate event says neither approve, reject nor defer (kind, status and decision_outcome)")
-    if scoped != proposals[-1]:
+    latest = own_latest or proposals[-1]  # the own chain's latest proposal (SPEC §16)
+    if scoped != latest:
         raise _refuse("proposal_not_latest", f"the gate decided {scoped}, not the decision's latest proposal "
-                      f"{proposals[-1]}", hint="gate the latest proposal")
+                      f"{latest}", hint="gate the latest proposal")
     prop = store.get(scoped, kind=proposal.SPEC.kind)
     if prop["evidence_packet_ref"] != latest_evidence:
         raise _refuse("evidence_not_latest", f"the gated proposal is bound to {prop['evidence_packet_ref']}, not the "
@@ -143,7 +146,8 @@ def review_decision(*, ws: Workspace, decision_id: str, gate_event: str | None, 
     state = require_active(ws, agent_id)
     agent, profile = state.acting_agent(), state.settings()[0]
     store = Store(ws)
-    latest_ev = decisions.latest(ws, decision_id, "evidence")
+    chains = read_chains(ws, store, decision_id, agent)
+    latest_ev = chains.own_evidence
     if latest_ev is None:
         raise _refuse("evidence_missing", f"decision {decision_id} has no evidence",
                       hint=f"run `dcx prepare --decision-id {decision_id}` first")
@@ -163,7 +167,7 @@ def review_decision(*, ws: Workspace, decision_id: str, gate_event: str | None, 
         log_path, display = event_log_path(ws, profile, event_log)
         gate = _read_gate(ws, events.read_log(log_path, display), gate_event, display)
         values, prop = _gated_values(ws, store, decision_id, gate, latest_ev, agent, profile.allow_self_confirmation,
-                                     by)
+                                     by, chains.own_latest("proposal") if chains.why != "latest" else None)
     values["evidence_packet_ref"] = latest_ev
     values["reason_code"] = reason_code or review.DEFAULT_REASONS[values["disposition"]]
     values["summary"] = summary or values["summary"]
@@ -175,7 +179,7 @@ def review_decision(*, ws: Workspace, decision_id: str, gate_event: str | None, 
                            f"{SUMMARY_MAX} characters)", field="--summary", code="unsafe_summary",
                            hint="give the receipt its own --summary") from None
 
-    warnings: list[str] = []
+    warnings: list[str] = list(chains.warnings)
     rev = None
     for ref in decisions.refs_of(ws, decision_id, "review"):
         stored = store.get(ref, kind=review.SPEC.kind)
@@ -186,7 +190,7 @@ def review_decision(*, ws: Workspace, decision_id: str, gate_event: str | None, 
                                 "the new --reason-code/--summary were not recorded")
             break
     if rev is None:
-        rev = review.SPEC.build(packet_context(ws, decision_id), values)
+        rev = review.SPEC.build(packet_context(ws, decision_id, agent), values)
     asm = find_assembly(store, ws, decision_id, latest_ev)
     log = events.read_log(ws.events, ws.rel(ws.events))
     for receipt in receipts_of(store, decision_id, asm["checkpoint"]["checkpoint_ref"]):

@@ -21,7 +21,7 @@ from dcx.packets import scan as scan_packet
 from dcx.sources.plane import scan_sources, select_sources
 from dcx.sources.registry import ProgressFactory, Providers
 from dcx.state.activation import require_active
-from dcx.state.cursors import read_cursors
+from dcx.state.cursors import agent_cursors
 from dcx.state.keys import load_key
 from dcx.state.refmap import RefMinter
 from dcx.state.store import Store
@@ -38,11 +38,11 @@ def scan(
     state = require_active(ws, agent_id)
     profile, registry = state.settings()
     selected = select_sources(registry, source_ids)
-    committed = read_cursors(ws)
+    committed = agent_cursors(ws, state.agent_id, profile.enabled_agents)  # this agent's (SPEC §16)
     providers = Providers(ws, profile, registry, progress=progress)
     scans = scan_sources(providers, selected, committed=committed, clock=clock)
     key = load_key(ws)
-    ctx = PacketContext(goal_id=ws.goal_id, key_id=key.key_id)
+    ctx = PacketContext(goal_id=ws.goal_id, key_id=key.key_id, agent_id=state.agent_id)
     store = Store(ws)
     receipts = []
     with RefMinter(ws, key) as minter:

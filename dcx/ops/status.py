@@ -66,6 +66,7 @@ def _decision_steps(ws: Workspace, events: list[str], require_review: bool) -> l
         kinds = set()
         outcome_refs = []
         times = []
+        pending_here = False
         assembly: tuple[str, int, str] | None = None  # the latest by time, not by line
         for number, line in enumerate(lines):
             try:
@@ -74,6 +75,7 @@ def _decision_steps(ws: Workspace, events: list[str], require_review: bool) -> l
                 if entry["kind"] == "outcome":
                     outcome_refs.append(entry["ref"])
                 if entry["kind"] == "assembly":
+                    pending_here = pending_here or (ws.pending / f"{entry['ref']}.json").exists()
                     stamp = (str(entry.get("observed_at", "")), number, entry["ref"])
                     assembly = stamp if assembly is None or stamp > assembly else assembly
             except (ValueError, KeyError, TypeError):
@@ -87,10 +89,25 @@ def _decision_steps(ws: Workspace, events: list[str], require_review: bool) -> l
                                           settled["approved"])
         where = cycle.standing(kinds, settled, observed, require_review=require_review,
                                latest_is_preview=is_preview(ws, assembly[2] if assembly else None))
+        where = cycle.commit_here(where, pending_here)
         event_times = [e["recorded_at"] for e in mine if isinstance(e.get("recorded_at"), str)]
         rows.append({"decision_id": decision, "last_observed_at": cycle.last_observed(times, event_times), **where})
     rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
     return rows
+
+
+def key_ids(ws: Workspace) -> dict[str, Any]:
+    """The goal's pinned key id (workspace.toml) and this host's (private/key), SPEC §16."""
+    from dcx.state.keys import KEY_BYTES, Key, pinned_key_id
+
+    try:
+        secret = ws.key_path.read_bytes()
+    except OSError:
+        secret = b""
+    local = Key(secret).key_id if len(secret) == KEY_BYTES else None
+    pinned = pinned_key_id(ws)
+    return {"pinned_key_id": pinned, "local_key_id": local,
+            "matches": pinned is not None and local == pinned}
 
 
 def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Result:
@@ -101,8 +118,14 @@ def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Resul
             if folder.is_dir() and not is_temp(folder):
                 kinds[folder.name] = _count_json(folder)
     events, _ = read_lines(ws.events)
+    events = list(dict.fromkeys(events))  # a line a union merge brought twice counts once (SPEC §16)
+    agent = state.agent_id
+    plain = bool(agent) and "/" not in agent and "\\" not in agent and agent not in (".", "..")
+    cursor_file = ws.private / "cursors" / f"{agent}.json" if plain else ws.cursors
+    if not cursor_file.exists():
+        cursor_file = ws.cursors  # not migrated yet (SPEC §16)
     try:
-        cursors = json.loads(ws.cursors.read_text())
+        cursors = json.loads(cursor_file.read_text())
         cursor_count = len(cursors.get("cursors", cursors)) if isinstance(cursors, dict) else 0
     except (FileNotFoundError, ValueError):
         cursor_count = 0
@@ -114,7 +137,7 @@ def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Resul
         "pending_assemblies": _count_json(ws.pending),
         "decisions": _decision_steps(ws, events, bool(state.profile and state.profile.require_review)),
     }
-    data: dict[str, Any] = {"activation": state.public(), "workspace": summary}
+    data: dict[str, Any] = {"activation": state.public(), "workspace": summary, "key": key_ids(ws)}
     if check:
         from dcx.ops.check import live_checks
 

@@ -12,7 +12,9 @@ Problems are collected, never raised, so one run lists them all:
 - every review receipt keeps the rules of its disposition, still matches the
   user-gate event it cites (disposition, scope, todo, time), and the
   validation event that names it says the same disposition and cause;
-- no append-only log ends in a torn line (``--repair`` moves it aside).
+- no append-only log ends in a torn line (``--repair`` moves it aside);
+- every private cursor is backed by a commit receipt still in history, else a
+  ``cursor_unbacked`` warning (``--repair`` rewinds it: dcx/ops/cursorcheck.py).
 
 A redacted packet (a ``dcx_redacted_v0`` stub left by `dcx redact`) is
 listed under ``redacted``, not as a problem: links to it resolve to the stub
@@ -242,7 +244,11 @@ class Checker:
     def event_log(self) -> int:
         lines, _ = read_lines(self.ws.events)
         bodies: dict[str, bytes] = {}
+        distinct: set[str] = set()
         for number, line in enumerate(lines, start=1):
+            if line in distinct:
+                continue  # an identical duplicate line (a union merge brought it twice) counts once (SPEC §16)
+            distinct.add(line)
             where = f"line {number}"
             try:
                 event = json.loads(line)
@@ -267,7 +273,7 @@ class Checker:
                 _, why = self.target(ref)
                 if why:
                     self.problem(self.ws.events, f"{where}: {why}", ref=ref, field=f"{where}.artifact_refs{field}")
-        return len(lines)
+        return len(distinct)
 
 
 def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
@@ -287,6 +293,13 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
             repaired.append(_repair(ws, log, wait))
         else:
             checker.problem(log, "last line is incomplete; run `dcx verify --repair`")
+    from dcx.ops.cursorcheck import rewind, unbacked
+
+    rewound: list[dict[str, Any]] = []
+    stale_cursors = unbacked(ws)
+    if stale_cursors and repair:
+        rewound = rewind(ws, stale_cursors, wait=wait)
+        stale_cursors = unbacked(ws)
     foreign = sorted(k for k in checker.key_ids if k != _own_key_id(ws))
     data = {
         "packets_checked": checked,
@@ -297,9 +310,14 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
         "repaired": repaired,
         "foreign_key_ids": foreign,
         "unchecked_gate_events": sorted(set(checker.unchecked)),
+        "unbacked_cursors": stale_cursors,
+        "rewound_cursors": rewound,
     }
     warnings = [f"gate event {gate} of a review is in no log on this host: its binding was not checked"
                 for gate in data["unchecked_gate_events"]]
+    warnings += [f"cursor_unbacked: the cursor of {row['source_id']} ({row['agent_id'] or 'shared file'}) was "
+                 "advanced by a commit receipt that is no longer in history; `dcx verify --repair` rewinds it"
+                 for row in stale_cursors]
     if checker.problems:
         return Result("verify", data, status="error", exit_code=ExitCode.REFUSED, warnings=warnings)
     return Result("verify", data, warnings=warnings)

@@ -1,7 +1,11 @@
-"""``dcx writeback``: append one lifecycle event (``loopx_rollout_event_v0``) to events.jsonl."""
+"""``dcx writeback``: append one lifecycle event (``loopx_rollout_event_v0``) to events.jsonl.
+
+Without ``--artifact`` it names the evidence, proposal and outcome of the acting
+agent's own chain on this host (SPEC §16, dcx/chains.py)."""
 
 from __future__ import annotations
 
+from dcx.chains import read_chains
 from dcx.core.clock import Clock
 from dcx.core.errors import InvalidInput, Refused
 from dcx.core.public import check_text
@@ -21,6 +25,7 @@ def writeback(*, ws: Workspace, decision_id: str, kind: str, summary: str, artif
     check_text(summary, field="--summary")
     agent = require_agent(ws, agent_id)
     store = Store(ws)
+    warnings: list[str] = []
     if artifacts:
         refs = sorted(set(artifacts))
         for ref in refs:
@@ -36,8 +41,11 @@ def writeback(*, ws: Workspace, decision_id: str, kind: str, summary: str, artif
                 )
     else:
         refs = []
+        chains = read_chains(ws, store, decision_id, agent)
+        warnings = chains.warnings
         for kind_name in DEFAULT_KINDS:
-            ref = decisions.latest(ws, decision_id, kind_name)
+            ref = decisions.latest(ws, decision_id, kind_name) if chains.why == "latest" else (
+                chains.own_evidence if kind_name == "evidence" else chains.own_latest(kind_name))
             if ref is None:
                 raise Refused(
                     f"decision {decision_id} has no {kind_name} packet to reference",
@@ -50,4 +58,4 @@ def writeback(*, ws: Workspace, decision_id: str, kind: str, summary: str, artif
         artifact_refs=refs, recorded_at=clock.now(),
     )
     stored, appended = events.append_event(ws, event, wait=wait)
-    return Result("writeback", {"event": stored, "appended": appended})
+    return Result("writeback", {"event": stored, "appended": appended}, warnings=warnings)

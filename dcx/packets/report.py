@@ -31,6 +31,7 @@ COUNT = Int(lo=0)
 REF = Pattern(regex="[a-z][a-z0-9-]*[a-z0-9]-[0-9a-f]{32}", limit=160, what="a packet ref")
 OUTCOMES = ("verified", "refuted", "inconclusive", "pending", "none")
 STOP = ("mattered", "stop", "no_volume")
+DISPOSITIONS = ("approve", "reject", "defer", "no_change")
 
 
 def _n(**kw: object) -> Number:
@@ -81,6 +82,18 @@ SUMMARY = Shape("report_summary", {
         "time_to_verified_seconds": Obj(shape=Shape("report_time_to_verified", {
             "count": COUNT, "median": _n(lo=0), "min": _n(lo=0), "max": _n(lo=0)}))})),
     "calibration": Obj(shape=CALIBRATION),
+    "reviews": Obj(shape=Shape("report_reviews", {
+        "receipts": Int(lo=0, doc="Review receipts (decision_review_receipt_v0) read."),
+        "decisions_reviewed": Int(lo=0, doc="Decisions with at least one review receipt."),
+        "by_disposition": Obj(shape=Shape("report_dispositions", {k: COUNT for k in DISPOSITIONS}),
+                              doc="Decisions by the disposition of their latest review receipt."),
+        "approved_verified": Int(lo=0, doc="Latest review approve and latest outcome verified."),
+        "approved_refuted": Int(lo=0, doc="Latest review approve and latest outcome refuted."),
+        "outcome_due": Int(lo=0, doc="Approved, and no outcome receipt with observed outcomes yet."),
+        "time_to_review_seconds": Obj(shape=Shape("report_time_to_review", {
+            "count": COUNT, "median": _n(lo=0), "min": _n(lo=0), "max": _n(lo=0)}),
+            doc="From the reviewed proposal's observed_at to the review's recorded_at."),
+    })),
 })
 CHANGE = Shape("report_decision_change", {
     "from_option": Token(), "to_option": Token(), "from_proposal": REF, "to_proposal": REF,
@@ -111,6 +124,15 @@ DECISION = Shape("report_decision", {
     "accepted_stale": Records(max_items=MANY, shape=STALE_CLAIM),
     "changes": Records(max_items=MANY, shape=CHANGE),
     "changes_without_new_evidence": COUNT,
+    "review": Obj(shape=Shape("report_decision_review", {
+        "receipts": COUNT,
+        "disposition": Enum(values=DISPOSITIONS, nullable=True, doc="Of the latest review receipt; null without one."),
+        "settled_at": Timestamp(nullable=True, doc="The latest review receipt's recorded_at."),
+        "proposal_reviewed": Bool(doc="The latest receipt names one of this decision's proposals."),
+        "time_to_review_seconds": Int(lo=0, nullable=True,
+                                      doc="From that proposal's observed_at to the receipt's recorded_at."),
+        "outcome_due": Bool(doc="Approved, and no outcome receipt with observed outcomes yet."),
+    })),
 })
 GOAL = Shape("report_goal", {
     "goal_id": Token(),
@@ -119,7 +141,7 @@ GOAL = Shape("report_goal", {
     "agents": Tokens(max_items=MANY),
     "key_ids": Map(max_items=MANY, doc="Packets read, by key id."),
     "foreign_key_ids": Tokens(max_items=MANY, doc="Key ids other than the goal's: measured, refs not compared."),
-    "other_packets": Map(max_items=MANY, doc="Indexed packets of kinds the report does not measure (commit, feedback, review, …)."),
+    "other_packets": Map(max_items=MANY, doc="Indexed packets of kinds the report does not measure (commit, feedback, …)."),
 })
 GATE = Shape("report_promotion_gate", {
     "status": Enum(values=("not_proven", "proven_once", "reproduced")),

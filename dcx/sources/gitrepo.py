@@ -20,9 +20,12 @@ the caller's deadline. On top of that boundary git runs:
   literal pathspecs (a locator ``path`` is a path, never a glob);
 - in the C locale.
 
-Only plumbing commands are used (``rev-parse``, ``merge-base``,
+Plumbing commands (``rev-parse``, ``rev-list``, ``merge-base``,
 ``diff-tree``, ``ls-tree``, ``cat-file --batch``/``--batch-check``), whose
-output formats are stable. stderr is never read (the boundary only counts
+output formats are stable, and one porcelain command, ``git log`` for the
+one-process scan after a change (``first_parent_delta``), with its format
+given and every setting that could change its output pinned. Blob reads
+live in ``gitblobs``, path and git-directory questions in ``gitlocate``. stderr is never read (the boundary only counts
 it), so failures are told apart by exit status and by a second, narrower
 question (does the object exist?), never by parsing messages.
 
@@ -32,15 +35,20 @@ and are skipped (as the local-file walker does).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dcx.core.workspace import DC_DIR, Workspace
+from dcx.sources.gitlocate import clean_rel, find_git_dir, normalise_path
+
+if TYPE_CHECKING:
+    from dcx.sources.gitblobs import Blob
+
+__all__ = ["MODE_FILE", "GitError", "Repo", "clean_rel", "find_git_dir", "normalise_path"]
 
 MIN_GIT = (2, 32)  # GIT_CONFIG_GLOBAL
 LIST_CAP = 256 * 1024 * 1024  # bytes of ls-tree / diff-tree output: past it a repository is "too large"
@@ -48,7 +56,6 @@ SMALL_CAP = 1 << 20
 READ_BATCH_ITEMS = 16384
 ANCESTOR_WINDOW = 32  # first-parent commits listed with the ref: a cursor among them needs no merge-base
 READ_BATCH_BYTES = 32 * 1024 * 1024
-ONE_PASS_CAP = 64 * 1024 * 1024  # output of one cat-file --batch pass before it falls back to sizes first
 MODE_FILE = (b"100644", b"100755")
 MODE_SYMLINK = b"120000"
 MODE_SUBMODULE = b"160000"
@@ -111,58 +118,7 @@ class Counts(NamedTuple):
     outside: int = 0  # names that would escape ``path`` (a crafted tree): refused
 
 
-class Blob(NamedTuple):
-    oid: str
-    size: int
-    data: bytes | None  # None when over the byte bound (not fetched) or missing
-    missing: bool = False
-
-
 _SURROGATE_RE = re.compile("[\udc80-\udcff]")  # in git output decoded with surrogateescape: a name that is not UTF-8
-
-
-def find_git_dir(path: Path) -> Path | None:
-    """The git directory of a work tree (``.git`` dir or ``gitdir:`` file) or of a bare repository."""
-    dotgit = path / ".git"
-    try:
-        if dotgit.is_dir():
-            return dotgit
-        if dotgit.is_file():
-            text = dotgit.read_text(encoding="utf-8", errors="strict").strip()
-            if text.startswith("gitdir:"):
-                target = Path(text[len("gitdir:"):].strip())
-                target = target if target.is_absolute() else (path / target)
-                return target.resolve() if target.is_dir() else None
-            return None
-        if (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir():
-            return path  # bare
-    except (OSError, UnicodeDecodeError):
-        return None
-    return None
-
-
-def clean_rel(rel: str) -> bool:
-    """A '/'-separated relative path with no empty, '.' or '..' segment."""
-    if not rel:
-        return False
-    # the split only for names that could hold an empty, '.' or '..' segment
-    suspect = rel[0] in "/." or rel[-1] in "/." or "/." in rel or "//" in rel
-    if suspect and (rel.startswith("/") or any(part in ("", ".", "..") for part in rel.split("/"))):
-        return False
-    return "\\" not in rel and "\0" not in rel
-
-
-def normalise_path(path: str) -> str | None:
-    """The locator's in-repository ``path`` ('' = the whole tree), or None when it escapes."""
-    stripped = path.strip()
-    if stripped in ("", ".", "/"):
-        return ""
-    if stripped.startswith("/"):
-        return None
-    stripped = stripped.rstrip("/")
-    if stripped.startswith("./"):
-        stripped = stripped[2:]
-    return stripped if clean_rel(stripped) else None
 
 
 def resolve_repo(ws: Workspace, repo: str) -> Path:
@@ -184,18 +140,10 @@ def resolve_repo(ws: Workspace, repo: str) -> Path:
     return git_dir
 
 
-def object_id(data: bytes, oid_len: int) -> str:
-    """git's id of a blob holding ``data`` (sha1, or sha256 for 64-hex repositories)."""
-    algo = hashlib.sha256 if oid_len == 64 else hashlib.sha1
-    h = algo(b"blob %d\0" % len(data))
-    h.update(data)
-    return h.hexdigest()
-
-
 _OID_RE = re.compile("[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
-def _is_oid(value: str) -> bool:
+def is_oid(value: str) -> bool:
     return _OID_RE.fullmatch(value) is not None
 
 
@@ -244,7 +192,7 @@ class Repo:
         code, out = self._run(["rev-list", "--first-parent", f"--max-count={depth}", "--end-of-options",
                                f"{ref}^{{commit}}", "--"], deadline)
         commits = out.decode("ascii", "replace").split()
-        if code == 0 and commits and all(_is_oid(c) for c in commits):
+        if code == 0 and commits and all(is_oid(c) for c in commits):
             return commits
         code, out = self._run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
                               deadline)
@@ -343,8 +291,7 @@ class Repo:
         if code != 0:
             raise GitError(REPO_CORRUPT)
         fields = out.split(b"\0")
-        entries: list[Entry] = []
-        counts = [0, 0, 0]
+        records = []
         i = 0
         while i + 1 < len(fields):
             head, raw_path = fields[i], fields[i + 1]
@@ -352,9 +299,78 @@ class Repo:
             if not head.startswith(b":"):
                 continue
             parts = head[1:].split(b" ")
-            if len(parts) < 5:
+            if len(parts) >= 5:
+                records.append((parts[0], parts[1], parts[2], parts[3], raw_path))
+        return self._classify(records, prefix, match)
+
+    def first_parent_delta(self, ref: str, base: str, prefix: str, match: Callable[[str], bool] | None,
+                           deadline: float) -> tuple[str, list[Entry], Counts] | None:
+        """(the commit ``ref`` names, the differences from ``base`` to it) in ONE git process, or None.
+
+        ``git log --first-parent --raw`` lists the commits from the ref back
+        to ``base`` (at most ``ANCESTOR_WINDOW``) with each one's changes
+        against its first parent; when that chain ends on ``base``, the ref
+        descends from it and composing the per-commit changes gives exactly
+        the tree-to-tree difference ``diff_trees`` would (first old side,
+        last new side; a path back where it was is no change). Anything else
+        — ``base`` not on the first-parent chain within the window, the ref
+        at or behind ``base``, an error — is None, and the caller asks the
+        usual two questions. Every option that could change this porcelain
+        command's output is pinned (the repository's own config applies to
+        it; no global or system config is read).
+        """
+        args = ["-c", "log.showSignature=false", "-c", "diff.relative=false", "-c", "log.follow=false",
+                "-c", "diff.ignoreSubmodules=none", "-c", "core.quotePath=false", "-c", "log.showRoot=true",
+                "log", "-z", "--first-parent", "--diff-merges=first-parent", "--raw", "--no-renames",
+                "--no-abbrev", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "--no-mailmap",
+                "--full-history", "--sparse", "--no-decorate", "--no-notes", f"--max-count={ANCESTOR_WINDOW}",
+                "--format=tformat:%H %P", "--end-of-options", f"{ref}^{{commit}}", f"^{base}", "--"]
+        if prefix:
+            args.append(prefix)
+        code, out = self._run(args, deadline, cap=LIST_CAP)
+        if code != 0:
+            return None
+        commits: list[list[str]] = []
+        changed: dict[bytes, list[bytes]] = {}  # path -> [first old mode, first old id, last new mode, last new id]
+        fields = out.split(b"\0")
+        i = 0
+        while i < len(fields):
+            field = fields[i].lstrip(b"\n")
+            i += 1
+            if not field:
                 continue
-            old_mode, new_mode, old_oid, new_oid = parts[0], parts[1], parts[2], parts[3]
+            if field.startswith(b":"):
+                parts = field[1:].split(b" ")
+                if len(parts) < 5 or i >= len(fields) or not commits:
+                    return None
+                raw_path = fields[i]
+                i += 1
+                seen = changed.get(raw_path)
+                if seen is None:  # the log runs backwards in time: this is the latest change of the path
+                    changed[raw_path] = [parts[0], parts[2], parts[1], parts[3]]
+                else:
+                    seen[0], seen[1] = parts[0], parts[2]  # an earlier change: its old side is the older
+                continue
+            ids = field.decode("ascii", "replace").split(" ")
+            if not ids or not all(is_oid(c) for c in ids):
+                return None
+            if commits and (len(commits[-1]) < 2 or commits[-1][1] != ids[0]):
+                return None  # not one first-parent chain
+            commits.append(ids)
+        if not commits or len(commits[-1]) < 2 or commits[-1][1] != base:
+            return None  # the chain does not reach the cursor's commit within the window
+        records = [(old_mode, new_mode, old_oid, new_oid, raw_path)
+                   for raw_path, (old_mode, old_oid, new_mode, new_oid) in changed.items()
+                   if (old_mode, old_oid) != (new_mode, new_oid)]
+        entries, counts = self._classify(records, prefix, match)
+        return commits[0][0], entries, counts
+
+    def _classify(self, records: Iterable[tuple[bytes, bytes, bytes, bytes, bytes]], prefix: str,
+                  match: Callable[[str], bool] | None) -> tuple[list[Entry], Counts]:
+        """Entries and counts of raw diff records (old mode, new mode, old id, new id, path)."""
+        entries: list[Entry] = []
+        counts = [0, 0, 0]
+        for old_mode, new_mode, old_oid, new_oid, raw_path in records:
             old_side = old_oid.decode("ascii") if old_mode in MODE_FILE else None
             new_side = new_oid.decode("ascii") if new_mode in MODE_FILE else None
             if old_side is None and new_side is None:
@@ -404,6 +420,13 @@ class Repo:
             return None
         return rel
 
+    def read_blobs(self, oids: Iterable[str], max_bytes: int, deadline: float, *,
+                   byte_budget: int | None = None) -> dict[str, Blob]:
+        """Blobs by id (``gitblobs.read_blobs``)."""
+        from dcx.sources.gitblobs import read_blobs
+
+        return read_blobs(self, oids, max_bytes, deadline, byte_budget=byte_budget)
+
     def entry_at(self, commit: str, path: str, deadline: float) -> tuple[bytes, str] | None:
         """(mode, blob id) of one path at ``commit``, or None when it is not there."""
         code, out = self._run(["ls-tree", "-z", "--full-tree", "--end-of-options", commit, "--", path], deadline)
@@ -418,88 +441,6 @@ class Repo:
         return None
 
     # -- blobs ---------------------------------------------------------------
-    def read_blobs(self, oids: Iterable[str], max_bytes: int, deadline: float, *,
-                   byte_budget: int | None = None) -> dict[str, Blob]:
-        """Blobs by id, with the bytes of those of at most ``max_bytes``.
-
-        First one ``cat-file --batch`` pass over all of them, its output
-        capped at ``ONE_PASS_CAP``: sizes and bytes in one process. Past the
-        cap (a large blob among them), sizes first (``--batch-check``), then
-        bytes only of the blobs within ``max_bytes``; there, with
-        ``byte_budget``, blobs past it (in the order asked; the first is
-        always fetched) are left out of the answer, to be asked again.
-        """
-        wanted = list(dict.fromkeys(o for o in oids if _is_oid(o)))
-        if not wanted:
-            return {}
-        request = "".join(f"{o}\n" for o in wanted).encode()
-        try:
-            code, out = self._run(["cat-file", "--batch"], deadline, stdin=request, cap=ONE_PASS_CAP)
-        except GitError as exc:
-            if exc.reason_code != REPO_TOO_LARGE:
-                raise
-        else:
-            if code != 0:
-                raise GitError(REPO_CORRUPT)
-            found = {}
-            for oid, kind, size, data in _parse_batch(out):
-                if kind != "blob":
-                    found[oid] = Blob(oid, 0, None, missing=True)  # missing, or not a blob
-                else:
-                    found[oid] = Blob(oid, size, data if size <= max_bytes else None)
-            for oid in wanted:
-                found.setdefault(oid, Blob(oid, 0, None, missing=True))
-            return found
-        code, out = self._run(["cat-file", "--batch-check"], deadline, stdin="".join(f"{o}\n" for o in wanted).encode())
-        if code != 0:
-            raise GitError(REPO_CORRUPT)
-        found: dict[str, Blob] = {}
-        small: list[str] = []
-        total = 0
-        for line in out.decode("ascii", "replace").splitlines():
-            parts = line.split(" ")
-            if len(parts) == 2 and parts[1] == "missing":
-                found[parts[0]] = Blob(parts[0], 0, None, missing=True)
-            elif len(parts) == 3 and parts[1] == "blob" and parts[2].isdigit():
-                size = int(parts[2])
-                if size > max_bytes:
-                    found[parts[0]] = Blob(parts[0], size, None)  # oversize: its size is the answer
-                elif byte_budget is None or not small or total + size <= byte_budget:
-                    small.append(parts[0])
-                    total += size
-            elif len(parts) >= 2:
-                found[parts[0]] = Blob(parts[0], 0, None, missing=True)  # not a blob
-        if small:
-            request = "".join(f"{o}\n" for o in small).encode()
-            code, out = self._run(["cat-file", "--batch"], deadline, stdin=request, cap=total + 200 * len(small) + 1024)
-            if code != 0:
-                raise GitError(REPO_CORRUPT)
-            answered = {oid: data for oid, kind, _, data in _parse_batch(out) if kind == "blob"}
-            for oid in small:
-                data = answered.get(oid)
-                found[oid] = Blob(oid, len(data), data) if data is not None else Blob(oid, 0, None, missing=True)
-        return found
-
-
-def _parse_batch(out: bytes) -> Iterator[tuple[str, str | None, int, bytes]]:
-    """(oid, type or None when missing, size, bytes) per answer of ``cat-file --batch``."""
-    pos = 0
-    end = len(out)
-    while pos < end:
-        nl = out.find(b"\n", pos)
-        if nl < 0:
-            return
-        parts = out[pos:nl].split(b" ")
-        pos = nl + 1
-        if len(parts) != 3:
-            if parts:
-                yield parts[0].decode("ascii", "replace"), None, 0, b""  # "<oid> missing"
-            continue
-        size = int(parts[2])
-        yield parts[0].decode("ascii"), parts[1].decode("ascii", "replace"), size, out[pos:pos + size]
-        pos += size + 1
-
-
 def git_version(deadline: float) -> tuple[int, ...] | None:
     """git's version, or None when no git can be run."""
     from dcx.core.process import run_bounded

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from dcx.core.sweep import HashDeadline
 from dcx.core.walk import (
     LocatorError,
     WalkTimeout,
+    glob_matcher,
     hash_file,
     resolve_locator,
     revision_of,
@@ -161,6 +162,12 @@ class LocalFileProvider:
         return ScanResult(status, tuple(reported), cursor, None, telemetry)
 
     # -- exact read ----------------------------------------------------------
+    def exact_read_many(
+        self, source: Source, items: Sequence[ScanItem], max_bytes: int, deadline: float, observed_at: str
+    ) -> list[ReadResult]:
+        """``exact_read`` of every item, in order (each file is opened and re-hashed on its own)."""
+        return [self.exact_read(source, item, max_bytes, deadline, observed_at) for item in items]
+
     def exact_read(
         self, source: Source, item: ScanItem, max_bytes: int, deadline: float, observed_at: str
     ) -> ReadResult:
@@ -171,8 +178,9 @@ class LocalFileProvider:
         if time.monotonic() > deadline:
             return failed_read(item, observed_at, READ_TIMEOUT)
         if item.revision == DELETED:
-            if os.path.lexists(path):
+            if os.path.lexists(path) and _in_view(source, item.resource_ref):
                 return failed_read(item, observed_at, READ_MISMATCH)  # it came back
+            # gone, or still on disk but out of the locator's view (its include/exclude now reject it)
             return ReadResult("deleted", item.resource_ref, item.revision, observed_at)
         try:
             with open(path, "rb") as handle:
@@ -218,6 +226,13 @@ class LocalFileProvider:
         if real != loc.path and loc.path not in real.parents:
             raise LocatorError("locator_outside_root")
         return path
+
+
+def _in_view(source: Source, rel: str) -> bool:
+    """Whether the locator's include/exclude patterns admit ``rel`` (a single-file locator admits it)."""
+    locator = source.locator if isinstance(source.locator, dict) else {}
+    match = glob_matcher(tuple(locator.get("include") or ()), tuple(locator.get("exclude") or ()))
+    return match is None or match(rel)
 
 
 def _diff(

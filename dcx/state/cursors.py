@@ -1,9 +1,18 @@
-"""Private committed cursors and per-source freshness (SPEC §2, §5.3, §8.6).
+"""Private committed cursors and per-source freshness (SPEC §2, §5.3, §8.6, §16).
 
-``private/cursors.json`` = ``{"schema_version": "dcx_cursors_v0", "cursors":
-{source_id: cursor}}`` is the one record of what has been absorbed. Only the
-commit path writes it, holding ``file_lock(ws.cursors)`` around read, compare,
-``write_cursors`` and read-back; scans and exact reads never touch it.
+``private/cursors/<agent-id>.json`` = ``{"schema_version": "dcx_cursors_v0",
+"cursors": {source_id: cursor}}`` is one agent's record of what it has
+absorbed: what one agent commits does not move another's cursor. Only the
+commit path writes it, holding ``file_lock`` on that file around read,
+compare, ``write_cursors`` and read-back; scans and exact reads never touch it.
+
+``private/cursors.json`` (the same format) was shared by every agent of a
+host until agents got their own files. The first command that reads an
+agent's cursors migrates it once, under its lock: a copy to the file of each
+agent the profile enables (never over a file that already exists), then the
+old file is removed. A migration killed half-way leaves the old file, and the
+next one finishes it; two processes migrating at once serialise on the lock
+and the second finds nothing left to do.
 
 ``private/freshness.json`` = ``{"schema_version": "dcx_freshness_state_v0",
 "sources": {source_id: last successful exact read time}}``: freshness is the
@@ -17,12 +26,13 @@ that would re-report every change as new.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from dcx.core.clock import normalise_ts, parse_ts
 from dcx.core.errors import InvalidInput, Refused
-from dcx.core.fsutil import DEFAULT_WAIT, file_lock, write_private
+from dcx.core.fsutil import DEFAULT_WAIT, fault_point, file_lock, fsync_dir, write_private
 from dcx.core.public import TOKEN_RE
 from dcx.core.workspace import Workspace
 
@@ -59,30 +69,85 @@ def _check_cursors(mapping: Mapping[str, Any]) -> dict[str, str] | None:
     return out
 
 
-def read_cursors(ws: Workspace) -> dict[str, str]:
-    """The committed cursors; a missing file is no cursor at all."""
-    raw = _load(ws, ws.cursors, CURSORS_SCHEMA, "cursors")
+def cursor_path(ws: Workspace, agent: str | None) -> Path:
+    """``private/cursors/<agent-id>.json``; ``None`` is the shared file of workspaces before §16."""
+    if agent is None:
+        return ws.cursors
+    if not TOKEN_RE.match(agent) or len(agent) > 128 or agent in (".", ".."):
+        raise InvalidInput("--agent-id: expected a token", field="--agent-id")
+    return ws.private / "cursors" / f"{agent}.json"
+
+
+def migrate_cursors(ws: Workspace, agents: Sequence[str], *, wait: float = DEFAULT_WAIT) -> list[str]:
+    """Copy the shared ``private/cursors.json`` to each agent's file, then remove it; the agents copied to.
+
+    Under the shared file's lock; a no-op once it is gone. A damaged shared file is refused
+    (exit 1) and left in place.
+    """
+    if not ws.cursors.exists():
+        return []
+    copied = []
+    with file_lock(ws.cursors, wait=wait, display=ws.rel(ws.cursors)):
+        if not ws.cursors.exists():
+            return []  # another process migrated it while this one waited
+        shared = read_cursors(ws)
+        for agent in dict.fromkeys(agents):
+            target = cursor_path(ws, agent)
+            if target.exists():
+                continue  # copied by a migration that was killed before it removed the shared file
+            write_private(target, _encode(CURSORS_SCHEMA, "cursors", shared))
+            copied.append(agent)
+            fault_point("cursors.migrate.after_copy")
+        fault_point("cursors.migrate.before_remove")
+        ws.cursors.unlink()
+        fsync_dir(ws.private)
+    fault_point("cursors.migrate.after_remove")
+    return copied
+
+
+def agent_cursors(ws: Workspace, agent: str, agents: Sequence[str], *, wait: float = DEFAULT_WAIT) -> dict[str, str]:
+    """The committed cursors of ``agent`` (``agents``: the profile's enabled agents, for the migration)."""
+    migrate_cursors(ws, [*agents, agent] if agent not in agents else agents, wait=wait)
+    return read_cursors(ws, agent)
+
+
+def all_cursor_files(ws: Workspace) -> dict[str | None, Path]:
+    """Every cursor file on this host: ``None`` for the shared file (before migration), else by agent."""
+    out: dict[str | None, Path] = {}
+    if ws.cursors.exists():
+        out[None] = ws.cursors
+    folder = ws.private / "cursors"
+    if folder.is_dir():
+        for path in sorted(folder.glob("*.json")):
+            out[path.stem] = path
+    return out
+
+
+def read_cursors(ws: Workspace, agent: str | None = None) -> dict[str, str]:
+    """The committed cursors of ``agent`` (None: the shared file); a missing file is no cursor at all."""
+    path = cursor_path(ws, agent)
+    raw = _load(ws, path, CURSORS_SCHEMA, "cursors")
     checked = _check_cursors(raw) if raw is not None else None
     if checked is None:
         raise Refused(
-            f"{ws.rel(ws.cursors)} is damaged (not a {CURSORS_SCHEMA} file)",
+            f"{ws.rel(path)} is damaged (not a {CURSORS_SCHEMA} file)",
             code="cursors_invalid",
             hint="restore it from a backup; `dcx verify` lists the commit receipts that name each cursor",
         )
     return checked
 
 
-def write_cursors(ws: Workspace, mapping: Mapping[str, str]) -> None:
-    """Replace the committed cursors atomically (fsync, rename, fsync dir).
+def write_cursors(ws: Workspace, mapping: Mapping[str, str], agent: str | None = None) -> None:
+    """Replace the committed cursors of ``agent`` atomically (fsync, rename, fsync dir).
 
-    The caller holds ``file_lock(ws.cursors)`` and reads back; this only
+    The caller holds ``file_lock(cursor_path(ws, agent))`` and reads back; this only
     refuses values that could never be read again.
     """
     checked = _check_cursors(mapping)
     if checked is None:
         raise InvalidInput("cursors: source ids must be tokens and cursors strings of 1..256 characters",
                            field="cursors")
-    write_private(ws.cursors, _encode(CURSORS_SCHEMA, "cursors", checked))
+    write_private(cursor_path(ws, agent), _encode(CURSORS_SCHEMA, "cursors", checked))
 
 
 def read_freshness(ws: Workspace) -> dict[str, str]:

@@ -108,16 +108,19 @@ def collect(ws: Workspace) -> PrivateValues:
                 found.add(raw, "locator")
             if source.locator.get("repo") is not None:
                 found.add(source.locator["ref"], "git ref")
-    try:
-        cursors = json.loads(ws.cursors.read_bytes()).get("cursors", {})
-        for value in cursors.values():
-            found.add(value, "cursor value")
-            if isinstance(value, str) and value.startswith("git:"):  # the commit ids inside it
-                for part in value.split(":")[1:]:
-                    if len(part) in (40, 64):
-                        found.add(part, "git commit id")
-    except (OSError, ValueError, AttributeError):
-        pass
+    from dcx.state.cursors import all_cursor_files
+
+    for cursor_file in all_cursor_files(ws).values():  # the shared file and each agent's (SPEC §16)
+        try:
+            cursors = json.loads(cursor_file.read_bytes()).get("cursors", {})
+            for value in cursors.values():
+                found.add(value, "cursor value")
+                if isinstance(value, str) and value.startswith("git:"):  # the commit ids inside it
+                    for part in value.split(":")[1:]:
+                        if len(part) in (40, 64):
+                            found.add(part, "git commit id")
+        except (OSError, ValueError, AttributeError):
+            pass
     with contextlib.suppress(Exception):  # a missing or locked ref map is no private value
         for _, fields in all_private_values(ws):
             for field in fields[1:]:  # fields[0] is a source id or provider name: public tokens

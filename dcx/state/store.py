@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from dcx.core.canonical import REF_RE, pretty_bytes
+from dcx.core.canonical import REF_RE, is_pretty, load_stored, pretty_bytes
 from dcx.core.envelope import PacketContext, PacketSpec
 from dcx.core.errors import DcxError, InvalidInput, Refused
 from dcx.core.fsutil import atomic_write, is_temp
@@ -25,8 +24,7 @@ from dcx.state.redaction import Redacted, check_stub, is_stub
 PACKET_MODE = 0o444
 
 
-@dataclass(frozen=True)
-class StoredPacket:
+class StoredPacket(NamedTuple):  # a NamedTuple, not a dataclass: no `inspect` import on read paths
     kind: str
     ref: str
     path: Path
@@ -193,15 +191,25 @@ def verify_file(ws: Workspace, kind: str, path: Path) -> str | None:
 
 def verify_bytes(kind: str, name: str, data: bytes) -> str | None:
     """Why ``data``, stored as ``<name>.json`` in ``packets/<kind>/``, does not verify, or None."""
+    return verify_parsed(kind, name, data)[0]
+
+
+def verify_parsed(kind: str, name: str, data: bytes) -> tuple[str | None, dict[str, Any] | None]:
+    """:func:`verify_bytes`'s answer and, when ``data`` parsed to an object, the parse
+    (so a reader that verifies does not parse twice)."""
     if kind not in KINDS:
-        return f"unknown packet folder {kind!r}"
+        return f"unknown packet folder {kind!r}", None
     try:
-        packet = json.loads(data)
+        packet, repr_floats = load_stored(data)
     except (ValueError, UnicodeDecodeError):
-        return "not valid JSON"
+        return "not valid JSON", None
     if not isinstance(packet, dict):
-        return "not a JSON object"
-    if pretty_bytes(packet) != data:
+        return "not a JSON object", None
+    return _verify_packet(kind, name, data, packet, repr_floats), packet
+
+
+def _verify_packet(kind: str, name: str, data: bytes, packet: dict[str, Any], repr_floats: bool) -> str | None:
+    if not is_pretty(data, packet, repr_floats=repr_floats):
         return "bytes differ from the canonical pretty form (edited by hand?)"
     meta = KINDS[kind]
     if is_stub(packet):

@@ -112,7 +112,7 @@ def test_cursor_moved_after_prepare_is_refused(dcx, ready) -> None:
     from dcx.state.cursors import write_cursors
 
     root, event_id = ready
-    write_cursors(Workspace(root), {"source:authority:docs": "tree:" + "f" * 64})
+    write_cursors(Workspace(root), {"source:authority:docs": "tree:" + "f" * 64}, "agent-a")  # the acting agent's
     _refused(dcx, root, event_id, "cursor_moved")
 
 
@@ -130,11 +130,11 @@ def test_removed_source_cursor_is_kept_not_fatal(dcx, ready) -> None:
 
     root, event_id = ready
     ws = Workspace(root)
-    write_cursors(ws, {"source:retired": "tree:" + "a" * 64})
+    write_cursors(ws, {"source:retired": "tree:" + "a" * 64}, "agent-a")
     # a cursor of a source no longer in the registry must not block commit
     result = _commit(dcx, root, event_id)
     assert result.exit_code == 0, result.stdout
-    assert set(read_cursors(ws)) == {"source:retired", "source:authority:docs"}
+    assert set(read_cursors(ws, "agent-a")) == {"source:retired", "source:authority:docs"}
 
 
 def test_commit_needs_activation(dcx, ready) -> None:

@@ -68,7 +68,7 @@ def test_gc_after_a_commit_removes_its_pending_and_unreferenced_trees_never_publ
     assert not temp.exists() and not orphan_tree.exists() and fresh_temp.exists()
     assert _public_digest(example) == before_public
     # the committed cursor's tree map stays
-    cursors = json.loads((example / DC / "private" / "cursors.json").read_text())
+    cursors = json.loads((example / DC / "private" / "cursors" / "agent-a.json").read_text())
     named = {v.split(":", 1)[1] for v in (cursors.get("cursors", cursors)).values() if isinstance(v, str)}
     assert named and all((trees / f"{digest}.json").exists() for digest in named)
     assert dcx("-C", str(example), "verify").exit_code == 0

@@ -43,6 +43,7 @@ INVOCATIONS: dict[str, list[str] | str] = {
     "key export": ["key", "export"],
     "key import": ["key", "import", "no-such-file"],
     "scan": ["scan"],
+    "sync": ["sync"],  # the example copy is no git work tree: the sync_not_git error envelope
     "recall": ["recall", "--scope", "", "--query", "rollback", "--query-summary", "rollback"],
     "workbench": "serves until Ctrl-C: its one start-up document is checked in tests/web",
     "prepare": ["prepare", "--decision-id", "contract-d"],

@@ -328,12 +328,25 @@ def test_accepted_stale_claim_is_loud_and_exits_1(dcx, goals) -> None:
 
 
 def test_unmeasured_kinds_are_counted_not_read(dcx, goals) -> None:
-    """A newer dcx's kinds (e.g. `review`, issue 14) in a decision index are tolerated."""
+    """A newer dcx's kinds in a decision index are tolerated: counted, never read."""
     catalog = goals[0]
-    _index(catalog, "ttl-keep", "review", "decision-review-" + "1" * 32)
+    _index(catalog, "ttl-keep", "verdict", "decision-verdict-" + "1" * 32)
     code, envelope = report(dcx, catalog)
     assert code == 0
-    assert envelope["data"]["goals"][0]["other_packets"] == {"commit": 3, "review": 1}
+    assert envelope["data"]["goals"][0]["other_packets"] == {"commit": 3, "verdict": 1}
+
+
+def test_an_indexed_review_receipt_is_read_like_any_measured_packet(dcx, goals) -> None:
+    """Review receipts are measured (docs/report.md#reviews): one the index lists but the store lacks is named."""
+    catalog = goals[0]
+    ref = "decision-review-" + "1" * 32
+    _index(catalog, "ttl-keep", "review", ref)
+    code, envelope = report(dcx, catalog)
+    assert code == 0 and envelope["status"] == "partial"
+    assert [(r["ref"], r["problem"]) for r in envelope["data"]["left_out"]] == [
+        (ref, "listed in the decision index but missing")]
+    assert envelope["data"]["goals"][0]["other_packets"] == {"commit": 3}
+    assert envelope["data"]["totals"]["reviews"]["receipts"] == 0
 
 
 def test_json_validates_and_matches_snapshot(dcx, goals, snapshot_json) -> None:

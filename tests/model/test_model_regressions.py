@@ -86,3 +86,30 @@ def test_auto_rebase_with_recall_over_a_plain_folder_source(tmp_path: Path) -> N
     assert again.exit_code == 0, again.stdout
     accepted = json.loads(again.stdout)["data"]["assembly"]["evidence"]["recalled_claims"]
     assert accepted  # the unchanged authority confirms what the index holds
+
+
+def test_a_file_leaving_the_include_glob_is_a_confirmed_deletion(tmp_path: Path) -> None:
+    """Found by the model once it had a git source (coverage_partial_iff_p0_failed): a file that an
+    edited `include` no longer admits is a deletion in the scan, but its exact read found the file still
+    on disk and called it `exact_read_revision_mismatch` ("it came back"), so the p0 source never
+    became complete. Out of the locator's view is deleted, for the read as for the scan."""
+    root, dcx = _goal(tmp_path)
+    env = {"DCX_AGENT_ID": "agent-a"}
+    (root / "docs" / "moved.txt").write_text("plain text, in view while the locator has no include\n")
+    assert dcx("-C", str(root), "prepare", "--decision-id", "d0", "--baseline", env=env).exit_code == 0
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "cycle"
+    for verb, name in (("propose", "proposal"), ("outcome", "outcome")):
+        assert dcx("-C", str(root), verb, "--decision-id", "d0", "--from", str(fixtures / f"{name}.json"),
+                   env=env).exit_code == 0
+    event = json.loads(dcx("-C", str(root), "writeback", "--decision-id", "d0", "--kind", "validation",
+                           "--summary", "baseline adopted", "--format", "json", env=env).stdout)["data"]["event"]
+    assert dcx("-C", str(root), "commit", "--decision-id", "d0", "--event-id", event["event_id"],
+               env=env).exit_code == 0
+    registry = root / ".decision-context" / "sources.toml"
+    registry.write_text(registry.read_text().replace('locator = "docs"', 'locator = { path = "docs", include = ["**/*.md"] }'))
+    out = dcx("-C", str(root), "prepare", "--decision-id", "d1", "--auto-rebase", "--format", "json", env=env)
+    assert out.exit_code == 0, out.stdout
+    assembly = json.loads(out.stdout)["data"]["assembly"]
+    assert assembly["coverage"]["status"] == "complete", assembly["coverage"]
+    rows = {r["source_id"]: r["disposition"] for r in assembly["checkpoint"]["rows"]}
+    assert rows["docs"] == "ready_after_writeback"

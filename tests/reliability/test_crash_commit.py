@@ -136,7 +136,7 @@ def _phase(root: Path, template, state: str) -> str:
 
 
 def _check_after_kill(root: Path, template, new: bytes, tally: Tally, label: str) -> str:
-    path = root / ".decision-context/private/cursors.json"
+    path = root / ".decision-context/private/cursors/agent-a.json"
     state = _state(root, template, new)
     try:
         json.loads(path.read_bytes())

@@ -125,7 +125,7 @@ def _state(root: Path, old: bytes, new: bytes) -> str:
 
 
 def _check(root: Path, gated: Gated, new: bytes, problems: list[str], label: str) -> str:
-    path = root / ".decision-context/private/cursors.json"
+    path = root / ".decision-context/private/cursors/agent-a.json"
     state = _state(root, gated.template.old_cursors, new)
     if state == "torn":
         problems.append(f"{label}: cursors.json is neither the old nor the new file")

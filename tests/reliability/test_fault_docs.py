@@ -10,6 +10,7 @@ import sys
 from test_crash_commit import STEPS
 from test_crash_review import STEPS as REVIEW_STEPS
 
+from tests.multihost.test_multihost_cursors import STEPS as MIGRATION_STEPS
 from tests.support.workspace import REPO
 
 DOC = (REPO / "docs" / "reliability.md").read_text()
@@ -23,13 +24,14 @@ def test_every_fault_step_in_the_code_is_documented() -> None:
             named[step] = path.relative_to(REPO).as_posix()
     assert named, "no fault steps found: the search is broken"
     assert set(named) <= ROWS, set(named) - ROWS
-    # read only by the atomic writer and the commit path
-    assert set(named.values()) == {"dcx/core/fsutil.py", "dcx/ops/commit.py"}, named
+    # read only by the atomic writer, the commit path and the cursor migration it starts with
+    assert set(named.values()) == {"dcx/core/fsutil.py", "dcx/ops/commit.py", "dcx/state/cursors.py"}, named
 
 
 def test_every_step_the_crash_tests_use_is_documented() -> None:
     own = {step for step in REVIEW_STEPS if step.startswith("review.")}
-    assert set(STEPS) | own == ROWS
+    migration = {step.split("@")[0] for step in MIGRATION_STEPS}  # SPEC §16: the per-agent cursor migration
+    assert set(STEPS) | own | migration == ROWS
     # the review's n-th atomic writes are the same two steps, documented in its own table
     assert {step.split("@")[0] for step in REVIEW_STEPS} <= ROWS | {"atomic_write.before_replace",
                                                                    "atomic_write.after_replace"}

@@ -261,7 +261,7 @@ def test_the_rest_of_the_decision_is_intact_and_commits(dcx, hostile: Path, grow
     commit = dcx(*ws, "commit", "--decision-id", "hostile", "--event-id", event["event_id"], "--format", "json",
                  env=env)
     assert commit.exit_code == 0, commit.stdout
-    cursors = json.loads((hostile / ".decision-context/private/cursors.json").read_text())["cursors"]
+    cursors = json.loads((hostile / ".decision-context/private/cursors/agent-a.json").read_text())["cursors"]
     assert set(cursors) == ready
     assert dcx(*ws, "verify", env=env).exit_code == 0
 

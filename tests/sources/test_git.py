@@ -202,10 +202,10 @@ def test_an_item_naming_a_path_outside_is_refused_on_read(fresh_ws: Path, repo: 
 @pytest.mark.parametrize("one_pass_cap", [None, 16], ids=["one-pass", "sizes-first"])
 def test_binary_and_oversize_are_terminal_reads(fresh_ws: Path, repo: Path, one_pass_cap: int | None,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from dcx.sources import gitrepo
+    from dcx.sources import gitblobs
 
     if one_pass_cap is not None:  # a batch whose output passes the cap is read sizes first
-        monkeypatch.setattr(gitrepo, "ONE_PASS_CAP", one_pass_cap)
+        monkeypatch.setattr(gitblobs, "ONE_PASS_CAP", one_pass_cap)
     gitkit.commit(repo, {"docs/blob.bin": b"\xff\xfe\x00binary", "docs/big.md": "x" * 5000}, "kinds")
     setup(fresh_ws, gitkit.git_source(SID, "auth", path="docs"), max_read_bytes=4096)
     first, providers = scan(fresh_ws, None)

@@ -19,5 +19,7 @@ Fixtures live in ``tests/conftest.py``; everything here is plain functions and c
 - ``fuzz``: hypothesis strategies (arbitrary JSON, mutations of a valid document).
 - ``reliability``: the reliability tests' cycle template, subprocess runners and canary checks;
   ``forkrun`` is the warm fork server it starts (run as a script, not imported).
+- ``hosts``: several hosts of one goal: a bare origin and clones in a temp dir, real git and the
+  ``dcx`` console script with a fixed clock and agent per host (SPEC §16).
 - ``figures``: figures the reliability and fuzz tests measured, for ``bench/reliability.py``.
 """

@@ -216,7 +216,7 @@ def build_cycle_template(dest: Path) -> Template:
     base = _decide(root, env, "base-2026-11", "Baseline adopted")
     commit = dcx_ok(["-C", str(root), "commit", "--decision-id", base.decision_id, "--event-id", base.event_id], env)
     assert commit["data"]["receipt"]["status"] == "committed"
-    old = (root / ".decision-context/private/cursors.json").read_bytes()
+    old = (root / ".decision-context/private/cursors/agent-a.json").read_bytes()
     decisions = {}
     for decision_id, tag in (("ttl-2026-12", "one"), ("race-a", "two"), ("race-b", "three")):
         _edit(root, tag)
@@ -249,6 +249,13 @@ def remove_tree(path: Path) -> None:
 
 
 # -- inspecting a workspace --------------------------------------------------
+
+
+def cursors_bytes(root: Path) -> bytes | None:
+    try:
+        return (root / ".decision-context/private/cursors/agent-a.json").read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 def temp_files(root: Path) -> list[Path]:

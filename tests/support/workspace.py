@@ -52,7 +52,7 @@ def copy_example(dest: Path, key: bytes = FIXED_KEY) -> Path:
 
 def cursor_bytes(root: Path) -> bytes | None:
     """The committed cursor file's bytes (None before the first commit)."""
-    path = root / ".decision-context" / "private" / "cursors.json"
+    path = root / ".decision-context" / "private" / "cursors" / "agent-a.json"  # the acting agent's (SPEC §16)
     return path.read_bytes() if path.exists() else None
 
 

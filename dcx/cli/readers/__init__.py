@@ -1,1 +1,1 @@
-"""Text views of the read-only commands (log, show, verify, sources), importable without typer."""
+"""Text views of the read-only commands (log, show, verify, sources) and of scan, importable without typer."""

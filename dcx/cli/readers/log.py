@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from dcx.cli._plain import plain_mode
 from dcx.cli._render import styled
 from dcx.core.result import Result
 
 
 def _lines(console, rows: list[tuple[str, str, Any]]) -> None:
     """Gutter, kind, then text that wraps under itself (the gutter stays on every line)."""
+    if plain_mode.get():  # piped: the same grid without rich, when it fits (else NeedRich)
+        console.grid([(styled("[yellow]{}[/]", g) if g else "", k, t) for g, k, t in rows], (0, 9, 0))
+        return
     from rich.table import Table
 
     grid = Table.grid(padding=(0, 1))
@@ -39,8 +43,15 @@ def render(console, result: Result) -> None:
         lines: list[tuple[str, str, Any]] = []
         if row.get("next_hint"):
             lines.append(("|", "", styled("[dim]({})[/]", row["next_hint"])))
+        chains = {link.get("chain_evidence_ref") for link in row["chain"] if link.get("chain_evidence_ref")}
+        current = None
         for link in row["chain"]:
-            lines.append(("|", link["kind"], styled("[cyan]{}[/]  {}", link["short_ref"], link["status"])))
+            key = link.get("chain_evidence_ref")
+            if len(chains) > 1 and key and key != current:  # two agents' chains of one decision, apart
+                current = key
+                lines.append(("|", "", styled("[bold]chain[/] of evidence [cyan]{}[/]", key[-12:])))
+            by = f"  by {link['agent_id']}" if link.get("agent_id") else ""
+            lines.append(("|", link["kind"], styled("[cyan]{}[/]  {}[dim]{}[/]", link["short_ref"], link["status"], by)))
         _lines(console, lines)
         console.print(styled("[yellow]|[/]"))
     scans = result.data["goal_scans"]
@@ -49,3 +60,6 @@ def render(console, result: Result) -> None:
         _lines(console, [("", "   scan", styled("[cyan]{}[/]  {} · {} · {} change(s) · {}", scan["short_ref"],
                                                   scan["source_id"], scan["status"], scan["changed_count"],
                                                   scan["observed_at"])) for scan in scans[:10]])
+
+
+render.plain = True  # type: ignore[attr-defined]  # PlainConsole prints it when piped (dcx/cli/_plain.py)

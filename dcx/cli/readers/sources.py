@@ -19,3 +19,6 @@ def render(console, result: Result) -> None:
         grid(console, ("source", "via", "kind", "pri", "lvl", "scan", "read", "fresh"), rows)
     note = "stored" if result.data["written"] else "not stored (use --write)"
     console.print(f"{manifest['manifest_ref']} · {manifest['source_count']} source(s) · {note}", markup=False)
+
+
+render.plain = True  # type: ignore[attr-defined]  # PlainConsole prints it when piped (dcx/cli/_plain.py)

@@ -31,3 +31,6 @@ def render(console, result: Result) -> None:
 
 def _n(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+render.plain = True  # type: ignore[attr-defined]  # PlainConsole prints it when piped (dcx/cli/_plain.py)

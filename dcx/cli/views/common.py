@@ -145,6 +145,12 @@ def grid(console: Console, columns: Sequence[str], rows: Sequence[Sequence[Any]]
     ``NARROW`` columns each row prints as its own block of ``column  value``
     lines. ``styles`` colours a column's cells (dcx's own styling).
     """
+    from dcx.cli._plain import plain_mode
+
+    if plain_mode.get():  # piped, no rich (dcx/cli/_plain.py): the same table when it fits, else NeedRich
+        console.table(columns, [["-" if value is None else str(value) for value in row] for row in rows],
+                      narrow=NARROW)
+        return
     from rich import box
     from rich.table import Table
     from rich.text import Text

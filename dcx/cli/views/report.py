@@ -106,6 +106,11 @@ def render_report(console: Console, result: Result) -> None:
         ("invalidated assumptions", lambda s: s["outcomes"]["invalidated_assumptions"]),
         ("time to verified (median)", lambda s: _duration(s["outcomes"]["time_to_verified_seconds"]["median"])),
         ("Brier score (scored)", lambda s: f"{_num(s['calibration']['brier_score'])} ({s['calibration']['scored']})"),
+        ("reviewed: approve / reject / defer / no change",
+         lambda s: "{approve} / {reject} / {defer} / {no_change}".format(**s["reviews"]["by_disposition"])),
+        ("approved: verified / refuted / outcome due",
+         lambda s: f"{s['reviews']['approved_verified']} / {s['reviews']['approved_refuted']} / "
+                   f"{s['reviews']['outcome_due']}"),
     )
     for label, get in measures:
         table.add_row(*_cells(label, *(get(s) for s in summaries)))

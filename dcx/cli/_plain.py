@@ -1,0 +1,138 @@
+"""What rich prints to a pipe, for the few calls the simple text views make, without importing rich.
+
+Piped (not a terminal), dcx's consoles soft-wrap, print no colour and read no
+markup (``_render.console``), so ``console.print(x)`` writes ``x``'s plain text
+and a newline, and a ``Table.grid`` that fits the width writes each row as its
+cells padded to their column's width, one space apart. :class:`PlainConsole`
+writes exactly that for the views that declare ``render.plain = True`` (``dcx
+verify``, ``dcx log``, ``dcx sources``; a ``views.common.grid`` table too): rich's import is most of their cost (issue 18). Anything
+it is not sure to write as rich would (a grid wider than the width, a character
+whose cell width is not 1, an object it does not know) raises :class:`NeedRich`
+before a byte is written, and the view is rendered by rich instead.
+``tests/cli/test_plain_console.py`` compares the two outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from contextvars import ContextVar
+from typing import Any, TextIO
+
+PIPED_WIDTH = 400  # as _render.PIPED_WIDTH
+
+# Characters whose terminal cell width is 1 (what rich measures grid cells in):
+# printable ASCII and the few punctuation marks dcx's own views use.
+_NARROW = re.compile("[\x20-\x7e\u00b7\u2013\u2014\u2026\u2190\u2192]*")
+# dcx's own markup in styled() templates: a style tag or the closing [/].
+_TAG = re.compile(r"\[(?:/|(?:bold|dim|italic|underline|red|green|yellow|blue|cyan|magenta|white)"
+                  r"(?: (?:bold|dim|red|green|yellow|blue|cyan|magenta|white))*)\]")
+
+plain_mode: ContextVar[bool] = ContextVar("dcx_plain_console", default=False)
+
+
+class NeedRich(Exception):
+    """This view (or this width) needs rich's layout: render it with rich."""
+
+
+class Plain(str):
+    """A styled() template with its style tags dropped: the text rich would print."""
+
+
+def styled_plain(template: str, values: Sequence[str]) -> Plain:
+    bare = _TAG.sub("", template)
+    if "[" in bare or "]" in bare or any("\\" in value for value in values):
+        raise NeedRich  # a bracket that is not one of dcx's tags, or a backslash: markup escaping applies
+    return Plain(bare.format(*values))
+
+
+def pipe_width(stream: TextIO) -> int | None:
+    """The width rich would use for ``stream`` if it would treat it as a pipe, else None."""
+    env = os.environ
+    if any(name in env for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS")):
+        return None
+    try:
+        if stream.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+    columns = env.get("COLUMNS")
+    if columns is None or columns == "":
+        return PIPED_WIDTH
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
+class PlainConsole:
+    """The calls of rich's Console the plain views make; output is buffered until :meth:`flush`."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.parts: list[str] = []
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        # markup and highlighting are off on dcx's consoles, and a style prints nothing on a pipe;
+        # any other option (end, sep, justify, width, ...) is rich's to honour
+        if not options.keys() <= {"markup", "highlight", "style"}:
+            raise NeedRich
+        for item in objects:
+            if type(item) not in (str, Plain):
+                raise NeedRich
+        self.parts.append(" ".join(objects) + "\n")
+
+    def __getattr__(self, name: str) -> Any:
+        raise NeedRich  # anything else of rich's Console (is_terminal, print_json, rule, ...)
+
+    def grid(self, rows: Sequence[Sequence[str]], min_widths: Sequence[int]) -> None:
+        """``Table.grid(padding=(0, 1))`` of no-wrap columns (each at least ``min_widths``), when it fits."""
+        if not rows:
+            return
+        widths = list(min_widths)
+        for row in rows:
+            for index, cell in enumerate(row):
+                if type(cell) not in (str, Plain) or not _NARROW.fullmatch(cell):
+                    raise NeedRich
+                widths[index] = max(widths[index], len(cell))
+        if 0 in widths or sum(widths) + len(widths) - 1 > self.width:
+            raise NeedRich  # an empty column or a grid rich would fold: its own layout
+        for row in rows:
+            self.parts.append(" ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) + "\n")
+
+    def table(self, headers: Sequence[str], rows: Sequence[Sequence[str]], *, narrow: int) -> None:
+        """``views.common.grid``'s table (``box.SIMPLE_HEAD``, no edge, collapsed padding) when it fits whole."""
+        if len(headers) > 2 and self.width < narrow:
+            raise NeedRich  # one record per block: rich's layout
+        widths = [len(h) for h in headers]
+        for row in (headers, *rows):
+            for index, cell in enumerate(row):
+                if type(cell) not in (str, Plain) or not _NARROW.fullmatch(cell):
+                    raise NeedRich
+                widths[index] = max(widths[index], len(cell))
+        total = sum(widths) + 2 * (len(widths) - 1)
+        if total > self.width:
+            raise NeedRich  # rich wraps or folds cells
+        self.parts.append("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + "\n")
+        self.parts.append("\u2500" * total + "\n")
+        for row in rows:
+            self.parts.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + "\n")
+
+    def flush(self, stream: TextIO) -> None:
+        stream.write("".join(self.parts))
+        stream.flush()
+
+
+def render_plain(render: Any, result: Any, stream: TextIO) -> bool:
+    """Render ``result`` with ``render`` as plain text on ``stream``; False when rich is needed."""
+    width = pipe_width(stream)
+    if width is None or not getattr(render, "plain", False):
+        return False
+    out = PlainConsole(width)
+    token = plain_mode.set(True)
+    try:
+        render(out, result)
+    except NeedRich:
+        return False
+    finally:
+        plain_mode.reset(token)
+    out.flush(stream)
+    return True

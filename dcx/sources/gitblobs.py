@@ -1,0 +1,145 @@
+"""Blobs out of a git repository: ``cat-file --batch`` passes and git's object hash.
+
+``read_blobs`` answers many blob ids in one ``cat-file --batch`` process
+(sizes first with ``--batch-check`` only when one pass would pass
+``ONE_PASS_CAP``); ``object_id`` re-hashes bytes as git does, so nothing read
+counts before it is checked against the id it was asked by.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, NamedTuple
+
+from dcx.sources.gitrepo import REPO_CORRUPT, REPO_TOO_LARGE, GitError, is_oid
+
+if TYPE_CHECKING:
+    from dcx.sources.gitrepo import Repo
+
+_IDS_RE = re.compile("[0-9a-f]{40}(?:[0-9a-f]{24})?(?:\n[0-9a-f]{40}(?:[0-9a-f]{24})?)*")
+ONE_PASS_CAP = 64 * 1024 * 1024  # output of one cat-file --batch pass before it falls back to sizes first
+
+
+class Blob(NamedTuple):
+    oid: str
+    size: int
+    data: bytes | None  # None when over the byte bound (not fetched) or missing
+    missing: bool = False
+
+
+
+def object_id(data: bytes, oid_len: int) -> str:
+    """git's id of a blob holding ``data`` (sha1, or sha256 for 64-hex repositories)."""
+    algo = hashlib.sha256 if oid_len == 64 else hashlib.sha1
+    return algo(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+
+def read_blobs(repo: Repo, oids: Iterable[str], max_bytes: int, deadline: float, *,
+               byte_budget: int | None = None) -> dict[str, Blob]:
+    """Blobs by id, with the bytes of those of at most ``max_bytes``.
+
+    First one ``cat-file --batch`` pass over all of them, its output
+    capped at ``ONE_PASS_CAP``: sizes and bytes in one process. Past the
+    cap (a large blob among them), sizes first (``--batch-check``), then
+    bytes only of the blobs within ``max_bytes``; there, with
+    ``byte_budget``, blobs past it (in the order asked; the first is
+    always fetched) are left out of the answer, to be asked again.
+    """
+    wanted = list(dict.fromkeys(oids))
+    if not _IDS_RE.fullmatch("\n".join(wanted)):  # one check of the whole request, else one by one
+        wanted = [o for o in wanted if is_oid(o)]
+    if not wanted:
+        return {}
+    request = ("\n".join(wanted) + "\n").encode()
+    try:
+        code, out = repo._run(["cat-file", "--batch"], deadline, stdin=request, cap=ONE_PASS_CAP)
+    except GitError as exc:
+        if exc.reason_code != REPO_TOO_LARGE:
+            raise
+    else:
+        if code != 0:
+            raise GitError(REPO_CORRUPT)
+        found = _parse_one_pass(out, max_bytes)
+        for oid in wanted:
+            found.setdefault(oid, Blob(oid, 0, None, missing=True))
+        return found
+    code, out = repo._run(["cat-file", "--batch-check"], deadline, stdin="".join(f"{o}\n" for o in wanted).encode())
+    if code != 0:
+        raise GitError(REPO_CORRUPT)
+    found: dict[str, Blob] = {}
+    small: list[str] = []
+    total = 0
+    for line in out.decode("ascii", "replace").splitlines():
+        parts = line.split(" ")
+        if len(parts) == 2 and parts[1] == "missing":
+            found[parts[0]] = Blob(parts[0], 0, None, missing=True)
+        elif len(parts) == 3 and parts[1] == "blob" and parts[2].isdigit():
+            size = int(parts[2])
+            if size > max_bytes:
+                found[parts[0]] = Blob(parts[0], size, None)  # oversize: its size is the answer
+            elif byte_budget is None or not small or total + size <= byte_budget:
+                small.append(parts[0])
+                total += size
+        elif len(parts) >= 2:
+            found[parts[0]] = Blob(parts[0], 0, None, missing=True)  # not a blob
+    if small:
+        request = "".join(f"{o}\n" for o in small).encode()
+        code, out = repo._run(["cat-file", "--batch"], deadline, stdin=request, cap=total + 200 * len(small) + 1024)
+        if code != 0:
+            raise GitError(REPO_CORRUPT)
+        answered = {oid: data for oid, kind, _, data in _parse_batch(out) if kind == "blob"}
+        for oid in small:
+            data = answered.get(oid)
+            found[oid] = Blob(oid, len(data), data) if data is not None else Blob(oid, 0, None, missing=True)
+    return found
+
+
+
+def _parse_one_pass(out: bytes, max_bytes: int) -> dict[str, Blob]:
+    """``_parse_batch`` folded into Blobs, kept tight: a pass may answer 100k blobs."""
+    found: dict[str, Blob] = {}
+    new = tuple.__new__  # Blob(...) without the keyword machinery
+    find = out.find
+    pos, end = 0, len(out)
+    while pos < end:
+        nl = find(b"\n", pos)
+        if nl < 0:
+            break
+        parts = out[pos:nl].split(b" ")
+        pos = nl + 1
+        if len(parts) != 3:
+            if parts and parts[0]:  # "<oid> missing"
+                oid = parts[0].decode("ascii", "replace")
+                found[oid] = new(Blob, (oid, 0, None, True))
+            continue
+        size = int(parts[2])
+        oid = parts[0].decode("ascii")
+        if parts[1] == b"blob":
+            found[oid] = new(Blob, (oid, size, out[pos:pos + size] if size <= max_bytes else None, False))
+        else:
+            found[oid] = new(Blob, (oid, 0, None, True))  # not a blob
+        pos += size + 1
+    return found
+
+
+def _parse_batch(out: bytes) -> Iterator[tuple[str, str | None, int, bytes]]:
+    """(oid, type or None when missing, size, bytes) per answer of ``cat-file --batch``."""
+    pos = 0
+    end = len(out)
+    while pos < end:
+        nl = out.find(b"\n", pos)
+        if nl < 0:
+            return
+        parts = out[pos:nl].split(b" ")
+        pos = nl + 1
+        if len(parts) != 3:
+            if parts:
+                yield parts[0].decode("ascii", "replace"), None, 0, b""  # "<oid> missing"
+            continue
+        size = int(parts[2])
+        yield parts[0].decode("ascii"), parts[1].decode("ascii", "replace"), size, out[pos:pos + size]
+        pos += size + 1
+

@@ -1,0 +1,178 @@
+"""The rich-free piped text of `dcx log` and `dcx verify` against rich's own (differential).
+
+``dcx.cli._plain.PlainConsole`` writes what rich writes to a pipe for the calls
+these views make, so a piped `dcx log`/`dcx verify` need not import rich
+(issue 18). The oracle is rich itself: for generated results (brackets that
+look like markup, backslashes, wide and combining characters, long cells at
+narrow widths), the same view rendered on dcx's piped rich console and through
+``render_plain`` must give the same text — or ``render_plain`` must decline
+(and then the command prints with rich). ``tests/cli/test_fast_readers.py``
+checks the commands end to end.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dcx.cli import _plain, _render
+from dcx.cli.readers import log as log_view
+from dcx.cli.readers import verify as verify_view
+from dcx.core.result import Result
+from dcx.core.terminal import visible_data
+
+text = st.one_of(
+    st.text(st.sampled_from(list("abcz09-_.:/ ·[]\\#@")), max_size=30),
+    st.sampled_from(["[bold]x[/]", "\\[not]", "a\\", "[/]", "[red", "日本語", "e\u0301", "\t", "\x1b[2J", ""]),
+    st.text(max_size=12),
+)
+token = st.text(st.sampled_from(list("abcdef0123456789-")), min_size=1, max_size=40)
+
+
+def _link() -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries({"kind": st.sampled_from(["assembly", "evidence", "proposal", "outcome", "review"]),
+                                  "short_ref": token, "status": text})
+
+
+decision = st.fixed_dictionaries(
+    {"decision_id": token, "last_observed_at": st.one_of(st.none(), token), "next_step": st.one_of(st.none(), text),
+     "chain": st.lists(_link(), max_size=4)},
+    optional={"abandoned": st.booleans(), "outcome_due": st.booleans(), "settlement": st.one_of(st.none(), token),
+              "next_hint": st.one_of(st.none(), text)},
+)
+scan = st.fixed_dictionaries({"short_ref": token, "source_id": text, "status": token,
+                              "changed_count": st.integers(0, 10**6), "observed_at": token})
+log_data = st.fixed_dictionaries({"decisions": st.lists(decision, max_size=4), "goal_scans": st.lists(scan, max_size=3)})
+verify_data = st.fixed_dictionaries(
+    {"repaired": st.lists(text, max_size=2), "packets_checked": st.integers(0, 3), "events_checked": st.integers(0, 3),
+     "problems": st.lists(st.fixed_dictionaries({"file": text, "problem": text},
+                                                optional={"field": st.one_of(st.none(), text)}), max_size=3)},
+    optional={"decision_indexes_checked": st.integers(0, 3), "foreign_key_ids": st.lists(token, max_size=2),
+              "redacted": st.lists(st.fixed_dictionaries({"file": text, "reason_code": token, "redacted_at": token}),
+                                   max_size=2)},
+)
+widths = st.sampled_from([None, "40", "80", "120", "7"])
+
+
+def rendered(view: Any, data: dict[str, Any], columns: str | None,
+             monkeypatch: pytest.MonkeyPatch) -> tuple[str, str | None]:
+    """(rich's piped text, the plain text or None when render_plain declined)."""
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    result = Result("x", visible_data(data))
+    pipe = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", pipe)
+    view.render(_render.console(), result)
+    plain = io.StringIO()
+    took = _plain.render_plain(view.render, result, plain)
+    monkeypatch.setattr(sys, "stdout", sys.__stdout__)
+    return pipe.getvalue(), plain.getvalue() if took else None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=log_data, columns=widths)
+def test_log_view(data: dict[str, Any], columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    rich_text, plain_text = rendered(log_view, data, columns, monkeypatch)
+    if plain_text is not None:
+        assert plain_text == rich_text
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=verify_data, columns=widths)
+def test_verify_view(data: dict[str, Any], columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    rich_text, plain_text = rendered(verify_view, data, columns, monkeypatch)
+    if plain_text is not None:
+        assert plain_text == rich_text
+
+
+def test_the_usual_outputs_take_the_plain_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not a vacuous pass: the commands' everyday output is printed without rich."""
+    row = {"decision_id": "ttl-keep", "last_observed_at": "2026-11-29T18:00:00Z", "next_step": "propose",
+           "chain": [{"kind": "assembly", "short_ref": "decision-context-assembly-b5a1d421",
+                      "status": "auto rebase · coverage complete · 1 ready"},
+                     {"kind": "evidence", "short_ref": "decision-evidence-6046b84d", "status": "5 fact(s)"}]}
+    for view, data in ((log_view, {"decisions": [row], "goal_scans": []}),
+                       (verify_view, {"repaired": [], "packets_checked": 8, "events_checked": 0, "problems": [],
+                                      "decision_indexes_checked": 1}),
+                       (verify_view, {"repaired": [], "packets_checked": 8, "events_checked": 0,
+                                      "problems": [{"file": "packets/x.json", "problem": "bytes differ [edited]",
+                                                    "field": "a.b"}]})):
+        for columns in (None, "120"):
+            rich_text, plain_text = rendered(view, data, columns, monkeypatch)
+            assert plain_text == rich_text, (view, columns)
+
+
+def test_a_terminal_or_forced_colour_is_rich_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    assert _plain.pipe_width(Tty()) is None
+    assert _plain.pipe_width(io.StringIO()) is not None
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.setenv(name, "1")
+        assert _plain.pipe_width(io.StringIO()) is None
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("COLUMNS", "wide")
+    assert _plain.pipe_width(io.StringIO()) is None
+
+
+def _grid_view(console: Any, result: Result) -> None:
+    from dcx.cli.views.common import grid
+
+    grid(console, result.data["columns"], result.data["rows"])
+
+
+_grid_view.plain = True  # type: ignore[attr-defined]
+
+
+class _GridView:
+    render = staticmethod(_grid_view)
+
+
+cell = st.one_of(token, text, st.none(), st.integers(0, 10**9))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=st.integers(1, 8).flatmap(lambda n: st.tuples(
+    st.lists(st.text(st.sampled_from(list("abcdefgh .")), min_size=1, max_size=12), min_size=n, max_size=n),
+    st.lists(st.lists(cell, min_size=n, max_size=n), min_size=1, max_size=4))), columns=widths)
+def test_grid_table(shape: tuple[list[str], list[list[Any]]], columns: str | None,
+                    monkeypatch: pytest.MonkeyPatch) -> None:
+    headers, rows = shape
+    rich_text, plain_text = rendered(_GridView, {"columns": headers, "rows": rows}, columns, monkeypatch)
+    if plain_text is not None:
+        assert plain_text == rich_text
+
+
+def test_sources_table_takes_the_plain_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dcx.cli.readers import sources as sources_view
+
+    row = {"source_id": "source:authority:docs", "enabled": True, "provider_id": "files", "source_kind": "document",
+           "priority": "p0", "evidence_level": "s1", "scan_mode": "incremental", "exact_read_policy": "always",
+           "freshness_seconds": 86400}
+    data = {"manifest": {"sources": [row, {**row, "source_id": "notes", "enabled": False}],
+                         "manifest_ref": "decision-source-manifest-" + "0" * 32, "source_count": 2},
+            "written": False}
+    for columns in (None, "120", "80"):
+        rich_text, plain_text = rendered(sources_view, data, columns, monkeypatch)
+        assert plain_text == rich_text, columns
+
+
+def test_calls_it_does_not_know_are_rich_s() -> None:
+    console = _plain.PlainConsole(80)
+    for call in (lambda: console.print("x", end=""), lambda: console.print(object()), lambda: console.is_terminal,
+                 lambda: console.rule("x")):
+        with pytest.raises(_plain.NeedRich):
+            call()
+    assert console.parts == []
