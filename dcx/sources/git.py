@@ -72,7 +72,7 @@ from dcx.sources.base import (
     SourceUnavailable,
     failed_read,
 )
-from dcx.sources.gitblobs import Blob, object_id
+from dcx.sources.gitblobs import Blob, object_id, read_blobs
 from dcx.sources.gitlocate import clean_rel, ref_hint
 from dcx.sources.gitrepo import (
     GIT_TOO_OLD,
@@ -381,7 +381,7 @@ class GitProvider:
                 if revision != DELETED and revision not in self._blobs:
                     batch.append(revision)
             self._blobs = {}  # one batch held at a time: memory stays bounded
-            fetched = scanned.repo.read_blobs(batch, max_bytes, deadline, byte_budget=READ_BATCH_BYTES)
+            fetched = read_blobs(scanned.repo, batch, max_bytes, deadline, byte_budget=READ_BATCH_BYTES)
             self._blobs.update(fetched)
         return self._blobs.get(oid)
 
@@ -410,7 +410,7 @@ def _read_checked(repo: Repo, oids: list[str], max_bytes: int, deadline: float
         if time.monotonic() > deadline:
             return out, READ_TIMEOUT
         try:
-            got = repo.read_blobs(pending, max_bytes, deadline, byte_budget=READ_BATCH_BYTES)
+            got = read_blobs(repo, pending, max_bytes, deadline, byte_budget=READ_BATCH_BYTES)
         except GitTimeout:
             return out, READ_TIMEOUT
         except GitError:
@@ -464,7 +464,7 @@ def read_texts(loc: Located, oids: list[str], max_bytes: int, deadline: float) -
     while pending:
         batch = pending[:READ_BATCH_ITEMS]
         try:
-            got = loc.repo.read_blobs(batch, max_bytes, deadline, byte_budget=READ_BATCH_BYTES)
+            got = read_blobs(loc.repo, batch, max_bytes, deadline, byte_budget=READ_BATCH_BYTES)
         except GitTimeout:
             raise SourceUnavailable(SCAN_TIMEOUT) from None
         except GitError as exc:

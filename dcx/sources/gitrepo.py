@@ -40,13 +40,10 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from dcx.core.workspace import DC_DIR, Workspace
 from dcx.sources.gitlocate import clean_rel, find_git_dir, normalise_path
-
-if TYPE_CHECKING:
-    from dcx.sources.gitblobs import Blob
 
 __all__ = ["MODE_FILE", "GitError", "Repo", "clean_rel", "find_git_dir", "normalise_path"]
 
@@ -419,13 +416,6 @@ class Repo:
         if mode not in MODE_FILE:
             return None
         return rel
-
-    def read_blobs(self, oids: Iterable[str], max_bytes: int, deadline: float, *,
-                   byte_budget: int | None = None) -> dict[str, Blob]:
-        """Blobs by id (``gitblobs.read_blobs``)."""
-        from dcx.sources.gitblobs import read_blobs
-
-        return read_blobs(self, oids, max_bytes, deadline, byte_budget=byte_budget)
 
     def entry_at(self, commit: str, path: str, deadline: float) -> tuple[bytes, str] | None:
         """(mode, blob id) of one path at ``commit``, or None when it is not there."""
