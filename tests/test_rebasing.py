@@ -446,9 +446,6 @@ def test_agent_claim_citing_another_change_than_its_authority_is_unverifiable(go
     assert d.claims == {} and d.stale["c"]["reason_code"] == "unverifiable_recall"
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception,  # "DID NOT RAISE"
-                   reason="check_unique_ids compares dict keys, which cannot repeat: a claim id given in both "
-                          "recalled_claims and stale_or_rejected_claims is silently merged, not refused")
 def test_agent_refuses_one_claim_id_in_both_lists(goal: Goal) -> None:
     changes = [goal.change("runbook.md")]
     run = goal.recall(goal.bm25_item("runbook.md", CLAIM))

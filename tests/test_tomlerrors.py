@@ -151,9 +151,7 @@ def test_every_tomllib_error_is_one_line_naming_the_file_and_the_line(text: str)
         assert "end of document" in message
 
 
-@pytest.mark.xfail(strict=True, reason="a file without a final newline: tomllib says 'at end of document' "
-                                        "and dcx passes that on instead of naming the last line (SPEC §4: "
-                                        "'where the text allows, the line')")
+# a file without a final newline: tomllib says "at end of document"; dcx names the last line too (SPEC §4)
 @pytest.mark.parametrize(("text", "line"), [
     ('enabled = true\ngoal_id = "a"\nenabled = false', 3),  # a key given twice, on the last line
     ('goal_id = "a"\nnamespace = "unterminated', 2),

@@ -137,7 +137,11 @@ def parse_toml(text: str, display: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidInput(f"{display}: invalid TOML: {exc}", code="invalid_toml") from None
+        message = str(exc)
+        if message.endswith("(at end of document)"):  # name the line the document ends on (SPEC §4)
+            last = text.rstrip("\r\n").count("\n") + 1
+            message = message[: -len("(at end of document)")] + f"(at end of document, line {last})"
+        raise InvalidInput(f"{display}: invalid TOML: {message}", code="invalid_toml") from None
 
 
 def locate_error(exc: InvalidInput, display: str, text: str) -> InvalidInput:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dcx.core.errors import InvalidInput
 from dcx.evidence.assembler import (
     NOT_REPRODUCED,
     UNVERIFIABLE,
@@ -80,6 +81,10 @@ def agent(draft: EvidenceDraft, body: dict[str, Any], changes: list[Change], rea
            run, minter: RefMinter) -> None:
     by_ref = {c.change_ref: c for c in changes}
     recalled = {ref: item for ref, item in (run.pairs() if run is not None else [])}
+    claim_ids = [c["claim_id"] for key in ("recalled_claims", "stale_or_rejected_claims") for c in body.get(key, [])]
+    if len(claim_ids) != len(set(claim_ids)):  # the draft keys claims by id: a repeat would merge silently
+        raise InvalidInput("rebase: a claim id appears twice across recalled and stale claims",
+                           field="recalled_claims", code="duplicate_id")
     for fact in body.get("changed_facts", []):
         change = by_ref.get(resolve_citation(fact["change_ref"], minter))
         if change is None:
