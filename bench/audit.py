@@ -55,20 +55,39 @@ def build(root: Path, files: int, values: int) -> None:
     with RefMinter(ws, load_key(ws)) as minter:
         for i in range(values // 2):
             path = f"docs/area-{i % 97}/note-{i:06d}.md"
-            refs.append((minter.change_ref("source:authority:docs", path),
-                         minter.revision_ref("source:authority:docs", path, f"{i:064x}")))
+            refs.append(
+                (
+                    minter.change_ref("source:authority:docs", path),
+                    minter.revision_ref("source:authority:docs", path, f"{i:064x}"),
+                )
+            )
     store = Store(ws)
     for i in range(files):
         decision = f"d{i % 100:03d}"
         cited = [refs[(i * 5 + k) % len(refs)] for k in range(5)]
-        packet = store.put(evidence.SPEC, packet_context(ws, decision), {
-            "observed_at": f"2026-11-{1 + i % 28:02d}T18:00:00Z",
-            "visibility": "public_safe",
-            "changed_facts": [],
-            "recalled_claims": [], "stale_or_rejected_claims": [], "conflicts": [], "provider_health": [],
-            "source_revisions": [{"source_ref": c, "revision": r, "observed_at": "2026-11-29T18:00:00Z",
-                                  "freshness": "current", "changed": True} for c, r in cited],
-        })
+        packet = store.put(
+            evidence.SPEC,
+            packet_context(ws, decision),
+            {
+                "observed_at": f"2026-11-{1 + i % 28:02d}T18:00:00Z",
+                "visibility": "public_safe",
+                "changed_facts": [],
+                "recalled_claims": [],
+                "stale_or_rejected_claims": [],
+                "conflicts": [],
+                "provider_health": [],
+                "source_revisions": [
+                    {
+                        "source_ref": c,
+                        "revision": r,
+                        "observed_at": "2026-11-29T18:00:00Z",
+                        "freshness": "current",
+                        "changed": True,
+                    }
+                    for c, r in cited
+                ],
+            },
+        )
         decisions.append(ws, decision, "evidence", packet["packet_ref"], packet["observed_at"])
 
 
@@ -85,7 +104,9 @@ def timed(args: list[str], cwd: Path, runs: int) -> tuple[float, float, int]:
     for _ in range(runs):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        code = subprocess.run([exe, *args, "--format", "json"], cwd=cwd, env=env, capture_output=True).returncode
+        code = subprocess.run(
+            [exe, *args, "--format", "json"], cwd=cwd, env=env, capture_output=True
+        ).returncode
         walls.append(time.perf_counter() - start)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
@@ -95,8 +116,11 @@ def timed(args: list[str], cwd: Path, runs: int) -> tuple[float, float, int]:
 def detector_cost() -> tuple[float, int]:
     from dcx.core.public import unsafe_class
 
-    texts = [json.loads(line)["text"] for name in ("positives", "negatives")
-             for line in (REPO / "fixtures" / "public-safety" / f"{name}.jsonl").read_text().splitlines()]
+    texts = [
+        json.loads(line)["text"]
+        for name in ("positives", "negatives")
+        for line in (REPO / "fixtures" / "public-safety" / f"{name}.jsonl").read_text().splitlines()
+    ]
     unsafe_class("warm up")
     rounds = 20
     start = time.perf_counter()
@@ -120,15 +144,28 @@ def main() -> int:
         build(root, args.files, args.values)
         audit_s, audit_cpu, audit_code = timed(["audit"], root, args.runs)
         verify_s, verify_cpu, verify_code = timed(["verify"], root, args.runs)
-        out = subprocess.run([shutil.which("dcx", path=str(Path(sys.executable).parent)) or "dcx",
-                              "audit", "--format", "json"], cwd=root, capture_output=True, text=True)
+        out = subprocess.run(
+            [
+                shutil.which("dcx", path=str(Path(sys.executable).parent)) or "dcx",
+                "audit",
+                "--format",
+                "json",
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        )
         data = json.loads(out.stdout).get("data") or {}
     ratio = audit_cpu / verify_cpu
-    print(f"workspace: {data.get('files_scanned')} public files, {data.get('private_values_known')} private values")
+    print(
+        f"workspace: {data.get('files_scanned')} public files, {data.get('private_values_known')} private values"
+    )
     print(f"dcx audit  {audit_s:.3f} s wall, {audit_cpu:.3f} s CPU (exit {audit_code})")
     print(f"dcx verify {verify_s:.3f} s wall, {verify_cpu:.3f} s CPU (exit {verify_code})")
-    print(f"audit / verify: {ratio:.2f} (CPU), {audit_s / verify_s:.2f} (wall) · load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(
+        f"audit / verify: {ratio:.2f} (CPU), {audit_s / verify_s:.2f} (wall) · load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
     ok = audit_cpu <= 1.0 and ratio <= 2.0 and audit_code == 0 and verify_code == 0
     print("goal (audit <= 1 s and <= 2x verify): " + ("met" if ok else "MISSED"))
     return 0 if ok else 1

@@ -68,15 +68,30 @@ def main() -> None:
         shutil.copy2(REPO / "fixtures" / "extensions" / "good.py", ext / "good.py")
         (ext / "extension.toml").write_text(MANIFEST)
         ws = Workspace(root)
-        assert install(clock=clock_from_env(), ws=ws, path=str(ext / "extension.toml")).exit_code == 0
+        assert (
+            install(clock=clock_from_env(), ws=ws, path=str(ext / "extension.toml")).exit_code == 0
+        )
         provider = ExtensionProvider(ws, {}, resolve=resolve)
-        request = RetrievalRequest("decision-context", "host-session:codex:x", "cache ttl", "Cache TTL", 4, 10,
-                                   "2026-11-29T18:00:00Z")
-        body = b'{"schema_version": "decision_context_advisory_retrieve_request_v0", "max_results": 4}'
+        request = RetrievalRequest(
+            "decision-context",
+            "host-session:codex:x",
+            "cache ttl",
+            "Cache TTL",
+            4,
+            10,
+            "2026-11-29T18:00:00Z",
+        )
+        body = (
+            b'{"schema_version": "decision_context_advisory_retrieve_request_v0", "max_results": 4}'
+        )
 
         resolve_ms = median_ms(lambda: resolve(ws, None), runs)
-        retrieve_ms = median_ms(lambda: provider.retrieve(request, deadline=time.monotonic() + 10), runs)
-        bare_ms = median_ms(lambda: subprocess.run([str(ext / "good.py")], input=body, capture_output=True), runs)
+        retrieve_ms = median_ms(
+            lambda: provider.retrieve(request, deadline=time.monotonic() + 10), runs
+        )
+        bare_ms = median_ms(
+            lambda: subprocess.run([str(ext / "good.py")], input=body, capture_output=True), runs
+        )
     print(f"runs per figure: {runs}")
     print(f"resolve (state + identity + drift): {resolve_ms:7.2f} ms")
     print(f"ExtensionProvider.retrieve:         {retrieve_ms:7.2f} ms")

@@ -48,8 +48,10 @@ def build(bare: Path, count: int, size: int) -> None:
     for i in range(count):
         data = f"document {i}\n{filler}\n".encode()
         chunks.append(b"blob\nmark :%d\ndata %d\n%s\n" % (i + 1, len(data), data))
-    chunks.append(b"commit refs/heads/main\nmark :%d\ncommitter b <b@example.invalid> 1700000000 +0000\n"
-                  b"data 5\nfirst\n" % (count + 1))
+    chunks.append(
+        b"commit refs/heads/main\nmark :%d\ncommitter b <b@example.invalid> 1700000000 +0000\n"
+        b"data 5\nfirst\n" % (count + 1)
+    )
     chunks.extend(b"M 100644 :%d %s\n" % (i + 1, path(i)) for i in range(count))
     chunks.append(b"\n")
     step = max(1, count // CHANGED)
@@ -57,12 +59,18 @@ def build(bare: Path, count: int, size: int) -> None:
     for j, i in enumerate(edited):
         data = f"document {i}, edited\n".encode()
         chunks.append(b"blob\nmark :%d\ndata %d\n%s\n" % (count + 2 + j, len(data), data))
-    chunks.append(b"commit refs/heads/main\nmark :%d\ncommitter b <b@example.invalid> 1700000100 +0000\n"
-                  b"data 6\nsecond\nfrom :%d\n" % (count + 2 + CHANGED, count + 1))
+    chunks.append(
+        b"commit refs/heads/main\nmark :%d\ncommitter b <b@example.invalid> 1700000100 +0000\n"
+        b"data 6\nsecond\nfrom :%d\n" % (count + 2 + CHANGED, count + 1)
+    )
     chunks.extend(b"M 100644 :%d %s\n" % (count + 2 + j, path(i)) for j, i in enumerate(edited))
     chunks.append(b"\n")
-    subprocess.run(["git", f"--git-dir={bare}", "fast-import", "--quiet"], input=b"".join(chunks), check=True,
-                   env=ENV)
+    subprocess.run(
+        ["git", f"--git-dir={bare}", "fast-import", "--quiet"],
+        input=b"".join(chunks),
+        check=True,
+        env=ENV,
+    )
     subprocess.run(["git", f"--git-dir={bare}", "gc", "-q"], check=True, env=ENV)
 
 
@@ -71,7 +79,10 @@ CPU: dict[int, list[float]] = {}  # id(samples list) -> CPU seconds of the same 
 
 def cpu_seconds() -> float:
     """User + system CPU of this process and its reaped children (the git processes)."""
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
@@ -88,8 +99,9 @@ def cpu(samples: list[float]) -> float:
 
 
 def git(bare: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    return subprocess.run(["git", f"--git-dir={bare}", *args], input=stdin, capture_output=True, check=True,
-                          env=ENV).stdout
+    return subprocess.run(
+        ["git", f"--git-dir={bare}", *args], input=stdin, capture_output=True, check=True, env=ENV
+    ).stdout
 
 
 def main() -> None:
@@ -104,8 +116,10 @@ def main() -> None:
     from tests.support.sources import binding_block, configure, plane, source_block
 
     version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
-    print(f"load average {os.getloadavg()[0]:.2f} · python {sys.version.split()[0]} · {os.cpu_count()} cpu · "
-          f"{version} · {args.files} files of ~{args.file_bytes} bytes")
+    print(
+        f"load average {os.getloadavg()[0]:.2f} · python {sys.version.split()[0]} · {os.cpu_count()} cpu · "
+        f"{version} · {args.files} files of ~{args.file_bytes} bytes"
+    )
     with tempfile.TemporaryDirectory(prefix="dcx-git-bench-") as tmp:
         bare = Path(tmp) / "authority.git"
         started = time.perf_counter()
@@ -116,14 +130,20 @@ def main() -> None:
         goal.mkdir()
         init(root=goal, goal_id="goal-test", agent_id="agent-a")
         locator = f'{{ repo = "{bare}", ref = "main" }}'
-        configure(goal, binding_block("repo", "git") + source_block("source:git", locator, provider_id="repo"),
-                  timeout=600)
+        configure(
+            goal,
+            binding_block("repo", "git") + source_block("source:git", locator, provider_id="repo"),
+            timeout=600,
+        )
         clock = SystemClock()
         _ws, _profile, registry, providers = plane(goal)
         source = registry.source("source:git")
         whole = source._replace(max_changes=args.files)
         full = scan_source(providers, whole, cursor_before=None, clock=clock)
-        assert full.status == "completed" and len(full.items) == args.files, (full.status, full.reason_code)
+        assert full.status == "completed" and len(full.items) == args.files, (
+            full.status,
+            full.reason_code,
+        )
         at_tip = full.cursor_after
         at_first = at_tip.replace(second, first)
 
@@ -137,12 +157,25 @@ def main() -> None:
         oids = git(bare, "ls-tree", "-r", "--object-only", "main")
         for _ in range(args.runs):
             out = []
-            timed(lambda: out.append(scan_source(providers, source, cursor_before=at_tip, clock=clock)), nochange)
+            timed(
+                lambda: out.append(
+                    scan_source(providers, source, cursor_before=at_tip, clock=clock)
+                ),
+                nochange,
+            )
             assert out[-1].status == "no_change", out[-1].reason_code
-            timed(lambda: out.append(scan_source(providers, source, cursor_before=at_first, clock=clock)), changed)
+            timed(
+                lambda: out.append(
+                    scan_source(providers, source, cursor_before=at_first, clock=clock)
+                ),
+                changed,
+            )
             assert len(out[-1].items) == CHANGED, (out[-1].status, out[-1].reason_code)
             timed(lambda: git(bare, "diff", "--name-status", first, second), diff)
-            timed(lambda: out.append(scan_source(providers, whole, cursor_before=None, clock=clock)), first_scans)
+            timed(
+                lambda: out.append(scan_source(providers, whole, cursor_before=None, clock=clock)),
+                first_scans,
+            )
             scanned = out[-1]
             timed(lambda: out.append(exact_read_scan(providers, scanned, clock=clock)), reads)
             assert all(r.status == "verified" for r in out[-1].values())
@@ -150,20 +183,31 @@ def main() -> None:
             timed(lambda: git(bare, "cat-file", "--batch", stdin=oids), batch)
         m = statistics.median
         print("\n(wall time, median; CPU of dcx and its git processes in brackets)")
-        print(f"no-change scan (in-process)     {m(nochange) * 1000:8.1f} ms [{cpu(nochange) * 1000:6.1f} ms]"
-              "   (goal <= 50 ms)")
-        print(f"scan after {CHANGED} changed files     {m(changed) * 1000:8.1f} ms [{cpu(changed) * 1000:6.1f} ms]"
-              f"   {m(changed) / m(diff):5.2f}x [{cpu(changed) / cpu(diff):5.2f}x] git diff --name-status "
-              f"({m(diff) * 1000:.1f} ms [{cpu(diff) * 1000:.1f}]; goal <= 1.5x)")
-        print(f"first scan                      {m(first_scans):8.3f} s  [{cpu(first_scans):6.3f} s]"
-              f"   {m(first_scans) / m(lstree):5.2f}x [{cpu(first_scans) / cpu(lstree):5.2f}x] git ls-tree -r "
-              f"({m(lstree):.3f} s)")
+        print(
+            f"no-change scan (in-process)     {m(nochange) * 1000:8.1f} ms [{cpu(nochange) * 1000:6.1f} ms]"
+            "   (goal <= 50 ms)"
+        )
+        print(
+            f"scan after {CHANGED} changed files     {m(changed) * 1000:8.1f} ms [{cpu(changed) * 1000:6.1f} ms]"
+            f"   {m(changed) / m(diff):5.2f}x [{cpu(changed) / cpu(diff):5.2f}x] git diff --name-status "
+            f"({m(diff) * 1000:.1f} ms [{cpu(diff) * 1000:.1f}]; goal <= 1.5x)"
+        )
+        print(
+            f"first scan                      {m(first_scans):8.3f} s  [{cpu(first_scans):6.3f} s]"
+            f"   {m(first_scans) / m(lstree):5.2f}x [{cpu(first_scans) / cpu(lstree):5.2f}x] git ls-tree -r "
+            f"({m(lstree):.3f} s)"
+        )
         both, both_cpu = m(first_scans) + m(reads), cpu(first_scans) + cpu(reads)
         base, base_cpu = m(lstree) + m(batch), cpu(lstree) + cpu(batch)
-        print(f"first scan + exact read of all  {both:8.3f} s  [{both_cpu:6.3f} s]   {both / base:5.2f}x "
-              f"[{both_cpu / base_cpu:5.2f}x] ls-tree -r + cat-file --batch ({base:.3f} s; goal <= 2x)")
-        print(f"  of which exact reads          {m(reads):8.3f} s  [{cpu(reads):6.3f} s]   "
-              f"{m(reads) / m(batch):5.2f}x cat-file --batch alone ({m(batch):.3f} s)")
+        print(
+            f"first scan + exact read of all  {both:8.3f} s  [{both_cpu:6.3f} s]   {both / base:5.2f}x "
+            f"[{both_cpu / base_cpu:5.2f}x] ls-tree -r + cat-file --batch ({base:.3f} s; goal <= 2x)"
+        )
+        print(
+            f"  of which exact reads          {m(reads):8.3f} s  [{cpu(reads):6.3f} s]   "
+            f"{m(reads) / m(batch):5.2f}x cat-file --batch alone ({m(batch):.3f} s)"
+        )
+
 
 if __name__ == "__main__":
     main()

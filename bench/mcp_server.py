@@ -24,7 +24,9 @@ DCX = shutil.which("dcx", path=str(Path(sys.executable).parent)) or "dcx"
 
 
 async def session(goal: Path, calls: int) -> tuple[float, dict[str, float]]:
-    params = StdioServerParameters(command=DCX, args=["-C", str(goal), "mcp"], env={"DCX_NOW": "2026-11-29T18:00:00Z"})
+    params = StdioServerParameters(
+        command=DCX, args=["-C", str(goal), "mcp"], env={"DCX_NOW": "2026-11-29T18:00:00Z"}
+    )
     start = time.perf_counter()
     async with Client(params) as client:
         await client.list_tools()
@@ -52,12 +54,18 @@ def main() -> None:
         shutil.copytree(REPO / ".dcx-example", goal)
         (goal / ".decision-context" / "private").mkdir(exist_ok=True)
         env = {"DCX_NOW": "2026-11-29T18:00:00Z", "PATH": str(Path(DCX).parent)}
-        subprocess.run([DCX, "-C", str(goal), "prepare", "--decision-id", "bench", "--auto-rebase"],
-                       env=env, stdout=subprocess.DEVNULL, check=True)
+        subprocess.run(
+            [DCX, "-C", str(goal), "prepare", "--decision-id", "bench", "--auto-rebase"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            check=True,
+        )
         imports = []
         for _ in range(runs):
             t = time.perf_counter()
-            subprocess.run([sys.executable, "-c", "import mcp.server.lowlevel, mcp.server.stdio"], check=True)
+            subprocess.run(
+                [sys.executable, "-c", "import mcp.server.lowlevel, mcp.server.stdio"], check=True
+            )
             imports.append((time.perf_counter() - t) * 1000)
         starts, calls = [], []
         for _ in range(runs):
@@ -67,7 +75,9 @@ def main() -> None:
     print(f"python -c 'import mcp.server'      {statistics.median(imports):8.1f} ms")
     print(f"dcx mcp: spawn to tools/list       {statistics.median(starts):8.1f} ms")
     for name in ("status", "log", "show"):
-        print(f"tools/call {name:<8} round trip       {statistics.median(c[name] for c in calls):8.1f} ms")
+        print(
+            f"tools/call {name:<8} round trip       {statistics.median(c[name] for c in calls):8.1f} ms"
+        )
 
 
 if __name__ == "__main__":

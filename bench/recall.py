@@ -77,11 +77,13 @@ def vocabulary(rng: random.Random) -> tuple[list[str], list[float]]:
 
 def section(rng: random.Random, words: list[str], cum: list[float], title: str) -> str:
     body = rng.choices(words, cum_weights=cum, k=WORDS_PER_SECTION)
-    sentences = [" ".join(body[i:i + 12]).capitalize() + "." for i in range(0, len(body), 12)]
+    sentences = [" ".join(body[i : i + 12]).capitalize() + "." for i in range(0, len(body), 12)]
     return f"## {title}\n\n" + " ".join(sentences)
 
 
-def build_goal(root: Path, chunks: int, rng: random.Random, words: list[str], cum: list[float]) -> list[str]:
+def build_goal(
+    root: Path, chunks: int, rng: random.Random, words: list[str], cum: list[float]
+) -> list[str]:
     init(root=root, goal_id="bench", agent_id="agent-a")
     dc = root / ".decision-context"
     (dc / "profile.toml").write_text(
@@ -129,7 +131,11 @@ def queries(rng: random.Random, words: list[str], count: int) -> list[str]:
     """4 terms: one common (rank < 50), two moderate (50..2000), one rare (2000..20000)."""
     out = []
     for _ in range(count):
-        terms = [rng.choice(words[:50]), *rng.sample(words[50:2000], 2), rng.choice(words[2000:20000])]
+        terms = [
+            rng.choice(words[:50]),
+            *rng.sample(words[50:2000], 2),
+            rng.choice(words[2000:20000]),
+        ]
         rng.shuffle(terms)
         out.append(" ".join(terms))
     return out
@@ -154,7 +160,9 @@ def ensure(module: str, package: str, install: bool) -> object | None:
         return importlib.import_module(module)
     except ImportError:
         if not install:
-            print(f"  ({package} missing: {sys.executable} -m pip install {package}, or pass --install)")
+            print(
+                f"  ({package} missing: {sys.executable} -m pip install {package}, or pass --install)"
+            )
             return None
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", package], check=True)
     return importlib.import_module(module)
@@ -176,27 +184,47 @@ def bench_size(chunks: int, n_queries: int, install: bool, keep: Path | None = N
     try:
         print(f"\n== {chunks:,} chunks ({chunks // SECTIONS_PER_FILE:,} files)")
         if reuse:
-            texts = [t for p in sorted(root.rglob("doc-*.md")) for t in p.read_text().split("\n\n## ")]
+            texts = [
+                t for p in sorted(root.rglob("doc-*.md")) for t in p.read_text().split("\n\n## ")
+            ]
         else:
             texts = build_goal(root, chunks, rng, words, cum)
         ws = Workspace(root)
         profile, registry = load_profile(ws), load_registry(ws)
         started = time.perf_counter()
-        report = update_index(ws, registry, lambda source, tick: listing(
-            ws, source, max_scan_bytes=profile.max_scan_bytes, max_read_bytes=profile.max_read_bytes),
-            now="2026-11-29T18:00:00Z")
+        report = update_index(
+            ws,
+            registry,
+            lambda source, tick: listing(
+                ws,
+                source,
+                max_scan_bytes=profile.max_scan_bytes,
+                max_read_bytes=profile.max_read_bytes,
+            ),
+            now="2026-11-29T18:00:00Z",
+        )
         build_s = time.perf_counter() - started
         assert reuse or report.chunk_count == chunks, report.chunk_count
         size_mb = index_path(ws.index).stat().st_size / 1e6
-        print(f"dcx index build          {build_s:8.2f} s   ({size_mb:.0f} MB index){' (reused)' if reuse else ''}")
+        print(
+            f"dcx index build          {build_s:8.2f} s   ({size_mb:.0f} MB index){' (reused)' if reuse else ''}"
+        )
 
         files = sorted((root / "docs").rglob("*.md"))
         for path in rng.sample(files, 100):
             path.write_text(path.read_text() + "\n\n" + section(rng, words, cum, "Appended") + "\n")
         started = time.perf_counter()
-        report = update_index(ws, registry, lambda source, tick: listing(
-            ws, source, max_scan_bytes=profile.max_scan_bytes, max_read_bytes=profile.max_read_bytes),
-            now="2026-11-29T18:00:00Z")
+        report = update_index(
+            ws,
+            registry,
+            lambda source, tick: listing(
+                ws,
+                source,
+                max_scan_bytes=profile.max_scan_bytes,
+                max_read_bytes=profile.max_read_bytes,
+            ),
+            now="2026-11-29T18:00:00Z",
+        )
         incr_s = time.perf_counter() - started
         assert sum(r.files_indexed for r in report.sources) == 100
         print(f"dcx index, 100 changed   {incr_s:8.2f} s")
@@ -206,7 +234,9 @@ def bench_size(chunks: int, n_queries: int, install: bool, keep: Path | None = N
         empty = [0]
 
         def recall(query: str, scope: str = "") -> None:
-            req = RetrievalRequest("bench", scope, query, "bench query", K, 10.0, "2026-11-29T18:00:00Z")
+            req = RetrievalRequest(
+                "bench", scope, query, "bench query", K, 10.0, "2026-11-29T18:00:00Z"
+            )
             result = provider.retrieve(req, deadline=time.monotonic() + 10)
             assert result.status == "completed", result.reason_code
             empty[0] += not result.items
@@ -231,8 +261,10 @@ def bench_size(chunks: int, n_queries: int, install: bool, keep: Path | None = N
         empty[0] = 0
         scoped_ms = timed(lambda q: recall(q, "source:notes"), sq)
         s50, s95 = percentiles(scoped_ms)
-        print(f"dcx recall, scoped (1%)  p50 {s50:7.2f} ms   p95 {s95:7.2f} ms   {empty[0]} of {len(sq)} empty "
-              "(each query has a word of the scope)")
+        print(
+            f"dcx recall, scoped (1%)  p50 {s50:7.2f} ms   p95 {s95:7.2f} ms   {empty[0]} of {len(sq)} empty "
+            "(each query has a word of the scope)"
+        )
 
         corpus = [tokens(t) for t in texts]
         baselines: dict[str, float] = {}
@@ -243,10 +275,14 @@ def bench_size(chunks: int, n_queries: int, install: bool, keep: Path | None = N
             retriever.index(corpus, show_progress=False)
             built = time.perf_counter() - started
             tokenized = [tokens(q) for q in qs]
-            ms = timed(lambda t: retriever.retrieve([t], k=K, show_progress=False, n_threads=1), tokenized)
+            ms = timed(
+                lambda t: retriever.retrieve([t], k=K, show_progress=False, n_threads=1), tokenized
+            )
             q50, q95 = percentiles(ms)
             baselines["bm25s"] = q50
-            print(f"bm25s  (index {built:6.2f} s) p50 {q50:7.2f} ms   p95 {q95:7.2f} ms   dcx/bm25s {p50 / q50:5.2f}x")
+            print(
+                f"bm25s  (index {built:6.2f} s) p50 {q50:7.2f} ms   p95 {q95:7.2f} ms   dcx/bm25s {p50 / q50:5.2f}x"
+            )
         if chunks <= 10_000:
             rank_bm25 = ensure("rank_bm25", "rank-bm25", install)
             numpy = ensure("numpy", "numpy", install)
@@ -262,12 +298,16 @@ def bench_size(chunks: int, n_queries: int, install: bool, keep: Path | None = N
                 ms = timed(rank_query, [tokens(q) for q in qs])
                 q50, q95 = percentiles(ms)
                 baselines["rank-bm25"] = q50
-                print(f"rank-bm25 (index {built:5.2f} s) p50 {q50:7.2f} ms   p95 {q95:7.2f} ms   "
-                      f"dcx/rank-bm25 {p50 / q50:5.2f}x")
+                print(
+                    f"rank-bm25 (index {built:5.2f} s) p50 {q50:7.2f} ms   p95 {q95:7.2f} ms   "
+                    f"dcx/rank-bm25 {p50 / q50:5.2f}x"
+                )
         if baselines:
             name, best = min(baselines.items(), key=lambda kv: kv[1])
             verdict = "meets" if p50 <= 1.5 * best and (chunks < 100_000 or p50 <= 20) else "misses"
-            print(f"fastest baseline: {name}; dcx p50 is {p50 / best:.2f}x of it ({verdict} the goal)")
+            print(
+                f"fastest baseline: {name}; dcx p50 is {p50 / best:.2f}x of it ({verdict} the goal)"
+            )
     finally:
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)
@@ -277,10 +317,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--install", action="store_true", help="pip-install bm25s and rank-bm25 if missing")
-    parser.add_argument("--keep", type=Path, help="keep the built goals in this folder and reuse them next run")
+    parser.add_argument(
+        "--install", action="store_true", help="pip-install bm25s and rank-bm25 if missing"
+    )
+    parser.add_argument(
+        "--keep", type=Path, help="keep the built goals in this folder and reuse them next run"
+    )
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}, {args.queries} queries, top {K}")
+    print(
+        f"python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}, {args.queries} queries, top {K}"
+    )
     for size in args.sizes:
         bench_size(size, args.queries, args.install, args.keep)
 

@@ -58,7 +58,9 @@ def _rehash(packet: dict, kind: str) -> str:
 def generate(root: Path, count: int) -> None:
     dc = root / DC
     (dc / "decisions").mkdir(parents=True)
-    (dc / "private").mkdir(mode=0o700)  # a host working on the goal: the report may keep its verdict cache
+    (dc / "private").mkdir(
+        mode=0o700
+    )  # a host working on the goal: the report may keep its verdict cache
     for kind in ("assembly", "proposal", "outcome"):
         (dc / "packets" / kind).mkdir(parents=True)
     shutil.copy2(SOURCE / "workspace.toml", dc / "workspace.toml")
@@ -68,9 +70,15 @@ def generate(root: Path, count: int) -> None:
         ident = f"gen-{index:05d}"
         asm = copy.deepcopy(asm0)
         lines = []
-        nested = [("evidence", asm["evidence"]), ("rebase", asm["rebase"]), ("checkpoint", asm["checkpoint"]),
-                  ("coverage", asm["coverage"]), ("freshness", asm["freshness"]), ("retrieval", asm["retrieval"]),
-                  *(("scan", s) for s in asm["scan_receipts"])]
+        nested = [
+            ("evidence", asm["evidence"]),
+            ("rebase", asm["rebase"]),
+            ("checkpoint", asm["checkpoint"]),
+            ("coverage", asm["coverage"]),
+            ("freshness", asm["freshness"]),
+            ("retrieval", asm["retrieval"]),
+            *(("scan", s) for s in asm["scan_receipts"]),
+        ]
         for kind, packet in nested:
             packet["decision_id"] = ident
             lines.append((kind, _rehash(packet, kind)))
@@ -91,16 +99,24 @@ def generate(root: Path, count: int) -> None:
         for kind, packet in (("assembly", asm), ("proposal", prop), ("outcome", out)):
             ref = packet[KINDS[kind].ref_field]
             (dc / "packets" / kind / f"{ref}.json").write_bytes(pretty_bytes(packet))
-        (dc / "decisions" / f"{ident}.jsonl").write_text("".join(
-            json.dumps({"kind": k, "observed_at": at, "ref": r}, sort_keys=True) + "\n" for k, r in lines))
+        (dc / "decisions" / f"{ident}.jsonl").write_text(
+            "".join(
+                json.dumps({"kind": k, "observed_at": at, "ref": r}, sort_keys=True) + "\n"
+                for k, r in lines
+            )
+        )
 
 
 def run_report(root: Path) -> tuple[float, float, float, dict]:
     exe = Path(sys.executable).parent / "dcx"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run([str(exe), "-C", str(root), "report", "--format", "json"], capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        [str(exe), "-C", str(root), "report", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -122,16 +138,22 @@ def main() -> int:
         generate(root, args.decisions)
         print(f"generated {args.decisions} decisions in {time.perf_counter() - start:.1f} s")
         load = os.getloadavg()[0]
-        print(f"load average {load:.1f} on {os.cpu_count()} CPU(s): wall time includes waiting for a CPU")
+        print(
+            f"load average {load:.1f} on {os.cpu_count()} CPU(s): wall time includes waiting for a CPU"
+        )
         for label in ("cold (every file verified)", "warm (verdict cache)"):
             wall, cpu, mb, data = run_report(root)
             assert data["totals"]["decisions"] == args.decisions, data["totals"]["decisions"]
             verdict = "within" if wall <= BUDGET_S and mb < BUDGET_MB else "OVER"
-            print(f"{label}: wall {wall:.2f} s, CPU {cpu:.2f} s, peak RSS {mb:.0f} MB "
-                  f"({verdict} the {BUDGET_S:g} s / {BUDGET_MB} MB budget)")
+            print(
+                f"{label}: wall {wall:.2f} s, CPU {cpu:.2f} s, peak RSS {mb:.0f} MB "
+                f"({verdict} the {BUDGET_S:g} s / {BUDGET_MB} MB budget)"
+            )
         cal = data["totals"]["calibration"]
-        print(f"  Brier {cal['brier_score']} over {cal['scored']} scored decisions; "
-              f"{len(data['left_out'])} packet(s) left out")
+        print(
+            f"  Brier {cal['brier_score']} over {cal['scored']} scored decisions; "
+            f"{len(data['left_out'])} packet(s) left out"
+        )
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)

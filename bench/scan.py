@@ -55,13 +55,21 @@ def build_tree(root: Path, count: int, size: int) -> int:
 
 
 def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=bench@example.invalid", "-c", "user.name=bench", *args],
-                   cwd=root, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        ["git", "-c", "user.email=bench@example.invalid", "-c", "user.name=bench", *args],
+        cwd=root,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def cpu_seconds() -> float:
     """User + system CPU of this process and its reaped children (forked workers, git)."""
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
@@ -96,9 +104,13 @@ def run_size(count: int, size: int, base: Path, globs: bool = True) -> dict[str,
 
     goal = base / f"goal-{count}"
     goal.mkdir()
-    init(root=goal, goal_id="goal-test", agent_id="agent-a")  # the id tests.support.sources.configure uses
-    locator = '{ path = "docs"' + (GLOBS if globs else "") + ' }'
-    configure(goal, binding_block() + source_block("source:docs", locator, extra="max_changes = 10000\n"))
+    init(
+        root=goal, goal_id="goal-test", agent_id="agent-a"
+    )  # the id tests.support.sources.configure uses
+    locator = '{ path = "docs"' + (GLOBS if globs else "") + " }"
+    configure(
+        goal, binding_block() + source_block("source:docs", locator, extra="max_changes = 10000\n")
+    )
     started = time.perf_counter()
     total_bytes = build_tree(goal / "docs", count, size)
     build_s = time.perf_counter() - started
@@ -113,7 +125,9 @@ def run_size(count: int, size: int, base: Path, globs: bool = True) -> dict[str,
     def scan(committed: dict[str, str]):
         _, _, registry, providers = plane(goal)
         source = registry.source("source:docs")
-        return scan_source(providers, source, cursor_before=committed.get("source:docs"), clock=clock)
+        return scan_source(
+            providers, source, cursor_before=committed.get("source:docs"), clock=clock
+        )
 
     results: dict[str, float] = {"bytes": total_bytes, "build": build_s}
     first = None
@@ -128,7 +142,9 @@ def run_size(count: int, size: int, base: Path, globs: bool = True) -> dict[str,
 
     def b3() -> None:
         for start in range(0, len(files), 2000):
-            subprocess.run([b3sum, *files[start:start + 2000]], stdout=subprocess.DEVNULL, check=True)
+            subprocess.run(
+                [b3sum, *files[start : start + 2000]], stdout=subprocess.DEVNULL, check=True
+            )
 
     # interleaved with b3sum (when installed): both read the same, equally warm page cache
     cold_runs, b3_runs = [], []
@@ -148,12 +164,23 @@ def run_size(count: int, size: int, base: Path, globs: bool = True) -> dict[str,
     write_cursors(ws, committed)
     scan(committed)  # settles racily-clean cache entries, like git's first status
     os.sync()  # no writeback of the new tree competing with either side
-    subprocess.run(["git", "status", "--porcelain"], cwd=goal, stdout=subprocess.DEVNULL, check=True)
+    subprocess.run(
+        ["git", "status", "--porcelain"], cwd=goal, stdout=subprocess.DEVNULL, check=True
+    )
     git_runs, dcx_runs, git_cpu, dcx_cpu = [], [], [], []
     outcome = []
     for _ in range(5):  # interleaved, so both sides see the same machine
-        git_runs.append(timed(lambda: subprocess.run(["git", "status", "--porcelain"], cwd=goal,
-                                                     stdout=subprocess.DEVNULL, check=True), cpu=git_cpu))
+        git_runs.append(
+            timed(
+                lambda: subprocess.run(
+                    ["git", "status", "--porcelain"],
+                    cwd=goal,
+                    stdout=subprocess.DEVNULL,
+                    check=True,
+                ),
+                cpu=git_cpu,
+            )
+        )
         dcx_runs.append(timed(lambda: outcome.append(scan(committed)), cpu=dcx_cpu))
     results["git"] = statistics.median(git_runs)
     results["nochange"] = statistics.median(dcx_runs)
@@ -167,18 +194,40 @@ def run_size(count: int, size: int, base: Path, globs: bool = True) -> dict[str,
     # as an installed dcx runs: with its bytecode (PYTHONDONTWRITEBYTECODE would recompile every module)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     argv = [dcx_exe, "-C", str(goal), "scan", "--agent-id", "agent-a", "--format", "json"]
-    subprocess.run(argv, stdout=subprocess.DEVNULL, check=True, env=env)  # warm-up: bytecode, page cache
+    subprocess.run(
+        argv, stdout=subprocess.DEVNULL, check=True, env=env
+    )  # warm-up: bytecode, page cache
     for _ in range(5):  # interleaved with git status again
-        cli_git.append(timed(lambda: subprocess.run(["git", "status", "--porcelain"], cwd=goal,
-                                                    stdout=subprocess.DEVNULL, check=True), cpu=cli_git_cpu))
-        cli.append(timed(lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, check=True, env=env), cpu=cli_cpu))
+        cli_git.append(
+            timed(
+                lambda: subprocess.run(
+                    ["git", "status", "--porcelain"],
+                    cwd=goal,
+                    stdout=subprocess.DEVNULL,
+                    check=True,
+                ),
+                cpu=cli_git_cpu,
+            )
+        )
+        cli.append(
+            timed(
+                lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, check=True, env=env),
+                cpu=cli_cpu,
+            )
+        )
     results["cli"] = statistics.median(cli)
     results["cli_git"] = statistics.median(cli_git)
     results["cli_cpu"] = statistics.median(cli_cpu)
     results["cli_git_cpu"] = statistics.median(cli_git_cpu)
     assert outcome[-1].status == "no_change", outcome[-1].status
     for i in range(0, count, max(1, count // EDITS))[:EDITS]:
-        path = goal / "docs" / f"d{i // PER_DIR // 100:03d}" / f"s{(i // PER_DIR) % 100:02d}" / f"f{i:06d}.md"
+        path = (
+            goal
+            / "docs"
+            / f"d{i // PER_DIR // 100:03d}"
+            / f"s{(i // PER_DIR) % 100:02d}"
+            / f"f{i:06d}.md"
+        )
         path.write_bytes(path.read_bytes() + b"edited\n")
     edited = []
     results["edits"] = timed(lambda: edited.append(scan(committed)))
@@ -189,34 +238,57 @@ def run_size(count: int, size: int, base: Path, globs: bool = True) -> dict[str,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated file counts")
-    parser.add_argument("--file-bytes", type=int, default=3000, help="approximate size of each file")
-    parser.add_argument("--no-globs", action="store_true", help="a bare folder locator (no include/exclude)")
+    parser.add_argument(
+        "--file-bytes", type=int, default=3000, help="approximate size of each file"
+    )
+    parser.add_argument(
+        "--no-globs", action="store_true", help="a bare folder locator (no include/exclude)"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    print(f"load average {os.getloadavg()[0]:.2f} · python {sys.version.split()[0]} · {os.cpu_count()} cpu · files of ~{args.file_bytes} bytes, "
-          f"{PER_DIR} per directory · b3sum {'found' if shutil.which('b3sum') else 'not installed'}"
-          f" · locator {'without globs' if args.no_globs else 'with include/exclude globs'}")
+    print(
+        f"load average {os.getloadavg()[0]:.2f} · python {sys.version.split()[0]} · {os.cpu_count()} cpu · files of ~{args.file_bytes} bytes, "
+        f"{PER_DIR} per directory · b3sum {'found' if shutil.which('b3sum') else 'not installed'}"
+        f" · locator {'without globs' if args.no_globs else 'with include/exclude globs'}"
+    )
     with tempfile.TemporaryDirectory(prefix="dcx-bench-") as tmp:
         for count in sizes:
             r = run_size(count, args.file_bytes, Path(tmp), globs=not args.no_globs)
             mb = r["bytes"] / 1e6
             print(f"\n{count} files, {mb:.0f} MB (built in {r['build']:.1f} s)")
-            print(f"  cold scan (hash all)     {r['cold']:8.3f} s   {mb / r['cold']:7.1f} MB/s"
-                  f"   {count / r['cold']:9.0f} files/s")
+            print(
+                f"  cold scan (hash all)     {r['cold']:8.3f} s   {mb / r['cold']:7.1f} MB/s"
+                f"   {count / r['cold']:9.0f} files/s"
+            )
             if "b3sum" in r:
-                print(f"  b3sum, same files        {r['b3sum']:8.3f} s   cold/b3sum = {r['cold'] / r['b3sum']:.2f}x"
-                      "  (goal <= 2x)")
-            print(f"  no-change rescan         {r['nochange']:8.3f} s   {r['nochange'] / r['git']:5.2f}x git status"
-                  + ("  (goal <= 1.5x)" if count >= 100_000 else ""))
-            print(f"    cpu (all processes)    {r['nochange_cpu']:8.3f} s   {r['nochange_cpu'] / r['git_cpu']:5.2f}x git"
-                  f" status's {r['git_cpu']:.3f} s")
-            print(f"  whole no-change `dcx scan` {r['cli']:6.3f} s   {r['cli'] / r['cli_git']:5.2f}x git status's"
-                  f" {r['cli_git']:.3f} s" + ("  (goal <= 2x;" if count >= 100_000 else "  (")
-                  + " interpreter start-up, receipt stored; medians of 5, interleaved)")
-            print(f"    cpu (all processes)    {r['cli_cpu']:8.3f} s   {r['cli_cpu'] / r['cli_git_cpu']:5.2f}x git"
-                  f" status's {r['cli_git_cpu']:.3f} s")
-            print(f"  rescan after {EDITS} edits    {r['edits']:8.3f} s   {r['edits'] / r['git']:5.2f}x git status")
-            print(f"  git status --porcelain   {r['git']:8.3f} s   (median of 5, interleaved with the rescans)")
+                print(
+                    f"  b3sum, same files        {r['b3sum']:8.3f} s   cold/b3sum = {r['cold'] / r['b3sum']:.2f}x"
+                    "  (goal <= 2x)"
+                )
+            print(
+                f"  no-change rescan         {r['nochange']:8.3f} s   {r['nochange'] / r['git']:5.2f}x git status"
+                + ("  (goal <= 1.5x)" if count >= 100_000 else "")
+            )
+            print(
+                f"    cpu (all processes)    {r['nochange_cpu']:8.3f} s   {r['nochange_cpu'] / r['git_cpu']:5.2f}x git"
+                f" status's {r['git_cpu']:.3f} s"
+            )
+            print(
+                f"  whole no-change `dcx scan` {r['cli']:6.3f} s   {r['cli'] / r['cli_git']:5.2f}x git status's"
+                f" {r['cli_git']:.3f} s"
+                + ("  (goal <= 2x;" if count >= 100_000 else "  (")
+                + " interpreter start-up, receipt stored; medians of 5, interleaved)"
+            )
+            print(
+                f"    cpu (all processes)    {r['cli_cpu']:8.3f} s   {r['cli_cpu'] / r['cli_git_cpu']:5.2f}x git"
+                f" status's {r['cli_git_cpu']:.3f} s"
+            )
+            print(
+                f"  rescan after {EDITS} edits    {r['edits']:8.3f} s   {r['edits'] / r['git']:5.2f}x git status"
+            )
+            print(
+                f"  git status --porcelain   {r['git']:8.3f} s   (median of 5, interleaved with the rescans)"
+            )
             shutil.rmtree(Path(tmp) / f"goal-{count}", ignore_errors=True)
 
 

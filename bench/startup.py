@@ -22,7 +22,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TYPER = "import sys\nfrom dcx.cli.app import build_app\nbuild_app()(args=sys.argv[1:], prog_name='dcx')"
+TYPER = (
+    "import sys\nfrom dcx.cli.app import build_app\nbuild_app()(args=sys.argv[1:], prog_name='dcx')"
+)
 
 
 def median_ms(argv: list[str], runs: int) -> tuple[float, float]:
@@ -34,15 +36,27 @@ def median_ms(argv: list[str], runs: int) -> tuple[float, float]:
         subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         wall.append((time.perf_counter() - start) * 1000)
         after = os.times()
-        cpu.append((after.children_user - before.children_user + after.children_system
-                    - before.children_system) * 1000)
+        cpu.append(
+            (
+                after.children_user
+                - before.children_user
+                + after.children_system
+                - before.children_system
+            )
+            * 1000
+        )
     return statistics.median(wall), statistics.median(cpu)
 
 
 def instructions(argv: list[str]) -> int | None:
     """Instructions executed (valgrind callgrind's ``I refs``): a load-independent measure."""
-    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+    proc = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
     found = [line for line in proc.stderr.splitlines() if "I   refs" in line]
     return int(found[0].split()[-1].replace(",", "")) if found else None
 
@@ -58,8 +72,11 @@ def main() -> None:
         shutil.copytree(REPO / ".dcx-example", goal)
         # one prepared decision, so log, show and verify have packets to read
         subprocess.run([dcx, "-C", str(goal), "index"], capture_output=True, check=True)
-        subprocess.run([dcx, "-C", str(goal), "prepare", "--decision-id", "bench-d", "--auto-rebase"],
-                       capture_output=True, check=True)
+        subprocess.run(
+            [dcx, "-C", str(goal), "prepare", "--decision-id", "bench-d", "--auto-rebase"],
+            capture_output=True,
+            check=True,
+        )
         rows = [
             ("python -c pass", [sys.executable, "-c", "pass"]),
             ("python -S -c pass", [sys.executable, "-S", "-c", "pass"]),
@@ -70,7 +87,10 @@ def main() -> None:
             ("dcx log", [dcx, "-C", str(goal), "log"]),
             ("dcx log --format json", [dcx, "-C", str(goal), "log", "--format", "json"]),
             ("dcx show (evidence)", [dcx, "-C", str(goal), "show", "decision-evidence"]),
-            ("dcx show --format json", [dcx, "-C", str(goal), "show", "decision-evidence", "--format", "json"]),
+            (
+                "dcx show --format json",
+                [dcx, "-C", str(goal), "show", "decision-evidence", "--format", "json"],
+            ),
             ("dcx verify", [dcx, "-C", str(goal), "verify"]),
             ("dcx sources", [dcx, "-C", str(goal), "sources"]),
             # the same commands through the typer app (what they cost before issue 18's fast paths)
@@ -82,13 +102,17 @@ def main() -> None:
             status = counts["dcx status --format json"] or 1
             print("instructions (millions), and the ratio to `dcx status --format json`")
             for name, count in counts.items():
-                print(f"  {name:<28} {(count or 0) / 1e6:8.0f} M   {(count or 0) / status:5.2f}x status")
+                print(
+                    f"  {name:<28} {(count or 0) / 1e6:8.0f} M   {(count or 0) / status:5.2f}x status"
+                )
             return
         results = {name: median_ms(argv, runs) for name, argv in rows}
     base, base_cpu = results["python -c pass"]
     print(f"median of {runs} runs        wall          ratio      cpu (user+sys)  ratio")
     for name, (ms, cpu) in results.items():
-        print(f"  {name:<28} {ms:7.1f} ms   {ms / base:5.2f}x   {cpu:7.1f} ms   {cpu / max(base_cpu, 1):5.2f}x")
+        print(
+            f"  {name:<28} {ms:7.1f} ms   {ms / base:5.2f}x   {cpu:7.1f} ms   {cpu / max(base_cpu, 1):5.2f}x"
+        )
     print()
     cpus = {name: cpu for name, (_, cpu) in results.items()}
     results = {name: ms for name, (ms, _) in results.items()}
@@ -97,8 +121,10 @@ def main() -> None:
     print(f"goal dcx --version <= 2.5x python: {'met' if version_ok else 'MISSED'}")
     print(f"goal dcx status --format json <= 60 ms: {'met' if status_ok else 'MISSED'}")
     for name in ("dcx log", "dcx show (evidence)", "dcx verify", "dcx sources"):
-        print(f"goal {name} <= 70 ms: {'met' if results[name] <= 70 else 'MISSED'} ({results[name]:.0f} ms wall,"
-              f" {cpus[name]:.0f} ms cpu, {results[name] / base:.2f}x python)")
+        print(
+            f"goal {name} <= 70 ms: {'met' if results[name] <= 70 else 'MISSED'} ({results[name]:.0f} ms wall,"
+            f" {cpus[name]:.0f} ms cpu, {results[name] / base:.2f}x python)"
+        )
 
 
 if __name__ == "__main__":

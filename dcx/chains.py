@@ -105,9 +105,17 @@ def read_chains(ws: Workspace, store: Store, decision_id: str, agent: str | None
         if line["ref"] in seen:
             continue  # a duplicated line (a union merge of the same append) counts once
         seen.add(line["ref"])
-        entries.append(Entry(line["kind"], line["ref"], str(line.get("observed_at", "")),
-                             _load(store, line["ref"], line["kind"])))
-    assemblies = [e for e in entries if e.kind == "assembly" and e.packet is not None and e.evidence]
+        entries.append(
+            Entry(
+                line["kind"],
+                line["ref"],
+                str(line.get("observed_at", "")),
+                _load(store, line["ref"], line["kind"]),
+            )
+        )
+    assemblies = [
+        e for e in entries if e.kind == "assembly" and e.packet is not None and e.evidence
+    ]
     here = [e for e in assemblies if pending.path_for(ws, e.ref).exists()]
     mine = [e for e in assemblies if same_actor(agent_of(e.packet or {}), agent)]
     here_mine = [e for e in here if e in mine]
@@ -140,8 +148,10 @@ def _newer_elsewhere(chains: Chains) -> list[str]:
     out = []
     for ev, e in sorted(others.items(), key=lambda item: item[1].observed_at):
         agent = agent_of(e.packet or {}) or _chain_agent(chains, ev) or "another agent"
-        out.append(f"{agent}'s chain of decision {chains.decision_id} (evidence {ev}) has a newer {e.kind} "
-                   f"({e.ref}, {e.observed_at}); this binds your own chain (evidence {chains.own_evidence})")
+        out.append(
+            f"{agent}'s chain of decision {chains.decision_id} (evidence {ev}) has a newer {e.kind} "
+            f"({e.ref}, {e.observed_at}); this binds your own chain (evidence {chains.own_evidence})"
+        )
     return out
 
 

@@ -35,15 +35,22 @@ def _details(event: dict[str, Any]) -> dict[str, Any]:
 
 
 ABANDON = "abandon"  # the event kind of `dcx abandon` (dcx.state.events.ABANDON)
-PREVIEW_HINT = ("the latest assembly is a preview: nothing in it can be committed; prepare again with "
-                "--auto-rebase, --rebase FILE or --baseline")
+PREVIEW_HINT = (
+    "the latest assembly is a preview: nothing in it can be committed; prepare again with "
+    "--auto-rebase, --rebase FILE or --baseline"
+)
 
 
 def settlement(decision_events: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """What a decision's events say: a gate seen, the latest review settlement, a legacy writeback,
     whether a person abandoned it."""
-    out: dict[str, Any] = {"gate": False, "disposition": None, "approved": [], "writeback": False,
-                           "abandoned": False}
+    out: dict[str, Any] = {
+        "gate": False,
+        "disposition": None,
+        "approved": [],
+        "writeback": False,
+        "abandoned": False,
+    }
     latest = ""
     for event in decision_events:
         details = _details(event)
@@ -56,7 +63,11 @@ def settlement(decision_events: Iterable[dict[str, Any]]) -> dict[str, Any]:
             if when >= latest:
                 latest = when
                 out["disposition"] = details["disposition"]
-            refs = [r for r in event.get("artifact_refs") or [] if str(r).startswith("decision-proposal-")]
+            refs = [
+                r
+                for r in event.get("artifact_refs") or []
+                if str(r).startswith("decision-proposal-")
+            ]
             if details["disposition"] == "approve" and refs and refs[0] not in out["approved"]:
                 out["approved"].append(refs[0])
         else:
@@ -70,8 +81,9 @@ def outcome_observed(outcomes: Iterable[dict[str, Any]], approved: Iterable[str]
     return all(ref in seen for ref in approved)
 
 
-def next_step(kinds: set[str], settled: dict[str, Any], observed: bool,
-              require_review: bool = False) -> tuple[str | None, bool]:
+def next_step(
+    kinds: set[str], settled: dict[str, Any], observed: bool, require_review: bool = False
+) -> tuple[str | None, bool]:
     """(the verb to run next or None when complete, outcome due)."""
     if "assembly" not in kinds:
         return "prepare", False
@@ -95,8 +107,14 @@ def next_step(kinds: set[str], settled: dict[str, Any], observed: bool,
     return next((verb for kind, verb in CYCLE if kind not in legacy), None), False
 
 
-def standing(kinds: set[str], settled: dict[str, Any], observed: bool, *, require_review: bool = False,
-             latest_is_preview: bool = False) -> dict[str, Any]:
+def standing(
+    kinds: set[str],
+    settled: dict[str, Any],
+    observed: bool,
+    *,
+    require_review: bool = False,
+    latest_is_preview: bool = False,
+) -> dict[str, Any]:
     """Where a decision stands, as status and log both show it: ``next_step``, ``next_hint``,
     ``outcome_due``, ``settlement``, ``abandoned``.
 
@@ -104,8 +122,13 @@ def standing(kinds: set[str], settled: dict[str, Any], observed: bool, *, requir
     committed, so after one the next step is another ``prepare`` (with a
     mode), whatever was recorded after it.
     """
-    out = {"next_step": None, "next_hint": None, "outcome_due": False, "settlement": settled["disposition"],
-           "abandoned": settled.get("abandoned", False)}
+    out = {
+        "next_step": None,
+        "next_hint": None,
+        "outcome_due": False,
+        "settlement": settled["disposition"],
+        "abandoned": settled.get("abandoned", False),
+    }
     if out["abandoned"]:
         return out
     if latest_is_preview:
@@ -123,13 +146,20 @@ def last_observed(index_times: Iterable[str], event_times: Iterable[str]) -> str
     return max([*index_times, *event_times], default=None)
 
 
-COMMIT_ELSEWHERE_HINT = ("waits for its commit on the host that prepared it: no pending companion of its "
-                         "assemblies is on this host")
+COMMIT_ELSEWHERE_HINT = (
+    "waits for its commit on the host that prepared it: no pending companion of its "
+    "assemblies is on this host"
+)
 
 
 def commit_here(where: dict[str, Any], pending_here: bool) -> dict[str, Any]:
     """No "next: dcx commit" on a host that cannot commit (SPEC §16): the step is left to the host
     that holds the pending companion, and the hint says so."""
     if where.get("next_step") == "commit" and not pending_here:
-        return {**where, "next_step": None, "next_hint": COMMIT_ELSEWHERE_HINT, "commit_elsewhere": True}
+        return {
+            **where,
+            "next_step": None,
+            "next_hint": COMMIT_ELSEWHERE_HINT,
+            "commit_elsewhere": True,
+        }
     return where

@@ -38,8 +38,13 @@ def _accepted_stale(evidence: dict[str, Any]) -> list[dict[str, Any]]:
     for claim in evidence["recalled_claims"]:
         row = listed.get(claim["source_ref"])
         if row is None or row["revision"] != claim["source_revision"]:
-            out.append({"claim_id": claim["claim_id"], "evidence_ref": evidence["packet_ref"],
-                        "summary": claim["summary"]})
+            out.append(
+                {
+                    "claim_id": claim["claim_id"],
+                    "evidence_ref": evidence["packet_ref"],
+                    "summary": claim["summary"],
+                }
+            )
     return out
 
 
@@ -66,20 +71,38 @@ def _evidence_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         was = _claim_state(b) if b else "absent"
         now = _claim_state(a) if a else "absent"
         if was != now or (a and b and a.get("source_revision") != b.get("source_revision")):
-            changed.append({"claim_id": cid, "summary": (a or b)["summary"], "before": was, "after": now,
-                            "provider_ref": (a or b).get("provider_ref")})
+            changed.append(
+                {
+                    "claim_id": cid,
+                    "summary": (a or b)["summary"],
+                    "before": was,
+                    "after": now,
+                    "provider_ref": (a or b).get("provider_ref"),
+                }
+            )
     return {
         "comparable": True,
-        "facts_added": sorted((fact_row(after[k]) for k in after.keys() - before.keys()), key=lambda r: r["fact_id"]),
-        "facts_removed": sorted((fact_row(before[k]) for k in before.keys() - after.keys()), key=lambda r: r["fact_id"]),
+        "facts_added": sorted(
+            (fact_row(after[k]) for k in after.keys() - before.keys()), key=lambda r: r["fact_id"]
+        ),
+        "facts_removed": sorted(
+            (fact_row(before[k]) for k in before.keys() - after.keys()), key=lambda r: r["fact_id"]
+        ),
         "claims_changed": changed,
     }
 
 
 def _provider_row() -> dict[str, Any]:
     # plain dicts, not Counters: a 10,000-decision report makes tens of thousands of these
-    return {"calls": 0, "results": 0, "accepted": 0, "stale": {}, "rejected": {}, "unavailable": {},
-            "mattered": False}
+    return {
+        "calls": 0,
+        "results": 0,
+        "accepted": 0,
+        "stale": {},
+        "rejected": {},
+        "unavailable": {},
+        "mattered": False,
+    }
 
 
 def _bump(counts: dict[str, int], key: str, by: int = 1) -> None:
@@ -90,15 +113,22 @@ def _seconds(start: str, end: str) -> int:
     return int((parse_ts(end) - parse_ts(start)).total_seconds())
 
 
-def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str, Any]]],
-                     first_seen: str) -> dict[str, Any]:
+def measure_decision(
+    goal_id: str, ident: str, packets: dict[str, list[dict[str, Any]]], first_seen: str
+) -> dict[str, Any]:
     assemblies, proposals, outcomes = packets["assembly"], packets["proposal"], packets["outcome"]
     evidence = {a["evidence"]["packet_ref"]: a["evidence"] for a in assemblies}
     latest = outcomes[-1] if outcomes else None
     by_ref = {p["packet_ref"]: p for p in proposals}
-    linked = by_ref.get(latest["proposal_packet_ref"]) if latest and latest.get("proposal_packet_ref") else None
+    linked = (
+        by_ref.get(latest["proposal_packet_ref"])
+        if latest and latest.get("proposal_packet_ref")
+        else None
+    )
     basis = linked or (proposals[-1] if proposals else None)
-    agents = sorted({a for a in _agents(*packets.values()) if a})  # every packet's agent_id (SPEC §16)
+    agents = sorted(
+        {a for a in _agents(*packets.values()) if a}
+    )  # every packet's agent_id (SPEC §16)
 
     # authority
     scans = [s for a in assemblies for s in a["scan_receipts"]]
@@ -129,7 +159,9 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
     accepted_stale: list[dict[str, Any]] = []
     for ev in evidence.values():
         for claim in ev["recalled_claims"]:
-            providers.setdefault(owner.get(claim["provider_ref"], UNATTRIBUTED), _provider_row())["accepted"] += 1
+            providers.setdefault(owner.get(claim["provider_ref"], UNATTRIBUTED), _provider_row())[
+                "accepted"
+            ] += 1
         for claim in ev["stale_or_rejected_claims"]:
             name = owner.get(claim.get("provider_ref", ""), UNATTRIBUTED)
             bucket = "stale" if claim["reason_code"] in STALE_REASONS else "rejected"
@@ -142,17 +174,36 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
     # evidence-driven changes: consecutive proposals recommending another option
     changes, without_new_evidence = [], 0
     for old, new in itertools.pairwise(proposals):
-        before, after = old["recommended_decision"]["option_id"], new["recommended_decision"]["option_id"]
+        before, after = (
+            old["recommended_decision"]["option_id"],
+            new["recommended_decision"]["option_id"],
+        )
         if before == after:
             continue
-        e_old, e_new = evidence.get(old["evidence_packet_ref"]), evidence.get(new["evidence_packet_ref"])
-        if old["evidence_packet_ref"] == new["evidence_packet_ref"] or e_old is None or e_new is None:
+        e_old, e_new = (
+            evidence.get(old["evidence_packet_ref"]),
+            evidence.get(new["evidence_packet_ref"]),
+        )
+        if (
+            old["evidence_packet_ref"] == new["evidence_packet_ref"]
+            or e_old is None
+            or e_new is None
+        ):
             without_new_evidence += 1
             continue
         diff = _evidence_diff(e_old, e_new)
-        changes.append({"from_option": before, "to_option": after, "from_proposal": old["packet_ref"],
-                        "to_proposal": new["packet_ref"], "from_evidence": old["evidence_packet_ref"],
-                        "to_evidence": new["evidence_packet_ref"], "observed_at": new["observed_at"], **diff})
+        changes.append(
+            {
+                "from_option": before,
+                "to_option": after,
+                "from_proposal": old["packet_ref"],
+                "to_proposal": new["packet_ref"],
+                "from_evidence": old["evidence_packet_ref"],
+                "to_evidence": new["evidence_packet_ref"],
+                "observed_at": new["observed_at"],
+                **diff,
+            }
+        )
         for claim in diff["claims_changed"]:
             name = owner.get(claim.get("provider_ref") or "", UNATTRIBUTED)
             if name in providers:
@@ -172,10 +223,16 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
         "disposition": settled["disposition"] if settled else None,
         "settled_at": settled["recorded_at"] if settled else None,
         "proposal_reviewed": reviewed is not None,
-        "time_to_review_seconds": (max(0, _seconds(reviewed["observed_at"], settled["recorded_at"]))
-                                   if settled and reviewed else None),
-        "outcome_due": bool(settled and settled["outcome_observation_required"]
-                            and not (latest and latest["observed_outcomes"])),
+        "time_to_review_seconds": (
+            max(0, _seconds(reviewed["observed_at"], settled["recorded_at"]))
+            if settled and reviewed
+            else None
+        ),
+        "outcome_due": bool(
+            settled
+            and settled["outcome_observation_required"]
+            and not (latest and latest["observed_outcomes"])
+        ),
     }
 
     # outcomes
@@ -184,12 +241,22 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
     time_to_verified = None
     linkage = False
     if status == "verified" and basis is not None:
-        first = next((o for o in outcomes if o["verification_status"] == "verified"
-                      and o.get("proposal_packet_ref", basis["packet_ref"]) == basis["packet_ref"]), latest)
+        first = next(
+            (
+                o
+                for o in outcomes
+                if o["verification_status"] == "verified"
+                and o.get("proposal_packet_ref", basis["packet_ref"]) == basis["packet_ref"]
+            ),
+            latest,
+        )
         time_to_verified = _seconds(basis["observed_at"], first["observed_at"])
-        linkage = (linked is not None and any(o["status"] == "verified" for o in latest["observed_outcomes"])
-                   and latest["evidence_packet_ref"] == linked["evidence_packet_ref"]
-                   and linked["evidence_packet_ref"] in evidence)
+        linkage = (
+            linked is not None
+            and any(o["status"] == "verified" for o in latest["observed_outcomes"])
+            and latest["evidence_packet_ref"] == linked["evidence_packet_ref"]
+            and linked["evidence_packet_ref"] in evidence
+        )
     return {
         "goal_id": goal_id,
         "decision_id": ident,
@@ -202,7 +269,9 @@ def measure_decision(goal_id: str, ident: str, packets: dict[str, list[dict[str,
         "outcome": status,
         "outcome_at": latest["observed_at"] if latest else None,
         "outcome_linked": linkage,
-        "invalidated_assumptions": [{"assumption_id": k, "summary": v["summary"]} for k, v in sorted(assumptions.items())],
+        "invalidated_assumptions": [
+            {"assumption_id": k, "summary": v["summary"]} for k, v in sorted(assumptions.items())
+        ],
         "time_to_verified_seconds": time_to_verified,
         "authority": authority,
         "providers": providers,
@@ -234,22 +303,43 @@ def _ratio(num: int, den: int) -> float | None:
 
 
 def calibration(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    pairs = [(r["confidence"], 1 if r["outcome"] == "verified" else 0) for r in rows
-             if r["outcome"] in ("verified", "refuted") and r["confidence"] is not None]
-    left_out = Counter(r["outcome"] if r["outcome"] in ("pending", "inconclusive", "none") else "no_confidence"
-                       for r in rows if not (r["outcome"] in ("verified", "refuted") and r["confidence"] is not None))
+    pairs = [
+        (r["confidence"], 1 if r["outcome"] == "verified" else 0)
+        for r in rows
+        if r["outcome"] in ("verified", "refuted") and r["confidence"] is not None
+    ]
+    left_out = Counter(
+        r["outcome"] if r["outcome"] in ("pending", "inconclusive", "none") else "no_confidence"
+        for r in rows
+        if not (r["outcome"] in ("verified", "refuted") and r["confidence"] is not None)
+    )
     bins = []
     for index in range(BINS):
         lo, hi = index / BINS, (index + 1) / BINS
         inside = [(c, o) for c, o in pairs if min(BINS - 1, int(round(c * BINS, 9))) == index]
-        bins.append({
-            "bin": f"{lo:.1f}-{hi:.1f}", "lower": lo, "upper": hi, "count": len(inside),
-            "mean_confidence": round(statistics.fmean(c for c, _ in inside), 6) if inside else None,
-            "observed_rate": round(statistics.fmean(o for _, o in inside), 6) if inside else None,
-        })
+        bins.append(
+            {
+                "bin": f"{lo:.1f}-{hi:.1f}",
+                "lower": lo,
+                "upper": hi,
+                "count": len(inside),
+                "mean_confidence": round(statistics.fmean(c for c, _ in inside), 6)
+                if inside
+                else None,
+                "observed_rate": round(statistics.fmean(o for _, o in inside), 6)
+                if inside
+                else None,
+            }
+        )
     brier = round(statistics.fmean((c - o) ** 2 for c, o in pairs), 6) if pairs else None
-    return {"scored": len(pairs), "brier_score": brier, "bins": bins,
-            "left_out": {k: left_out.get(k, 0) for k in ("pending", "inconclusive", "none", "no_confidence")}}
+    return {
+        "scored": len(pairs),
+        "brier_score": brier,
+        "bins": bins,
+        "left_out": {
+            k: left_out.get(k, 0) for k in ("pending", "inconclusive", "none", "no_confidence")
+        },
+    }
 
 
 def merge_providers(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -278,12 +368,20 @@ def provider_rows(goal_id: str | None, merged: dict[str, dict[str, Any]]) -> lis
             stop = "stop"  # volume that never changed a decision nor reached an outcome receipt
         else:
             stop = "no_volume"
-        row = {"provider": name, "calls": p["calls"], "results": p["results"], "accepted": p["accepted"],
-               "stale": sum(p["stale"].values()), "stale_by_reason": dict(sorted(p["stale"].items())),
-               "rejected": rejected, "rejected_by_reason": dict(sorted(p["rejected"].items())),
-               "unavailable": sum(p["unavailable"].values()),
-               "unavailable_by_reason": dict(sorted(p["unavailable"].items())),
-               "acceptance_rate": _ratio(p["accepted"], judged), "stop_condition": stop}
+        row = {
+            "provider": name,
+            "calls": p["calls"],
+            "results": p["results"],
+            "accepted": p["accepted"],
+            "stale": sum(p["stale"].values()),
+            "stale_by_reason": dict(sorted(p["stale"].items())),
+            "rejected": rejected,
+            "rejected_by_reason": dict(sorted(p["rejected"].items())),
+            "unavailable": sum(p["unavailable"].values()),
+            "unavailable_by_reason": dict(sorted(p["unavailable"].items())),
+            "acceptance_rate": _ratio(p["accepted"], judged),
+            "stop_condition": stop,
+        }
         if goal_id is not None:
             row = {"goal_id": goal_id, **row}
         out.append(row)
@@ -297,10 +395,16 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     demoted = sum(r["stale_demoted"] for r in rows)
     accepted_stale = sum(len(r["accepted_stale"]) for r in rows)
     outcomes = Counter(r["outcome"] for r in rows)
-    times = [r["time_to_verified_seconds"] for r in rows if r["time_to_verified_seconds"] is not None]
+    times = [
+        r["time_to_verified_seconds"] for r in rows if r["time_to_verified_seconds"] is not None
+    ]
     providers = merge_providers(rows)
     recall = {"calls": 0, "results": 0, "accepted": 0}
-    reasons: dict[str, Counter[str]] = {"stale": Counter(), "rejected": Counter(), "unavailable": Counter()}
+    reasons: dict[str, Counter[str]] = {
+        "stale": Counter(),
+        "rejected": Counter(),
+        "unavailable": Counter(),
+    }
     for p in providers.values():
         for key in recall:
             recall[key] += p[key]
@@ -309,22 +413,38 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "decisions": len(rows),
         "authority": authority,
-        "recall": {**recall, **{f"{k}_by_reason": dict(sorted(v.items())) for k, v in reasons.items()},
-                   "stale": sum(reasons["stale"].values()), "rejected": sum(reasons["rejected"].values()),
-                   "unavailable": sum(reasons["unavailable"].values())},
-        "stale_claims": {"presented": demoted + accepted_stale, "demoted": demoted, "accepted_stale": accepted_stale,
-                         "rejection_rate": _ratio(demoted, demoted + accepted_stale)},
-        "decision_changes": {"evidence_driven": sum(len(r["changes"]) for r in rows),
-                             "decisions_changed": sum(1 for r in rows if r["changes"]),
-                             "without_new_evidence": sum(r["changes_without_new_evidence"] for r in rows)},
-        "outcomes": {**{k: outcomes.get(k, 0) for k in ("verified", "refuted", "inconclusive", "pending", "none")},
-                     "linked_verified": sum(1 for r in rows if r["outcome_linked"]),
-                     "invalidated_assumptions": sum(len(r["invalidated_assumptions"]) for r in rows),
-                     "time_to_verified_seconds": {
-                         "count": len(times),
-                         "median": statistics.median(times) if times else None,
-                         "min": min(times) if times else None,
-                         "max": max(times) if times else None}},
+        "recall": {
+            **recall,
+            **{f"{k}_by_reason": dict(sorted(v.items())) for k, v in reasons.items()},
+            "stale": sum(reasons["stale"].values()),
+            "rejected": sum(reasons["rejected"].values()),
+            "unavailable": sum(reasons["unavailable"].values()),
+        },
+        "stale_claims": {
+            "presented": demoted + accepted_stale,
+            "demoted": demoted,
+            "accepted_stale": accepted_stale,
+            "rejection_rate": _ratio(demoted, demoted + accepted_stale),
+        },
+        "decision_changes": {
+            "evidence_driven": sum(len(r["changes"]) for r in rows),
+            "decisions_changed": sum(1 for r in rows if r["changes"]),
+            "without_new_evidence": sum(r["changes_without_new_evidence"] for r in rows),
+        },
+        "outcomes": {
+            **{
+                k: outcomes.get(k, 0)
+                for k in ("verified", "refuted", "inconclusive", "pending", "none")
+            },
+            "linked_verified": sum(1 for r in rows if r["outcome_linked"]),
+            "invalidated_assumptions": sum(len(r["invalidated_assumptions"]) for r in rows),
+            "time_to_verified_seconds": {
+                "count": len(times),
+                "median": statistics.median(times) if times else None,
+                "min": min(times) if times else None,
+                "max": max(times) if times else None,
+            },
+        },
         "calibration": calibration(rows),
         "reviews": _reviews(rows),
     }
@@ -333,16 +453,30 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def _reviews(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Review settlement over decisions: receipts, latest dispositions, time to review, outcomes due."""
     latest = Counter(r["review"]["disposition"] for r in rows if r["review"]["disposition"])
-    times = [r["review"]["time_to_review_seconds"] for r in rows if r["review"]["time_to_review_seconds"] is not None]
+    times = [
+        r["review"]["time_to_review_seconds"]
+        for r in rows
+        if r["review"]["time_to_review_seconds"] is not None
+    ]
     return {
         "receipts": sum(r["review"]["receipts"] for r in rows),
         "decisions_reviewed": sum(1 for r in rows if r["review"]["receipts"]),
         "by_disposition": {k: latest.get(k, 0) for k in DISPOSITIONS},
-        "approved_verified": sum(1 for r in rows if r["review"]["disposition"] == "approve" and r["outcome"] == "verified"),
-        "approved_refuted": sum(1 for r in rows if r["review"]["disposition"] == "approve" and r["outcome"] == "refuted"),
+        "approved_verified": sum(
+            1
+            for r in rows
+            if r["review"]["disposition"] == "approve" and r["outcome"] == "verified"
+        ),
+        "approved_refuted": sum(
+            1 for r in rows if r["review"]["disposition"] == "approve" and r["outcome"] == "refuted"
+        ),
         "outcome_due": sum(1 for r in rows if r["review"]["outcome_due"]),
-        "time_to_review_seconds": {"count": len(times), "median": statistics.median(times) if times else None,
-                                   "min": min(times) if times else None, "max": max(times) if times else None},
+        "time_to_review_seconds": {
+            "count": len(times),
+            "median": statistics.median(times) if times else None,
+            "min": min(times) if times else None,
+            "max": max(times) if times else None,
+        },
     }
 
 
@@ -352,8 +486,14 @@ def gate(goals: list[dict[str, Any]]) -> dict[str, Any]:
         s = goal["summary"]
         stale = s["stale_claims"]["demoted"] >= 1 and s["stale_claims"]["accepted_stale"] == 0
         linkage = s["outcomes"]["linked_verified"] >= 1
-        rows.append({"goal_id": goal["goal_id"], "stale_rejection": stale, "outcome_linkage": linkage,
-                     "proves": stale and linkage})
+        rows.append(
+            {
+                "goal_id": goal["goal_id"],
+                "stale_rejection": stale,
+                "outcome_linkage": linkage,
+                "proves": stale and linkage,
+            }
+        )
     proving = [r["goal_id"] for r in rows if r["proves"]]
     status = "reproduced" if len(proving) >= 2 else "proven_once" if proving else "not_proven"
     return {"status": status, "goals_proving": proving, "goals": rows}

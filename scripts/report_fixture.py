@@ -32,7 +32,15 @@ REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "fixtures" / "report"
 DC = ".decision-context"
 KEY = "5c" * 32  # the fixture goals' key: fixed so every ref is reproducible
-PUBLIC = ("workspace.toml", "README.md", ".gitignore", ".gitattributes", "events.jsonl", "packets", "decisions")
+PUBLIC = (
+    "workspace.toml",
+    "README.md",
+    ".gitignore",
+    ".gitattributes",
+    "events.jsonl",
+    "packets",
+    "decisions",
+)
 
 CATALOG_QUERY = "when do we roll back the catalog cache TTL change origin p99 latency"
 PURGE_QUERY = "purge queue backlog stale prices incident"
@@ -48,12 +56,26 @@ class Host:
         self.root, self.agent, self.home = root, agent, home
 
     def __call__(self, at: str, *args: str, ok: bool = True) -> dict:
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(self.home), "DCX_NOW": at,
-               "DCX_AGENT_ID": self.agent, "NO_COLOR": "1", "LANG": "C.UTF-8"}
-        proc = subprocess.run([sys.executable, "-m", "dcx", "-C", str(self.root), *args, "--format", "json"],
-                              env=env, capture_output=True, text=True, timeout=120, check=False)
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(self.home),
+            "DCX_NOW": at,
+            "DCX_AGENT_ID": self.agent,
+            "NO_COLOR": "1",
+            "LANG": "C.UTF-8",
+        }
+        proc = subprocess.run(
+            [sys.executable, "-m", "dcx", "-C", str(self.root), *args, "--format", "json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         if ok and proc.returncode != 0:
-            raise SystemExit(f"dcx {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+            raise SystemExit(
+                f"dcx {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+            )
         return json.loads(proc.stdout) if proc.stdout.strip() else {}
 
     def write(self, name: str, value: dict) -> str:
@@ -73,10 +95,13 @@ class Host:
             f'goal_id = "{goal}"\nenabled = true\nenabled_agents = ["agent-a", "agent-b"]\n\n'
             f'[context_provider]\nprovider = "{provider}"\nnamespace = "decision-context"\n'
             f"max_results = 2\ntimeout_seconds = 10\n{config}\n"
-            "[commit]\nallow_self_confirmation = false\n")
+            "[commit]\nallow_self_confirmation = false\n"
+        )
 
     # -- one decision, step by step ------------------------------------------
-    def prepare(self, at: str, decision: str, query: str | None = None, *, rebase: bool = True) -> None:
+    def prepare(
+        self, at: str, decision: str, query: str | None = None, *, rebase: bool = True
+    ) -> None:
         args = ["prepare", "--decision-id", decision]
         if rebase:
             args.append("--auto-rebase")
@@ -84,32 +109,85 @@ class Host:
             args += ["--query", query, "--query-summary", "Fixture question"]
         self(at, *args)
 
-    def propose(self, at: str, decision: str, option: str, confidence: float, alternative: str) -> None:
+    def propose(
+        self, at: str, decision: str, option: str, confidence: float, alternative: str
+    ) -> None:
         body = {
-            "objective_scores": [{"objective_id": "quality", "score": 0.7, "rationale": "Fixture objective."}],
-            "recommended_decision": {"option_id": option, "summary": f"Choose {option}",
-                                     "rationale": "The evidence supports it.", "confidence": confidence},
-            "alternatives": [{"alternative_id": alternative, "summary": f"Choose {alternative}",
-                              "tradeoff": "The other way.", "rank": 1}],
-            "next_actions": [{"action_id": "watch", "owner_ref": "owner-team", "summary": "Watch the metric",
-                              "acceptance": "metric holds", "stop_condition": "metric breaks", "rank": 1}],
-            "stop_list": [{"stop_id": "no-rush", "summary": "Do not rush", "condition": "no sign-off"}],
+            "objective_scores": [
+                {"objective_id": "quality", "score": 0.7, "rationale": "Fixture objective."}
+            ],
+            "recommended_decision": {
+                "option_id": option,
+                "summary": f"Choose {option}",
+                "rationale": "The evidence supports it.",
+                "confidence": confidence,
+            },
+            "alternatives": [
+                {
+                    "alternative_id": alternative,
+                    "summary": f"Choose {alternative}",
+                    "tradeoff": "The other way.",
+                    "rank": 1,
+                }
+            ],
+            "next_actions": [
+                {
+                    "action_id": "watch",
+                    "owner_ref": "owner-team",
+                    "summary": "Watch the metric",
+                    "acceptance": "metric holds",
+                    "stop_condition": "metric breaks",
+                    "rank": 1,
+                }
+            ],
+            "stop_list": [
+                {"stop_id": "no-rush", "summary": "Do not rush", "condition": "no sign-off"}
+            ],
             "review_at": "2026-12-20T09:00:00Z",
         }
         self(at, "propose", "--decision-id", decision, "--from", self.write("proposal", body))
 
-    def outcome(self, at: str, decision: str, option: str, status: str, *,
-                observed: str | None = None, assumption: str | None = None) -> None:
+    def outcome(
+        self,
+        at: str,
+        decision: str,
+        option: str,
+        status: str,
+        *,
+        observed: str | None = None,
+        assumption: str | None = None,
+    ) -> None:
         body = {
-            "accepted_decision": {"option_id": option, "summary": f"Choose {option}",
-                                  "accepted_by": "owner-lead", "accepted_at": at},
-            "resulting_transitions": [{"transition_id": "todo-done", "summary": "Todo closed", "status": "done"}],
-            "observed_outcomes": [] if observed is None else [
-                {"outcome_id": "metric-check", "summary": "The metric was checked", "evidence_ref": "dashboard-1",
-                 "status": observed, "observed_at": at}],
-            "invalidated_assumptions": [] if assumption is None else [
-                {"assumption_id": assumption, "summary": "The assumption did not hold",
-                 "evidence_ref": "dashboard-2", "invalidated_at": at}],
+            "accepted_decision": {
+                "option_id": option,
+                "summary": f"Choose {option}",
+                "accepted_by": "owner-lead",
+                "accepted_at": at,
+            },
+            "resulting_transitions": [
+                {"transition_id": "todo-done", "summary": "Todo closed", "status": "done"}
+            ],
+            "observed_outcomes": []
+            if observed is None
+            else [
+                {
+                    "outcome_id": "metric-check",
+                    "summary": "The metric was checked",
+                    "evidence_ref": "dashboard-1",
+                    "status": observed,
+                    "observed_at": at,
+                }
+            ],
+            "invalidated_assumptions": []
+            if assumption is None
+            else [
+                {
+                    "assumption_id": assumption,
+                    "summary": "The assumption did not hold",
+                    "evidence_ref": "dashboard-2",
+                    "invalidated_at": at,
+                }
+            ],
             "verification_status": status,
             "review_at": "2026-12-20T09:00:00Z",
         }
@@ -117,16 +195,35 @@ class Host:
 
     def settle(self, at: str, decision: str) -> None:
         """writeback + commit: the sources the decision absorbed advance."""
-        event = self(at, "writeback", "--decision-id", decision, "--kind", "validation",
-                     "--summary", f"{decision} written back")["data"]["event"]["event_id"]
+        event = self(
+            at,
+            "writeback",
+            "--decision-id",
+            decision,
+            "--kind",
+            "validation",
+            "--summary",
+            f"{decision} written back",
+        )["data"]["event"]["event_id"]
         self(at, "commit", "--decision-id", decision, "--event-id", event)
 
 
 def git(cwd: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_DATE": "2026-11-30T12:00:00Z",
-           "GIT_COMMITTER_DATE": "2026-11-30T12:00:00Z", "HOME": str(cwd)}
-    subprocess.run(["git", "-c", "user.name=fixture", "-c", "user.email=fixture@agents.invalid", *args],
-                   cwd=cwd, env=env, check=True, capture_output=True, timeout=60)
+    env = {
+        **os.environ,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_DATE": "2026-11-30T12:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-11-30T12:00:00Z",
+        "HOME": str(cwd),
+    }
+    subprocess.run(
+        ["git", "-c", "user.name=fixture", "-c", "user.email=fixture@agents.invalid", *args],
+        cwd=cwd,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
 
 
 def init(root: Path, goal: str, docs: dict[str, str] | Path, home: Path, keyfile: Path) -> Host:
@@ -145,7 +242,8 @@ def init(root: Path, goal: str, docs: dict[str, str] | Path, home: Path, keyfile
         'adapter = "local-file"\n\n[[sources]]\nsource_id = "source:authority:docs"\nprovider_id = "files"\n'
         'source_kind = "document"\npriority = "p0"\nevidence_level = "s1"\nobjectives = ["quality"]\n'
         'scan_mode = "incremental"\nexact_read_policy = "always"\nfreshness_seconds = 31536000\n'
-        'locator = { path = "docs", include = ["**/*.md"] }\nconflict_rule = "canonical_revision_wins"\n')
+        'locator = { path = "docs", include = ["**/*.md"] }\nconflict_rule = "canonical_revision_wins"\n'
+    )
     host.profile(goal, "bm25")
     return host
 
@@ -154,13 +252,16 @@ CHECKOUT_DOCS = {
     "payment-timeouts.md": (
         "# Payment provider timeouts\n\nThe checkout service calls the payment provider with a timeout of 4 seconds\n"
         "and retries once after 200 ms when the provider answers with a 503 status.\n\n"
-        "The retry budget is 10 percent of requests per minute; above it, retries stop.\n"),
+        "The retry budget is 10 percent of requests per minute; above it, retries stop.\n"
+    ),
     "connection-pool.md": (
         "# Database connection pool\n\nEach checkout pod keeps a pool of 20 connections to the orders database;\n"
-        "the database accepts at most 800 connections across all pods in the region.\n"),
+        "the database accepts at most 800 connections across all pods in the region.\n"
+    ),
     "incident-2026-10.md": (
         "# Incident 2026-10: checkout latency\n\nCheckout p99 latency reached 2.4 seconds for 18 minutes when the\n"
-        "payment provider slowed down and every pod retried at the same moment.\n"),
+        "payment provider slowed down and every pod retried at the same moment.\n"
+    ),
 }
 
 
@@ -200,14 +301,24 @@ def build_catalog(work: Path, home: Path, keyfile: Path) -> Path:
     a.edit("adr-0007-catalog-cache-ttl.md", "with a 15 minute TTL", "with a fifteen minute TTL")
     a.prepare("2026-11-06T12:00:00Z", "purge-retry", PURGE_QUERY)
     a.propose("2026-11-06T13:00:00Z", "purge-retry", "retry-5x", 0.7, "retry-3x")
-    a.outcome("2026-11-08T13:00:00Z", "purge-retry", "retry-5x", "refuted", observed="refuted",
-              assumption="purges-idempotent")
+    a.outcome(
+        "2026-11-08T13:00:00Z",
+        "purge-retry",
+        "retry-5x",
+        "refuted",
+        observed="refuted",
+        assumption="purges-idempotent",
+    )
     a.settle("2026-11-08T13:05:00Z", "purge-retry")
 
     a("2026-11-08T14:00:00Z", "index")  # the index catches up with the edits
 
     # A3 warmup: recall through OpenViking, whose binary is not installed -> unavailable, fail-open
-    a.profile("catalog-cache-ttl", "openviking", '\n[context_provider.config]\nbinary = "ov-not-installed"\n')
+    a.profile(
+        "catalog-cache-ttl",
+        "openviking",
+        '\n[context_provider.config]\nbinary = "ov-not-installed"\n',
+    )
     a.prepare("2026-11-09T09:00:00Z", "warmup", WARMUP_QUERY)
     a.propose("2026-11-09T10:00:00Z", "warmup", "warm-on-deploy", 0.4, "no-warmup")
     a.outcome("2026-11-09T11:00:00Z", "warmup", "warm-on-deploy", "pending")
@@ -225,10 +336,18 @@ def build_catalog(work: Path, home: Path, keyfile: Path) -> Path:
     b.settle("2026-11-04T10:05:00Z", "ttl-jitter")
     b.prepare("2026-11-07T09:00:00Z", "stampede-lock", PURGE_QUERY)
     b.propose("2026-11-07T10:00:00Z", "stampede-lock", "request-coalescing", 0.2, "mutex")
-    b.outcome("2026-11-09T10:00:00Z", "stampede-lock", "request-coalescing", "refuted", observed="refuted")
+    b.outcome(
+        "2026-11-09T10:00:00Z", "stampede-lock", "request-coalescing", "refuted", observed="refuted"
+    )
     b.prepare("2026-11-11T09:00:00Z", "purge-batching", PURGE_QUERY)
     b.propose("2026-11-11T10:00:00Z", "purge-batching", "batch-100", 0.9, "batch-10")
-    b.outcome("2026-11-12T10:00:00Z", "purge-batching", "batch-100", "inconclusive", observed="inconclusive")
+    b.outcome(
+        "2026-11-12T10:00:00Z",
+        "purge-batching",
+        "batch-100",
+        "inconclusive",
+        observed="inconclusive",
+    )
 
     # the two hosts' histories meet in git
     for host, name in ((origin, "agent-a"), (clone, "agent-b")):
@@ -253,7 +372,8 @@ def build_checkout(work: Path, home: Path, keyfile: Path) -> Path:
         'protocol = "decision_context_advisory_provider_v0"\nentrypoint = "./good.py"\nargs = []\n'
         'doctor_args = ["--doctor"]\nrequired_permissions = ["decision_context.read"]\ntimeout_seconds = 10\n'
         'env = []\n\n[[implements]]\ncapability_id = "decision-context"\n'
-        'protocol = "decision_context_advisory_provider_v0"\n')
+        'protocol = "decision_context_advisory_provider_v0"\n'
+    )
     a("2026-11-01T08:30:00Z", "ext", "install", str(manifest))
     extension = '\n[context_provider.config]\nextension_id = "fixture-recall"\n'
 
@@ -262,21 +382,37 @@ def build_checkout(work: Path, home: Path, keyfile: Path) -> Path:
     a.edit("payment-timeouts.md", "timeout of 4 seconds", "timeout of 3 seconds")
     a.prepare("2026-11-02T09:05:00Z", "retry-budget", CHECKOUT_QUERY)
     a.propose("2026-11-02T10:00:00Z", "retry-budget", "cap-retries", 0.9, "no-cap")
-    a.outcome("2026-11-03T10:00:00Z", "retry-budget", "cap-retries", "verified", observed="verified")
+    a.outcome(
+        "2026-11-03T10:00:00Z", "retry-budget", "cap-retries", "verified", observed="verified"
+    )
     a.settle("2026-11-03T10:05:00Z", "retry-budget")
 
     # B2..B4 through the extension provider: volume that never matches the authority
     a.profile("checkout-latency", "extension", extension)
     a.prepare("2026-11-04T09:00:00Z", "pool-size", POOL_QUERY)
     a.propose("2026-11-04T10:00:00Z", "pool-size", "pool-30", 0.3, "pool-20")
-    a.outcome("2026-11-06T10:00:00Z", "pool-size", "pool-30", "refuted", observed="refuted",
-              assumption="db-has-headroom")
+    a.outcome(
+        "2026-11-06T10:00:00Z",
+        "pool-size",
+        "pool-30",
+        "refuted",
+        observed="refuted",
+        assumption="db-has-headroom",
+    )
     a.prepare("2026-11-07T09:00:00Z", "jitter-retries", CHECKOUT_QUERY)
     a.propose("2026-11-07T10:00:00Z", "jitter-retries", "full-jitter", 0.7, "fixed-backoff")
     a.outcome("2026-11-07T11:00:00Z", "jitter-retries", "full-jitter", "pending")
     a.prepare("2026-11-08T09:00:00Z", "provider-failover", CHECKOUT_QUERY)
-    a.propose("2026-11-08T10:00:00Z", "provider-failover", "second-provider", 0.5, "single-provider")
-    a.outcome("2026-11-10T10:00:00Z", "provider-failover", "second-provider", "verified", observed="verified")
+    a.propose(
+        "2026-11-08T10:00:00Z", "provider-failover", "second-provider", 0.5, "single-provider"
+    )
+    a.outcome(
+        "2026-11-10T10:00:00Z",
+        "provider-failover",
+        "second-provider",
+        "verified",
+        observed="verified",
+    )
     a.profile("checkout-latency", "bm25")
 
     # B5 pool-alerts: a preview only (no rebase, no proposal)
@@ -333,7 +469,11 @@ values it must give.
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -341,7 +481,9 @@ def main(argv: list[str]) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             build(Path(tmp) / "report")
             same = _tree(Path(tmp) / "report") == _tree(OUT)
-        print("fixtures/report is up to date" if same else "fixtures/report differs: rerun the script")
+        print(
+            "fixtures/report is up to date" if same else "fixtures/report differs: rerun the script"
+        )
         return 0 if same else 1
     build(OUT)
     print(f"wrote {OUT.relative_to(REPO)}")

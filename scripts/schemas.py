@@ -48,7 +48,9 @@ def _wrap(name: str, body: dict[str, Any]) -> dict[str, Any]:
 def all_schemas() -> dict[str, dict[str, Any]]:
     out = {spec.schema_version: spec.schema() for spec in all_specs().values()}
     for module, attribute, name in EXTRA_SHAPES:
-        shape = getattr(import_module(module), attribute)  # a name that moved is an error, never skipped
+        shape = getattr(
+            import_module(module), attribute
+        )  # a name that moved is an error, never skipped
         if not isinstance(shape, Shape):
             raise TypeError(f"{module}.{attribute} is not a Shape")
         out[name] = _wrap(name, shape.schema())
@@ -63,9 +65,15 @@ def main(argv: list[str]) -> int:
     schemas = all_schemas()
     wanted = {f"{name}.schema.json": render(body) for name, body in schemas.items()}
     if "--check" in argv:
-        present = {p.name: p.read_text() for p in SCHEMA_DIR.glob("*.schema.json")} if SCHEMA_DIR.is_dir() else {}
+        present = (
+            {p.name: p.read_text() for p in SCHEMA_DIR.glob("*.schema.json")}
+            if SCHEMA_DIR.is_dir()
+            else {}
+        )
         if present != wanted:
-            stale = sorted(set(present) ^ set(wanted) | {n for n in wanted if present.get(n) != wanted[n]})
+            stale = sorted(
+                set(present) ^ set(wanted) | {n for n in wanted if present.get(n) != wanted[n]}
+            )
             print("docs/schemas is out of date: " + ", ".join(stale), file=sys.stderr)
             print("run: python scripts/schemas.py", file=sys.stderr)
             return 1

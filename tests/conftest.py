@@ -118,7 +118,9 @@ def _review_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, di
 
 
 @pytest.fixture
-def reviewed(_review_template: tuple[Path, dict[str, str]], tmp_path: Path) -> tuple[Path, dict[str, str]]:
+def reviewed(
+    _review_template: tuple[Path, dict[str, str]], tmp_path: Path
+) -> tuple[Path, dict[str, str]]:
     """A private copy of the example after the gated story (``run_review_cycle``), and its refs."""
     template, refs = _review_template
     dest = tmp_path / "example"

@@ -9,12 +9,16 @@ DOC = "# Runbook\r\n\r\nUse this when origin p99 latency stays above 400 ms   \r
 
 
 def test_exact_text_with_normalised_line_endings_confirms() -> None:
-    claim = "Use this when origin p99 latency stays above 400 ms\nfor 10 minutes after a TTL change."
+    claim = (
+        "Use this when origin p99 latency stays above 400 ms\nfor 10 minutes after a TTL change."
+    )
     assert confirms(claim, DOC)
 
 
 def test_changed_authority_does_not_confirm() -> None:
-    claim = "Use this when origin p99 latency stays above 400 ms\nfor 10 minutes after a TTL change."
+    claim = (
+        "Use this when origin p99 latency stays above 400 ms\nfor 10 minutes after a TTL change."
+    )
     moved = DOC.replace("400 ms", "600 ms")
     assert not confirms(claim, moved)
 
@@ -31,7 +35,9 @@ def test_line_share_rule_for_three_or_more_lines() -> None:
     assert confirms(shuffled_claim, authority)
     one_missing = "\n".join([*lines[:-1], "a line that is nowhere in the authority text"])
     assert confirms(one_missing, authority)  # 59/60 = 98.3%
-    two_missing = "\n".join([*lines[:-2], "one line that is nowhere", "another line that is nowhere"])
+    two_missing = "\n".join(
+        [*lines[:-2], "one line that is nowhere", "another line that is nowhere"]
+    )
     assert not confirms(two_missing, authority)  # 58/60 = 96.7%
 
 

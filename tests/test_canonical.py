@@ -29,7 +29,10 @@ def _row(source_id: str, objectives: list[str]) -> dict:
 
 
 def test_canonical_bytes_are_rfc8785() -> None:
-    assert canonical_bytes({"b": 1, "a": [1.0, "é"], "c": None}) == b'{"a":[1,"\xc3\xa9"],"b":1,"c":null}'
+    assert (
+        canonical_bytes({"b": 1, "a": [1.0, "é"], "c": None})
+        == b'{"a":[1,"\xc3\xa9"],"b":1,"c":null}'
+    )
 
 
 def test_known_answer_refs_are_pinned() -> None:
@@ -41,7 +44,9 @@ def test_known_answer_refs_are_pinned() -> None:
 
 
 def test_known_manifest_ref() -> None:
-    packet = manifest.SPEC.build(CTX, {"source_count": 1, "enabled_source_count": 1, "sources": [_row("s1", ["x"])]})
+    packet = manifest.SPEC.build(
+        CTX, {"source_count": 1, "enabled_source_count": 1, "sources": [_row("s1", ["x"])]}
+    )
     assert packet["manifest_ref"] == KNOWN_MANIFEST_REF
 
 
@@ -60,13 +65,19 @@ token = st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True)
 
 
 @given(
-    rows=st.lists(st.tuples(token, st.lists(token, min_size=1, max_size=4)), min_size=1, max_size=6,
-                  unique_by=lambda r: r[0]),
+    rows=st.lists(
+        st.tuples(token, st.lists(token, min_size=1, max_size=4)),
+        min_size=1,
+        max_size=6,
+        unique_by=lambda r: r[0],
+    ),
     data=st.data(),
 )
 def test_key_order_and_record_order_never_change_a_ref(rows, data) -> None:
     values = [_row(sid, objs) for sid, objs in rows]
-    first = manifest.SPEC.build(CTX, {"source_count": len(values), "enabled_source_count": len(values), "sources": values})
+    first = manifest.SPEC.build(
+        CTX, {"source_count": len(values), "enabled_source_count": len(values), "sources": values}
+    )
     shuffled = data.draw(st.permutations(values))
     reordered = []
     for row in shuffled:

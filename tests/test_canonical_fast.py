@@ -57,7 +57,9 @@ def ours(value: object) -> tuple[str, object]:
 # astral characters, and lone surrogates (not UTF-8: refused).
 chars = st.one_of(
     st.characters(min_codepoint=0, max_codepoint=0x7F),
-    st.sampled_from(['"', "\\", "\b", "\f", "\n", "\r", "\t", "\x00", "\x1f", "\x7f", "\x85", "\u2028", "/"]),
+    st.sampled_from(
+        ['"', "\\", "\b", "\f", "\n", "\r", "\t", "\x00", "\x1f", "\x7f", "\x85", "\u2028", "/"]
+    ),
     st.characters(min_codepoint=0x80, max_codepoint=0xD7FF),
     st.characters(min_codepoint=0xE000, max_codepoint=0xFFFF),
     st.characters(min_codepoint=0x10000, max_codepoint=0x10FFFF),
@@ -73,8 +75,29 @@ ints = st.one_of(
 )
 floats = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
-    st.sampled_from([0.0, -0.0, 1.0, -1.0, 10.0, 1e21, 1e20, 1e-7, 1e-6, 5e-324, 1.7976931348623157e308,
-                     0.1, 1 / 3, 123456789012345.6, 1e15, 1e16, 9007199254740992.0, 2.5e-5, -7.25]),
+    st.sampled_from(
+        [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            10.0,
+            1e21,
+            1e20,
+            1e-7,
+            1e-6,
+            5e-324,
+            1.7976931348623157e308,
+            0.1,
+            1 / 3,
+            123456789012345.6,
+            1e15,
+            1e16,
+            9007199254740992.0,
+            2.5e-5,
+            -7.25,
+        ]
+    ),
     st.integers(-(2**60), 2**60).map(float),
 )
 scalars = st.one_of(st.none(), st.booleans(), ints, floats, text)
@@ -85,9 +108,16 @@ json_values = st.recursive(
 )
 # Values the fast path should answer (no refusal expected): UTF-8 text, safe numbers.
 clean_values = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**53 - 1),
-              st.floats(allow_nan=False, allow_infinity=False), safe_text),
-    lambda inner: st.one_of(st.lists(inner, max_size=5), st.dictionaries(safe_text, inner, max_size=5)),
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**53) + 1, 2**53 - 1),
+        st.floats(allow_nan=False, allow_infinity=False),
+        safe_text,
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5), st.dictionaries(safe_text, inner, max_size=5)
+    ),
     max_leaves=40,
 )
 
@@ -100,7 +130,7 @@ clean_values = st.recursive(
 @example({"b": -0.0, "a": 1e21, "c": 5e-324})
 @example({"\ud800": 1})
 @example(["\udfff"])
-@example({"k:1.0,\\\"": [1.0, "x\\\\\":2.0"], "z": 2.0})
+@example({'k:1.0,\\"': [1.0, 'x\\\\":2.0'], "z": 2.0})
 def test_generated_values_match_the_reference(value: object) -> None:
     assert ours(value) == reference(value)
 
@@ -183,17 +213,24 @@ def test_every_fixture_packet_matches_and_takes_the_fast_path() -> None:
 
 def test_packet_records_sort_like_the_reference() -> None:
     """Record lists are sorted by canonical bytes: the order must be the reference's."""
-    rows = [{"a": s, "n": n} for s in ("\ue000", "\U0001f600", "z", "é", "") for n in (1.0, 0.5, 10, -0.0)]
+    rows = [
+        {"a": s, "n": n}
+        for s in ("\ue000", "\U0001f600", "z", "é", "")
+        for n in (1.0, 0.5, 10, -0.0)
+    ]
     assert sorted(rows, key=canonical_bytes) == sorted(rows, key=rfc8785.dumps)
 
 
-@pytest.mark.parametrize("value", [1e21, 1e-7, 5e-324, 1.7976931348623157e308, -0.0, 0.0, 100.0, 1e16])
+@pytest.mark.parametrize(
+    "value", [1e21, 1e-7, 5e-324, 1.7976931348623157e308, -0.0, 0.0, 100.0, 1e16]
+)
 def test_float_layouts(value: float) -> None:
     assert canonical_bytes([value]) == rfc8785.dumps([value])
     assert math.isfinite(value)
 
 
 # -- the stored-file check: is_pretty against pretty_bytes ----------------------------
+
 
 def _pretty_answer(data: bytes) -> tuple[bool, bool] | None:
     """(fast answer, reference answer) for ``data``, or None when it is not JSON or not UTF-8-encodable."""
@@ -212,17 +249,17 @@ def _respell(data: bytes, draw_index: int) -> list[bytes]:
     """Layouts and spellings a hand edit could produce, each still JSON."""
     text = data.decode("utf-8")
     variants = [
-        text.replace("\n  ", "\n   ", 1),          # one line indented one space too far
+        text.replace("\n  ", "\n   ", 1),  # one line indented one space too far
         text.replace("\n", "\n ", 1),
         text.replace(",\n", ", \n", 1),
         text.replace(": ", ":", 1),
-        text.replace(",\n  ", ",", 1),              # two entries on one line
+        text.replace(",\n  ", ",", 1),  # two entries on one line
         text.replace("[]", "[\n]", 1),
         text.replace("{}", "{\n}", 1),
         text.replace("\n}", "}", 1),
         text.rstrip("\n"),
         text + "\n",
-        text.replace("e+", "e", 1),                 # orjson's spelling of an exponent
+        text.replace("e+", "e", 1),  # orjson's spelling of an exponent
         text.replace("e-0", "e-", 1),
         text.replace(".0,", ",", 1),
         text.replace(".5", ".50", 1),
@@ -237,26 +274,41 @@ def _respell(data: bytes, draw_index: int) -> list[bytes]:
     lines = text.split("\n")
     if len(lines) > 3:
         i = 1 + draw_index % (len(lines) - 3)
-        swapped = [*lines[:i], lines[i + 1], lines[i], *lines[i + 2:]]
+        swapped = [*lines[:i], lines[i + 1], lines[i], *lines[i + 2 :]]
         variants.append("\n".join(swapped))
     return [v.encode("utf-8") for v in variants if v != text]
 
 
-pretty_values = st.dictionaries(safe_text, st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70),
-              st.floats(allow_nan=True, allow_infinity=True), safe_text,
-              st.sampled_from([1e16, 1e-5, 0.5, 10.0, -0.0, 1e+300, 5e-324, 0])),
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(safe_text, inner, max_size=4)),
-    max_leaves=30,
-), max_size=6)
+pretty_values = st.dictionaries(
+    safe_text,
+    st.recursive(
+        st.one_of(
+            st.none(),
+            st.booleans(),
+            st.integers(-(2**70), 2**70),
+            st.floats(allow_nan=True, allow_infinity=True),
+            safe_text,
+            st.sampled_from([1e16, 1e-5, 0.5, 10.0, -0.0, 1e300, 5e-324, 0]),
+        ),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4), st.dictionaries(safe_text, inner, max_size=4)
+        ),
+        max_leaves=30,
+    ),
+    max_size=6,
+)
 
 
 @pytest.mark.parametrize("with_orjson", [True, False])
-@settings(max_examples=EXAMPLES // 2, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                            HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=EXAMPLES // 2,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(value=pretty_values, index=st.integers(0, 1000))
-def test_is_pretty_matches_the_pretty_encoder(value: dict, index: int, with_orjson: bool,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_is_pretty_matches_the_pretty_encoder(
+    value: dict, index: int, with_orjson: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if not with_orjson:
         monkeypatch.setattr(canonical, "_ORJSON", [None])
     else:
@@ -289,9 +341,19 @@ def test_orjson_layout_is_the_json_modules() -> None:
     """The premise of is_pretty: orjson's indented, sorted layout and escapes are json's."""
     orjson = pytest.importorskip("orjson")
     every_char = "".join(chr(c) for c in range(0x20000) if not 0xD800 <= c < 0xE000)
-    value = {"text": every_char, "\U0001f600": 1, "\ue000": [], "é": {}, "a": [{"b": [1, -2, True, None]}],
-             "z": {"y": {"x": ["deep", 2**63 - 1, -(2**63)]}}}
-    keys = {chr(c): c for c in (0x41, 0x7F, 0xE9, 0x7FF, 0x800, 0xFFFF, 0x10000, 0x10FFFF, 0xE000, 0xD7FF)}
+    value = {
+        "text": every_char,
+        "\U0001f600": 1,
+        "\ue000": [],
+        "é": {},
+        "a": [{"b": [1, -2, True, None]}],
+        "z": {"y": {"x": ["deep", 2**63 - 1, -(2**63)]}},
+    }
+    keys = {
+        chr(c): c
+        for c in (0x41, 0x7F, 0xE9, 0x7FF, 0x800, 0xFFFF, 0x10000, 0x10FFFF, 0xE000, 0xD7FF)
+    }
     for probe in (value, keys, {}, {"a": {}}, {"a": [[]]}):
-        assert orjson.dumps(probe, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n" == \
-            canonical.pretty_bytes(probe)
+        assert orjson.dumps(
+            probe, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+        ) + b"\n" == canonical.pretty_bytes(probe)

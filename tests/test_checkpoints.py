@@ -36,18 +36,38 @@ CURSOR = "source-cursor-" + "c" * 32
 
 
 def change(n: int, *, kind: str = "text", verified: bool = True) -> dict[str, Any]:
-    return {"change_ref": f"source-change-{n:032x}", "revision_ref": f"source-revision-{n:032x}",
-            "observed_at": "2026-11-29T18:00:00Z", "content_kind": kind, "exact_read_verified": verified}
+    return {
+        "change_ref": f"source-change-{n:032x}",
+        "revision_ref": f"source-revision-{n:032x}",
+        "observed_at": "2026-11-29T18:00:00Z",
+        "content_kind": kind,
+        "exact_read_verified": verified,
+    }
 
 
-def receipt(*changes: dict[str, Any], status: str = "completed", after: str | None = CURSOR) -> dict[str, Any]:
+def receipt(
+    *changes: dict[str, Any], status: str = "completed", after: str | None = CURSOR
+) -> dict[str, Any]:
     return {"status": status, "cursor_after_ref": after, "changes": list(changes)}
 
 
-def decide(rec: dict[str, Any], policy: str = "always", *, semantic: bool = False, baseline: bool = False,
-           cited: set[str] | frozenset[str] = frozenset(), snapshot: bool = False) -> tuple[str, str]:
-    return disposition(rec, policy, semantic_no_change=semantic, baseline=baseline, cited=set(cited),
-                       snapshot=snapshot)
+def decide(
+    rec: dict[str, Any],
+    policy: str = "always",
+    *,
+    semantic: bool = False,
+    baseline: bool = False,
+    cited: set[str] | frozenset[str] = frozenset(),
+    snapshot: bool = False,
+) -> tuple[str, str]:
+    return disposition(
+        rec,
+        policy,
+        semantic_no_change=semantic,
+        baseline=baseline,
+        cited=set(cited),
+        snapshot=snapshot,
+    )
 
 
 C1, C2 = change(1), change(2)
@@ -56,7 +76,12 @@ BOTH = {C1["change_ref"], C2["change_ref"]}
 # (receipt, policy, flags, expected): one line per rule of SPEC §8.2, first rule that applies
 TABLE = [
     # 0: a snapshot source is never committed, even when everything else would be ready
-    (receipt(C1), "always", {"snapshot": True, "cited": BOTH}, (PRESERVE, "snapshot_not_committed")),
+    (
+        receipt(C1),
+        "always",
+        {"snapshot": True, "cited": BOTH},
+        (PRESERVE, "snapshot_not_committed"),
+    ),
     # 1: no cursor_after (also when the scan says no_change)
     (receipt(C1, after=None), "always", {"cited": BOTH}, (PRESERVE, "cursor_after_missing")),
     (receipt(status="no_change", after=None), "always", {}, (PRESERVE, "cursor_after_missing")),
@@ -74,17 +99,40 @@ TABLE = [
     # 4b: a baseline adopts the source whole, unread items and all
     (receipt(change(1, verified=False)), "always", {"baseline": True}, (READY, "baseline_adopted")),
     # 5: a required read that neither verified nor reached a terminal outcome
-    (receipt(C1, change(2, verified=False)), "always", {"cited": BOTH}, (PRESERVE, "exact_read_incomplete")),
-    (receipt(change(2, verified=False)), "material_change", {"semantic": True},
-     (PRESERVE, "exact_read_incomplete")),
+    (
+        receipt(C1, change(2, verified=False)),
+        "always",
+        {"cited": BOTH},
+        (PRESERVE, "exact_read_incomplete"),
+    ),
+    (
+        receipt(change(2, verified=False)),
+        "material_change",
+        {"semantic": True},
+        (PRESERVE, "exact_read_incomplete"),
+    ),
     # ... terminal outcomes are absorbable (SPEC §5.3): binary, oversize, deleted
-    (receipt(change(1, kind="binary", verified=False), change(2, kind="oversize", verified=False)), "always",
-     {"cited": BOTH}, (READY, "validated_rebase")),
-    (receipt(change(1, kind="deleted", verified=False)), "always", {"cited": {C1["change_ref"]}},
-     (READY, "validated_rebase")),
+    (
+        receipt(
+            change(1, kind="binary", verified=False), change(2, kind="oversize", verified=False)
+        ),
+        "always",
+        {"cited": BOTH},
+        (READY, "validated_rebase"),
+    ),
+    (
+        receipt(change(1, kind="deleted", verified=False)),
+        "always",
+        {"cited": {C1["change_ref"]}},
+        (READY, "validated_rebase"),
+    ),
     # ... material_change skips reads of deletions (SPEC §4)
-    (receipt(change(1, kind="deleted", verified=False)), "material_change", {"cited": {C1["change_ref"]}},
-     (READY, "validated_rebase")),
+    (
+        receipt(change(1, kind="deleted", verified=False)),
+        "material_change",
+        {"cited": {C1["change_ref"]}},
+        (READY, "validated_rebase"),
+    ),
     # 6: the agent's semantic no change absorbs every (read) item, cited or not
     (receipt(C1, C2), "always", {"semantic": True}, (READY, "semantic_no_change")),
     # 7: one changed item nobody cites
@@ -92,7 +140,12 @@ TABLE = [
     (receipt(C1), "always", {}, (PRESERVE, "rebase_incomplete")),
     # 8: every item cited
     (receipt(C1, C2), "always", {"cited": BOTH}, (READY, "validated_rebase")),
-    (receipt(C1), "material_change", {"cited": BOTH | {"source-change-" + "f" * 32}}, (READY, "validated_rebase")),
+    (
+        receipt(C1),
+        "material_change",
+        {"cited": BOTH | {"source-change-" + "f" * 32}},
+        (READY, "validated_rebase"),
+    ),
     # a completed scan with no items at all: nothing is uncited
     (receipt(), "always", {}, (READY, "validated_rebase")),
 ]
@@ -107,8 +160,16 @@ def test_read_required_and_incomplete_by_policy() -> None:
     """SPEC §4/§5.3: always reads every change, material_change every change but deletions, never none;
     a required read is incomplete unless it verified or ended in a terminal outcome."""
     text, deleted = change(1, verified=False), change(2, kind="deleted", verified=False)
-    assert [read_required(p, text) for p in ("always", "material_change", "never")] == [True, True, False]
-    assert [read_required(p, deleted) for p in ("always", "material_change", "never")] == [True, False, False]
+    assert [read_required(p, text) for p in ("always", "material_change", "never")] == [
+        True,
+        True,
+        False,
+    ]
+    assert [read_required(p, deleted) for p in ("always", "material_change", "never")] == [
+        True,
+        False,
+        False,
+    ]
     assert read_incomplete("always", text) and read_incomplete("material_change", text)
     assert not read_incomplete("never", text)
     for kind in ("binary", "oversize", "deleted"):
@@ -123,15 +184,27 @@ STATUSES = ("completed", "no_change", "failed", "unavailable")
 KINDS = ("text", "binary", "oversize", "deleted")
 
 
-def spec_rule(rec: dict[str, Any], policy: str, semantic: bool, baseline: bool, cited: set[str],
-              snapshot: bool) -> tuple[str, str]:
+def spec_rule(
+    rec: dict[str, Any],
+    policy: str,
+    semantic: bool,
+    baseline: bool,
+    cited: set[str],
+    snapshot: bool,
+) -> tuple[str, str]:
     """docs/decision-cycle.md's table, read top to bottom (written here, not imported)."""
+
     def needs_read(c: dict[str, Any]) -> bool:
-        return policy == "always" or (policy == "material_change" and c["content_kind"] != "deleted")
+        return policy == "always" or (
+            policy == "material_change" and c["content_kind"] != "deleted"
+        )
 
     def transient(c: dict[str, Any]) -> bool:
-        return needs_read(c) and not c["exact_read_verified"] and c["content_kind"] not in ("binary", "oversize",
-                                                                                             "deleted")
+        return (
+            needs_read(c)
+            and not c["exact_read_verified"]
+            and c["content_kind"] not in ("binary", "oversize", "deleted")
+        )
 
     rules = [
         (snapshot, (PRESERVE, "snapshot_not_committed")),
@@ -149,29 +222,56 @@ def spec_rule(rec: dict[str, Any], policy: str, semantic: bool, baseline: bool, 
 
 changes_st = st.lists(
     st.builds(change, st.integers(0, 40), kind=st.sampled_from(KINDS), verified=st.booleans()),
-    max_size=6, unique_by=lambda c: c["change_ref"])
-receipts_st = st.builds(lambda cs, status, after: receipt(*cs, status=status, after=after),
-                        changes_st, st.sampled_from(STATUSES), st.sampled_from([CURSOR, None]))
+    max_size=6,
+    unique_by=lambda c: c["change_ref"],
+)
+receipts_st = st.builds(
+    lambda cs, status, after: receipt(*cs, status=status, after=after),
+    changes_st,
+    st.sampled_from(STATUSES),
+    st.sampled_from([CURSOR, None]),
+)
 cited_st = st.sets(st.integers(0, 40).map(lambda n: f"source-change-{n:032x}"), max_size=30)
 
 
-@given(rec=receipts_st, policy=st.sampled_from(POLICIES), semantic=st.booleans(), baseline=st.booleans(),
-       cited=cited_st, snapshot=st.booleans(), data=st.data())
-def test_disposition_is_the_first_rule_that_applies(rec, policy, semantic, baseline, cited, snapshot, data) -> None:
+@given(
+    rec=receipts_st,
+    policy=st.sampled_from(POLICIES),
+    semantic=st.booleans(),
+    baseline=st.booleans(),
+    cited=cited_st,
+    snapshot=st.booleans(),
+    data=st.data(),
+)
+def test_disposition_is_the_first_rule_that_applies(
+    rec, policy, semantic, baseline, cited, snapshot, data
+) -> None:
     expected = spec_rule(rec, policy, semantic, baseline, cited, snapshot)
-    assert decide(rec, policy, semantic=semantic, baseline=baseline, cited=cited, snapshot=snapshot) == expected
+    assert (
+        decide(rec, policy, semantic=semantic, baseline=baseline, cited=cited, snapshot=snapshot)
+        == expected
+    )
     # order-independent: the verdict depends on the set of changes, not on the scan's order
     shuffled = {**rec, "changes": data.draw(st.permutations(rec["changes"]))}
-    assert decide(shuffled, policy, semantic=semantic, baseline=baseline, cited=cited,
-                  snapshot=snapshot) == expected
+    assert (
+        decide(
+            shuffled, policy, semantic=semantic, baseline=baseline, cited=cited, snapshot=snapshot
+        )
+        == expected
+    )
     # more citations never make a source less ready; ready is final once every item is cited
     more = cited | {c["change_ref"] for c in rec["changes"]}
     if expected[0] == READY:
-        assert decide(rec, policy, semantic=semantic, baseline=baseline, cited=more,
-                      snapshot=snapshot)[0] == READY
+        assert (
+            decide(
+                rec, policy, semantic=semantic, baseline=baseline, cited=more, snapshot=snapshot
+            )[0]
+            == READY
+        )
     if expected == (PRESERVE, "rebase_incomplete"):
-        assert decide(rec, policy, semantic=semantic, baseline=baseline, cited=more,
-                      snapshot=snapshot) == (READY, "validated_rebase")
+        assert decide(
+            rec, policy, semantic=semantic, baseline=baseline, cited=more, snapshot=snapshot
+        ) == (READY, "validated_rebase")
 
 
 # -- cited_change_refs and derive_rows --------------------------------------------------------------
@@ -189,12 +289,18 @@ def test_cited_refs_come_from_facts_claims_stale_claims_and_conflicts() -> None:
     assert cited_change_refs({}) == set()
 
 
-@given(refs=st.lists(st.integers(0, 20).map(lambda n: f"source-change-{n:032x}"), max_size=8),
-       homes=st.data())
+@given(
+    refs=st.lists(st.integers(0, 20).map(lambda n: f"source-change-{n:032x}"), max_size=8),
+    homes=st.data(),
+)
 def test_which_record_cites_a_ref_does_not_matter(refs, homes) -> None:
     """SPEC §8.2 rule 7: "cited by a fact or claim nor in a conflict": any kind of record counts."""
     evidence: dict[str, list[dict[str, Any]]] = {
-        "changed_facts": [], "recalled_claims": [], "stale_or_rejected_claims": [], "conflicts": []}
+        "changed_facts": [],
+        "recalled_claims": [],
+        "stale_or_rejected_claims": [],
+        "conflicts": [],
+    }
     for n, ref in enumerate(refs):
         home = homes.draw(st.sampled_from(sorted(evidence)))
         if home == "conflicts":
@@ -205,22 +311,39 @@ def test_which_record_cites_a_ref_does_not_matter(refs, homes) -> None:
 
 
 def _source_rows(*specs: tuple[str, str, str]) -> dict[str, dict[str, Any]]:
-    return {sid: {"source_id": sid, "exact_read_policy": policy, "scan_mode": mode} for sid, policy, mode in specs}
+    return {
+        sid: {"source_id": sid, "exact_read_policy": policy, "scan_mode": mode}
+        for sid, policy, mode in specs
+    }
 
 
-def _receipt_for(sid: str, n: int, *changes: dict[str, Any], status: str = "completed",
-                 after: str | None = CURSOR) -> dict[str, Any]:
-    return {"source_id": sid, "receipt_ref": f"decision-source-scan-{n:032x}",
-            "cursor_before_ref": f"source-cursor-{n:032x}", **receipt(*changes, status=status, after=after)}
+def _receipt_for(
+    sid: str,
+    n: int,
+    *changes: dict[str, Any],
+    status: str = "completed",
+    after: str | None = CURSOR,
+) -> dict[str, Any]:
+    return {
+        "source_id": sid,
+        "receipt_ref": f"decision-source-scan-{n:032x}",
+        "cursor_before_ref": f"source-cursor-{n:032x}",
+        **receipt(*changes, status=status, after=after),
+    }
 
 
-ROW_SCHEMA = json.loads((REPO / "docs/schemas/decision_cursor_checkpoint_v0.schema.json").read_text())[
-    "properties"]["rows"]["items"]
+ROW_SCHEMA = json.loads(
+    (REPO / "docs/schemas/decision_cursor_checkpoint_v0.schema.json").read_text()
+)["properties"]["rows"]["items"]
 
 
 def test_derive_rows_by_hand() -> None:
-    rows = _source_rows(("docs", "always", "incremental"), ("notes", "never", "incremental"),
-                        ("feed", "always", "snapshot"), ("down", "always", "incremental"))
+    rows = _source_rows(
+        ("docs", "always", "incremental"),
+        ("notes", "never", "incremental"),
+        ("feed", "always", "snapshot"),
+        ("down", "always", "incremental"),
+    )
     receipts = [
         _receipt_for("docs", 1, C1),
         _receipt_for("notes", 2, C2),
@@ -230,19 +353,38 @@ def test_derive_rows_by_hand() -> None:
     evidence = {"changed_facts": [{"source_ref": C1["change_ref"]}]}
     got = derive_rows(receipts, rows, evidence, {"mode": "auto", "semantic_no_change": False})
     assert got == [
-        {"source_id": "docs", "scan_receipt_ref": receipts[0]["receipt_ref"],
-         "cursor_before_ref": receipts[0]["cursor_before_ref"], "cursor_after_ref": CURSOR,
-         "disposition": READY, "reason_code": "validated_rebase"},
-        {"source_id": "notes", "scan_receipt_ref": receipts[1]["receipt_ref"],
-         "cursor_before_ref": receipts[1]["cursor_before_ref"], "cursor_after_ref": CURSOR,
-         "disposition": PRESERVE, "reason_code": "exact_read_disabled"},
-        {"source_id": "feed", "scan_receipt_ref": receipts[2]["receipt_ref"],
-         "cursor_before_ref": receipts[2]["cursor_before_ref"], "cursor_after_ref": CURSOR,
-         "disposition": PRESERVE, "reason_code": "snapshot_not_committed"},
+        {
+            "source_id": "docs",
+            "scan_receipt_ref": receipts[0]["receipt_ref"],
+            "cursor_before_ref": receipts[0]["cursor_before_ref"],
+            "cursor_after_ref": CURSOR,
+            "disposition": READY,
+            "reason_code": "validated_rebase",
+        },
+        {
+            "source_id": "notes",
+            "scan_receipt_ref": receipts[1]["receipt_ref"],
+            "cursor_before_ref": receipts[1]["cursor_before_ref"],
+            "cursor_after_ref": CURSOR,
+            "disposition": PRESERVE,
+            "reason_code": "exact_read_disabled",
+        },
+        {
+            "source_id": "feed",
+            "scan_receipt_ref": receipts[2]["receipt_ref"],
+            "cursor_before_ref": receipts[2]["cursor_before_ref"],
+            "cursor_after_ref": CURSOR,
+            "disposition": PRESERVE,
+            "reason_code": "snapshot_not_committed",
+        },
         # no cursor_after: the key is left out, not null (the schema allows no null)
-        {"source_id": "down", "scan_receipt_ref": receipts[3]["receipt_ref"],
-         "cursor_before_ref": receipts[3]["cursor_before_ref"],
-         "disposition": PRESERVE, "reason_code": "cursor_after_missing"},
+        {
+            "source_id": "down",
+            "scan_receipt_ref": receipts[3]["receipt_ref"],
+            "cursor_before_ref": receipts[3]["cursor_before_ref"],
+            "disposition": PRESERVE,
+            "reason_code": "cursor_after_missing",
+        },
     ]
     for row in got:
         Draft202012Validator(ROW_SCHEMA).validate(row)
@@ -259,14 +401,29 @@ def test_derive_rows_by_hand() -> None:
 def test_rows_follow_their_receipts_and_change_no_input(data, n) -> None:
     """Each row depends on its own receipt only: permuting the receipts permutes the rows; the
     inputs are left as they were (commit re-derives from the very packets prepare stored)."""
-    rows = {f"s{i}": {"source_id": f"s{i}", "exact_read_policy": data.draw(st.sampled_from(POLICIES)),
-                      "scan_mode": data.draw(st.sampled_from(("incremental", "snapshot", "on_demand")))}
-            for i in range(n)}
-    receipts = [_receipt_for(f"s{i}", i, *data.draw(changes_st), status=data.draw(st.sampled_from(STATUSES)),
-                             after=data.draw(st.sampled_from([CURSOR, None]))) for i in range(n)]
+    rows = {
+        f"s{i}": {
+            "source_id": f"s{i}",
+            "exact_read_policy": data.draw(st.sampled_from(POLICIES)),
+            "scan_mode": data.draw(st.sampled_from(("incremental", "snapshot", "on_demand"))),
+        }
+        for i in range(n)
+    }
+    receipts = [
+        _receipt_for(
+            f"s{i}",
+            i,
+            *data.draw(changes_st),
+            status=data.draw(st.sampled_from(STATUSES)),
+            after=data.draw(st.sampled_from([CURSOR, None])),
+        )
+        for i in range(n)
+    ]
     evidence = {"changed_facts": [{"source_ref": ref} for ref in sorted(data.draw(cited_st))]}
-    rebase = {"mode": data.draw(st.sampled_from(("auto", "agent", "baseline", "none"))),
-              "semantic_no_change": data.draw(st.booleans())}
+    rebase = {
+        "mode": data.draw(st.sampled_from(("auto", "agent", "baseline", "none"))),
+        "semantic_no_change": data.draw(st.booleans()),
+    }
     before = copy.deepcopy((receipts, rows, evidence, rebase))
     got = derive_rows(receipts, rows, evidence, rebase)
     assert (receipts, rows, evidence, rebase) == before
@@ -276,4 +433,3 @@ def test_rows_follow_their_receipts_and_change_no_input(data, n) -> None:
     order = data.draw(st.permutations(range(n)))
     again = derive_rows([receipts[i] for i in order], rows, evidence, rebase)
     assert again == [got[i] for i in order]
-

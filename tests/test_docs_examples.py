@@ -50,7 +50,9 @@ def pages() -> list[Path]:
 
 def blocks(page: Path) -> list[tuple[str, str, int]]:
     text = page.read_text()
-    return [(m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1) for m in FENCE.finditer(text)]
+    return [
+        (m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1) for m in FENCE.finditer(text)
+    ]
 
 
 def console_lines(page: Path) -> list[tuple[int, str]]:
@@ -83,10 +85,14 @@ def test_every_code_block_is_runnable_or_data() -> None:
     for page in pages():
         text = page.read_text()
         for lang, _, line in blocks(page):
-            assert lang in LANGS, f"{page.name}:{line}: fence language {lang!r} (use console, json, toml or text)"
+            assert lang in LANGS, (
+                f"{page.name}:{line}: fence language {lang!r} (use console, json, toml or text)"
+            )
         outside = FENCE.sub("", text)
         indented = [row for row in outside.splitlines() if re.match(r"^( {4}|\t)(\$ )?dcx ", row)]
-        assert not indented, f"{page.name}: indented example(s), make them ```console blocks: {indented}"
+        assert not indented, (
+            f"{page.name}: indented example(s), make them ```console blocks: {indented}"
+        )
     assert {"commands.md", "decision-cycle.md", "git.md"} <= set(PAGES_WITH_COMMANDS)
 
 
@@ -98,7 +104,8 @@ def test_data_blocks_parse_and_match_their_schemas() -> None:
 
     known = schemas.all_schemas()
     registry = Registry().with_resources(
-        [(f"{name}.schema.json", Resource.from_contents(body)) for name, body in known.items()])
+        [(f"{name}.schema.json", Resource.from_contents(body)) for name, body in known.items()]
+    )
     validated = 0
     for page in pages():
         for lang, body, line in blocks(page):
@@ -109,7 +116,9 @@ def test_data_blocks_parse_and_match_their_schemas() -> None:
                 doc = json.loads(body)
                 name = doc.get("schema_version") if isinstance(doc, dict) else None
                 if name in known:
-                    errors = list(Draft202012Validator(known[name], registry=registry).iter_errors(doc))
+                    errors = list(
+                        Draft202012Validator(known[name], registry=registry).iter_errors(doc)
+                    )
                     assert not errors, f"{where}: {errors[0].message}"
                     validated += 1
     assert validated >= 4
@@ -129,9 +138,15 @@ class Session:
         self.app = build_app()
         self.runner = CliRunner()
         bin_dir = str(Path(sys.executable).parent)
-        self.env = {"DCX_AGENT_ID": "agent-a", "DCX_NOW": FIXED_NOW,
-                    "HOME": str(home), "COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb",
-                    "PATH": os.pathsep.join([bin_dir, str(FAKE_OBELISK), os.environ.get("PATH", "")])}
+        self.env = {
+            "DCX_AGENT_ID": "agent-a",
+            "DCX_NOW": FIXED_NOW,
+            "HOME": str(home),
+            "COLUMNS": "120",
+            "NO_COLOR": "1",
+            "TERM": "dumb",
+            "PATH": os.pathsep.join([bin_dir, str(FAKE_OBELISK), os.environ.get("PATH", "")]),
+        }
         self.history: dict[str, list[str]] = {}
 
     def workspace(self) -> Path:
@@ -165,12 +180,23 @@ class Session:
         expanded = VAR.sub(lambda m: variables.get(m.group(1), m.group(0)), command)
         if expanded.startswith("dcx ") and not SHELL & set(expanded):
             self.monkeypatch.chdir(self.cwd)
-            result = self.runner.invoke(self.app, shlex.split(expanded, comments=True)[1:], env=self.env,
-                                        catch_exceptions=False)
+            result = self.runner.invoke(
+                self.app,
+                shlex.split(expanded, comments=True)[1:],
+                env=self.env,
+                catch_exceptions=False,
+            )
             code, output = result.exit_code, result.stdout + result.stderr
         else:
-            proc = subprocess.run(["bash", "-c", command], cwd=self.cwd, env={**os.environ, **self.env, **variables},
-                                  capture_output=True, text=True, timeout=300, check=False)
+            proc = subprocess.run(
+                ["bash", "-c", command],
+                cwd=self.cwd,
+                env={**os.environ, **self.env, **variables},
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
             code, output = proc.returncode, proc.stdout + proc.stderr
         for path in sorted(self.packets() - before):
             self.history.setdefault(path.parent.name, []).append(path.stem)
@@ -187,7 +213,9 @@ def _prepare(root: Path, home: Path, *, packages: bool) -> None:
 @pytest.mark.parametrize("page", PAGES_WITH_COMMANDS)
 def test_console_examples_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root, home = tmp_path / "catalog", tmp_path / "home"
-    _prepare(root, home, packages=any("packages/" in line for _, line in console_lines(DOCS / page)))
+    _prepare(
+        root, home, packages=any("packages/" in line for _, line in console_lines(DOCS / page))
+    )
     session = Session(root, home, monkeypatch)
     for line_no, line, shown in console_steps(DOCS / page):
         skip = NOT_RUN.search(line)
@@ -196,12 +224,18 @@ def test_console_examples_run(page: str, tmp_path: Path, monkeypatch: pytest.Mon
             continue
         expected = int(EXIT.search(line).group(1)) if EXIT.search(line) else 0
         code, output = session.run(line)
-        assert code == expected, f"{page}:{line_no}: `{line}` exited {code}, expected {expected}\n{output[-2000:]}"
+        assert code == expected, (
+            f"{page}:{line_no}: `{line}` exited {code}, expected {expected}\n{output[-2000:]}"
+        )
         for row in shown:
-            assert shows(output, row), f"{page}:{line_no}: `{line}` did not print {row!r}\n{output[-2000:]}"
+            assert shows(output, row), (
+                f"{page}:{line_no}: `{line}` did not print {row!r}\n{output[-2000:]}"
+            )
 
 
-def test_the_runner_catches_a_wrong_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_runner_catches_a_wrong_exit_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The harness itself can fail: a bad ref is exit 2, not 0; variables are filled from earlier steps."""
     root, home = tmp_path / "catalog", tmp_path / "home"
     _prepare(root, home, packages=False)
@@ -226,7 +260,12 @@ def sections(page: Path) -> dict[str, str]:
 
 
 def _options(command: Any) -> list[str]:
-    return [opt for param in command.params for opt in getattr(param, "opts", []) if opt.startswith("--")]
+    return [
+        opt
+        for param in command.params
+        for opt in getattr(param, "opts", [])
+        if opt.startswith("--")
+    ]
 
 
 def test_every_command_and_flag_is_documented() -> None:
@@ -253,6 +292,12 @@ def test_every_command_and_flag_is_documented() -> None:
         for sub_name, sub in sorted(subcommands.items()):
             if f"dcx {name} {sub_name}" not in section:
                 missing.append(f"dcx {name} {sub_name}")
-            missing += [f"dcx {name} {sub_name} {f}" for f in _options(sub) if f not in shared and f not in section]
-        missing += [f"dcx {name} {f}" for f in _options(command) if f not in shared and f not in section]
+            missing += [
+                f"dcx {name} {sub_name} {f}"
+                for f in _options(sub)
+                if f not in shared and f not in section
+            ]
+        missing += [
+            f"dcx {name} {f}" for f in _options(command) if f not in shared and f not in section
+        ]
     assert not missing, f"undocumented in docs/commands.md: {missing}"

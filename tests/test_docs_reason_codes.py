@@ -29,7 +29,16 @@ TOKEN = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 HELPERS = re.compile(r"^(_?refuse\w*|bad|reject|problem|failed)$")
 # Modules whose module-level string constants are reason codes (statuses excluded by name).
 CONSTANT_MODULES = {"assembler.py", "sources/base.py"}
-NOT_REASONS = {"COMPLETED", "NO_CHANGE", "FAILED", "UNAVAILABLE", "VERIFIED", "DELETED", "READY", "PRESERVE"}
+NOT_REASONS = {
+    "COMPLETED",
+    "NO_CHANGE",
+    "FAILED",
+    "UNAVAILABLE",
+    "VERIFIED",
+    "DELETED",
+    "READY",
+    "PRESERVE",
+}
 # Built with an f-string: `f"{kind_name}_missing"` in ops/writeback.py.
 COMPUTED = {"evidence_missing", "proposal_missing", "outcome_missing"}
 
@@ -44,7 +53,11 @@ def collect(path: Path) -> set[str]:
     rel = path.relative_to(DCX).as_posix()
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.keyword) and node.arg in ("code", "reason_code") and _literal(node.value):
+        if (
+            isinstance(node, ast.keyword)
+            and node.arg in ("code", "reason_code")
+            and _literal(node.value)
+        ):
             found.add(node.value.value)  # type: ignore[attr-defined]
         elif isinstance(node, ast.Call):
             name = getattr(node.func, "id", None) or getattr(node.func, "attr", "")
@@ -52,14 +65,27 @@ def collect(path: Path) -> set[str]:
                 found.update(v for v in map(_literal, node.args) if v)
         elif isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values, strict=True):
-                if isinstance(key, ast.Constant) and key.value in ("reason_code", "code") and _literal(value):
+                if (
+                    isinstance(key, ast.Constant)
+                    and key.value in ("reason_code", "code")
+                    and _literal(value)
+                ):
                     found.add(value.value)  # type: ignore[attr-defined]
-        elif isinstance(node, ast.Tuple) and len(node.elts) == 2 and isinstance(node.elts[0], ast.Name) \
-                and node.elts[0].id in ("READY", "PRESERVE") and _literal(node.elts[1]):
+        elif (
+            isinstance(node, ast.Tuple)
+            and len(node.elts) == 2
+            and isinstance(node.elts[0], ast.Name)
+            and node.elts[0].id in ("READY", "PRESERVE")
+            and _literal(node.elts[1])
+        ):
             found.add(node.elts[1].value)  # type: ignore[attr-defined]
     if rel in CONSTANT_MODULES:
         for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
                 name = node.targets[0].id
                 if name.isupper() and name not in NOT_REASONS and _literal(node.value):
                     found.add(node.value.value)  # type: ignore[attr-defined]
@@ -83,9 +109,21 @@ def emitted_codes() -> set[str]:
 
 def test_the_collector_finds_codes_of_every_family() -> None:
     codes = emitted_codes()
-    for sample in ("cursor_moved", "rebase_refs_stale", "too_many_items", "scan_incomplete", "baseline_adopted",
-                   "stale_authority_revision", "exact_read_not_text", "index_missing", "doctor_exit_nonzero",
-                   "no_current_source_revision", "event_id_conflict", "kind_mismatch", "packet_corrupt"):
+    for sample in (
+        "cursor_moved",
+        "rebase_refs_stale",
+        "too_many_items",
+        "scan_incomplete",
+        "baseline_adopted",
+        "stale_authority_revision",
+        "exact_read_not_text",
+        "index_missing",
+        "doctor_exit_nonzero",
+        "no_current_source_revision",
+        "event_id_conflict",
+        "kind_mismatch",
+        "packet_corrupt",
+    ):
         assert sample in codes, sample
     assert len(codes) > 120
 
@@ -98,4 +136,6 @@ def test_every_code_is_documented() -> None:
 def test_every_exit_code_is_documented() -> None:
     table = (REPO / "docs" / "exit-codes.md").read_text()
     for code in ExitCode:
-        assert re.search(rf"^\| {int(code)} \|", table, re.M), f"exit code {int(code)} ({code.name})"
+        assert re.search(rf"^\| {int(code)} \|", table, re.M), (
+            f"exit code {int(code)} ({code.name})"
+        )

@@ -58,21 +58,28 @@ def test_fault_point_kills_before_replace(tmp_path: Path) -> None:
 def test_lock_timeout_is_lock_busy_naming_the_lock(tmp_path: Path) -> None:
     target = tmp_path / "cursors.json"
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import sys, time
             from pathlib import Path
             from dcx.core.fsutil import file_lock
             with file_lock(Path({str(target)!r})):
                 print("held", flush=True)
                 time.sleep(30)
-        """)],
+        """),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"
         started = time.monotonic()
-        with pytest.raises(LockBusy) as err, file_lock(target, wait=0.3, display="private/cursors.json"):
+        with (
+            pytest.raises(LockBusy) as err,
+            file_lock(target, wait=0.3, display="private/cursors.json"),
+        ):
             pass
         assert time.monotonic() - started < 5
         assert "private/cursors.json.lock" in err.value.message

@@ -17,7 +17,15 @@ def reference(name: str) -> str:
 
 
 def test_the_issue_spellings_are_one_actor() -> None:
-    for spelling in ("AGENT-X", "agent_x", "agent-x.", "Agent X", "\uff41\uff47\uff45\uff4e\uff54\uff0d\uff58", "agent\u00a0x", "AGENT.X"):
+    for spelling in (
+        "AGENT-X",
+        "agent_x",
+        "agent-x.",
+        "Agent X",
+        "\uff41\uff47\uff45\uff4e\uff54\uff0d\uff58",
+        "agent\u00a0x",
+        "AGENT.X",
+    ):
         assert same_actor(spelling, "agent-x"), spelling
     for other in ("agent-y", "agent-xx", "agentx2", "bgent-x"):
         assert not same_actor(other, "agent-x"), other

@@ -101,8 +101,19 @@ def test_tokens() -> None:
 
 
 @pytest.mark.parametrize(
-    "key", ["content", "raw_content", "api_key", "credential", "credentials", "token",
-            "provider_payload", "raw_chat", "tool_output", "raw_provider_payload"],
+    "key",
+    [
+        "content",
+        "raw_content",
+        "api_key",
+        "credential",
+        "credentials",
+        "token",
+        "provider_payload",
+        "raw_chat",
+        "tool_output",
+        "raw_provider_payload",
+    ],
 )
 def test_forbidden_keys_anywhere(key: str) -> None:
     with pytest.raises(UnsafeText, match=key):

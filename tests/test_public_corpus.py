@@ -19,12 +19,39 @@ from dcx.core.public import unsafe_class
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "public-safety"
 FAMILIES = {
-    "local_path", "url", "email", "bearer_token", "credential_assignment", "github_token", "aws_key",
-    "aws_secret", "bare_aws_secret", "slack_token", "google_api_key", "stripe_key", "npm_token", "pypi_token",
-    "jwt", "pem_private_key", "control_character", "high_entropy_secret", "high_entropy_hex",
-    "authorization_header", "basic_auth", "openai_key", "anthropic_key", "gitlab_token", "huggingface_token",
-    "twilio_key", "sendgrid_key", "discord_token", "telegram_token", "azure_connection_string", "ip_address",
-    "private_host", "invisible_character",
+    "local_path",
+    "url",
+    "email",
+    "bearer_token",
+    "credential_assignment",
+    "github_token",
+    "aws_key",
+    "aws_secret",
+    "bare_aws_secret",
+    "slack_token",
+    "google_api_key",
+    "stripe_key",
+    "npm_token",
+    "pypi_token",
+    "jwt",
+    "pem_private_key",
+    "control_character",
+    "high_entropy_secret",
+    "high_entropy_hex",
+    "authorization_header",
+    "basic_auth",
+    "openai_key",
+    "anthropic_key",
+    "gitlab_token",
+    "huggingface_token",
+    "twilio_key",
+    "sendgrid_key",
+    "discord_token",
+    "telegram_token",
+    "azure_connection_string",
+    "ip_address",
+    "private_host",
+    "invisible_character",
 }
 
 
@@ -37,15 +64,31 @@ def test_the_corpus_is_large_and_covers_every_family() -> None:
     assert len(positives) >= 200 and len(negatives) >= 300
     assert {r["family"] for r in positives} == FAMILIES
     kinds = Counter(r["family"] for r in negatives)
-    assert set(kinds) >= {"prose", "dcx_ref", "route", "semver", "date", "commit_sha", "ticket", "number_unit"}
+    assert set(kinds) >= {
+        "prose",
+        "dcx_ref",
+        "route",
+        "semver",
+        "date",
+        "commit_sha",
+        "ticket",
+        "number_unit",
+    }
     texts = " ".join(r["text"] for r in negatives)
     assert "secretary" in texts and "token budget" in texts
 
 
 def test_every_positive_is_refused_and_no_negative_is() -> None:
-    missed = [f"{r['family']}: {r['text']!r}" for r in rows("positives") if unsafe_class(r["text"]) is None]
-    wrongly = [f"{r['family']}: {r['text']!r} ({unsafe_class(r['text'])})"
-               for r in rows("negatives") if unsafe_class(r["text"]) is not None]
+    missed = [
+        f"{r['family']}: {r['text']!r}"
+        for r in rows("positives")
+        if unsafe_class(r["text"]) is None
+    ]
+    wrongly = [
+        f"{r['family']}: {r['text']!r} ({unsafe_class(r['text'])})"
+        for r in rows("negatives")
+        if unsafe_class(r["text"]) is not None
+    ]
     assert not missed, "positives that passed the detector:\n" + "\n".join(missed)
     assert not wrongly, "negatives the detector refused:\n" + "\n".join(wrongly)
 
@@ -81,9 +124,15 @@ def detect_secrets_flags() -> dict[str, list[tuple[str, str]]]:
 
 def test_detect_secrets_differential(detect_secrets_flags) -> None:
     """Everything detect-secrets flags in the corpus, dcx refuses too."""
-    assert len({t for _, t in detect_secrets_flags["positives"]}) >= 40, "detect-secrets found next to nothing"
-    escaped = [f"{kind}: {text!r}" for name in ("positives", "negatives")
-               for kind, text in detect_secrets_flags[name] if unsafe_class(text) is None]
+    assert len({t for _, t in detect_secrets_flags["positives"]}) >= 40, (
+        "detect-secrets found next to nothing"
+    )
+    escaped = [
+        f"{kind}: {text!r}"
+        for name in ("positives", "negatives")
+        for kind, text in detect_secrets_flags[name]
+        if unsafe_class(text) is None
+    ]
     assert not escaped, "detect-secrets flagged, dcx let through:\n" + "\n".join(escaped)
 
 

@@ -42,27 +42,58 @@ def run(fresh_ws: Path):
 
 
 def _change(minter: RefMinter, sid: str, n: int, read: str | None) -> Change:
-    kind = {"binary": "binary", "oversize": "oversize", "deleted": "deleted"}.get(read or "", "text")
+    kind = {"binary": "binary", "oversize": "oversize", "deleted": "deleted"}.get(
+        read or "", "text"
+    )
     revision = "deleted" if kind == "deleted" else f"{n:064x}"
-    return Change(sid, f"f{n}.md", revision, "deleted" if kind == "deleted" else "modified", kind,
-                  minter.change_ref(sid, f"f{n}.md"), minter.revision_ref(sid, f"f{n}.md", revision), read,
-                  "text" if read == "verified" else None, NOW)
+    return Change(
+        sid,
+        f"f{n}.md",
+        revision,
+        "deleted" if kind == "deleted" else "modified",
+        kind,
+        minter.change_ref(sid, f"f{n}.md"),
+        minter.revision_ref(sid, f"f{n}.md", revision),
+        read,
+        "text" if read == "verified" else None,
+        NOW,
+    )
 
 
 def _scan_receipt(n: int, sid: str, changes: list[Change]) -> dict[str, Any]:
     """What prepare stores for a completed scan of ``sid`` (SPEC §5.4), from its changes."""
-    return {"source_id": sid, "receipt_ref": f"decision-source-scan-{n:032x}", "status": "completed",
-            "cursor_before_ref": f"source-cursor-{n:032x}", "cursor_after_ref": f"source-cursor-{n + 8:032x}",
-            "changes": [{"change_ref": c.change_ref, "revision_ref": c.revision_ref, "observed_at": NOW,
-                         "content_kind": c.content_kind, "exact_read_verified": c.read_status == "verified"}
-                        for c in changes if c.source_id == sid]}
+    return {
+        "source_id": sid,
+        "receipt_ref": f"decision-source-scan-{n:032x}",
+        "status": "completed",
+        "cursor_before_ref": f"source-cursor-{n:032x}",
+        "cursor_after_ref": f"source-cursor-{n + 8:032x}",
+        "changes": [
+            {
+                "change_ref": c.change_ref,
+                "revision_ref": c.revision_ref,
+                "observed_at": NOW,
+                "content_kind": c.content_kind,
+                "exact_read_verified": c.read_status == "verified",
+            }
+            for c in changes
+            if c.source_id == sid
+        ],
+    }
 
 
 @settings(max_examples=examples(60))
-@given(picks=st.lists(st.tuples(st.sampled_from(SOURCES),
-                                st.sampled_from(("verified", "binary", "oversize", "deleted", "failed"))),
-                      max_size=8),
-       mode=st.sampled_from(("auto", "agent")), cite=st.data())
+@given(
+    picks=st.lists(
+        st.tuples(
+            st.sampled_from(SOURCES),
+            st.sampled_from(("verified", "binary", "oversize", "deleted", "failed")),
+        ),
+        max_size=8,
+    ),
+    mode=st.sampled_from(("auto", "agent")),
+    cite=st.data(),
+)
 def test_receipt_and_checkpoint_agree_on_what_is_accounted_for(run, picks, mode, cite) -> None:
     minter = run
     changes = [_change(minter, sid, n, read) for n, (sid, read) in enumerate(picks)]
@@ -74,17 +105,30 @@ def test_receipt_and_checkpoint_agree_on_what_is_accounted_for(run, picks, mode,
     else:  # the agent cites a random subset, as facts or in one conflict
         chosen = [c for c in changes if cite.draw(st.booleans())]
         facts = [c for c in chosen if cite.draw(st.booleans())]
-        body = {"changed_facts": [{"fact_id": f"fact-{i}", "summary": "A change", "change_ref": c.change_ref}
-                                  for i, c in enumerate(facts)]}
+        body = {
+            "changed_facts": [
+                {"fact_id": f"fact-{i}", "summary": "A change", "change_ref": c.change_ref}
+                for i, c in enumerate(facts)
+            ]
+        }
         in_conflict = [c.change_ref for c in chosen if c not in facts]
         if in_conflict:
-            body["conflicts"] = [{"conflict_id": "c1", "summary": "They disagree", "change_refs": in_conflict,
-                                  "conflict_rule": "canonical_revision_wins", "status": "open"}]
+            body["conflicts"] = [
+                {
+                    "conflict_id": "c1",
+                    "summary": "They disagree",
+                    "change_refs": in_conflict,
+                    "conflict_rule": "canonical_revision_wins",
+                    "status": "open",
+                }
+            ]
         rebasing.agent(draft, body, changes, reader, None, minter)
     values = rebasing.receipt_values(mode, body, changes, draft, NOW, None)
     receipts = [_scan_receipt(i, sid, changes) for i, sid in enumerate(SOURCES)]
     manifest = {sid: {"exact_read_policy": "always", "scan_mode": "incremental"} for sid in SOURCES}
-    rows = {row["source_id"]: row for row in derive_rows(receipts, manifest, draft.records(), values)}
+    rows = {
+        row["source_id"]: row for row in derive_rows(receipts, manifest, draft.records(), values)
+    }
 
     cited = set(values["cited_change_refs"])
     assert values["uncited_change_count"] == len({c.change_ref for c in changes} - cited)
@@ -96,7 +140,10 @@ def test_receipt_and_checkpoint_agree_on_what_is_accounted_for(run, picks, mode,
         if transient:
             assert (row["disposition"], row["reason_code"]) == ("preserve", "exact_read_incomplete")
         elif all_cited:
-            assert (row["disposition"], row["reason_code"]) == ("ready_after_writeback", "validated_rebase")
+            assert (row["disposition"], row["reason_code"]) == (
+                "ready_after_writeback",
+                "validated_rebase",
+            )
         else:
             assert (row["disposition"], row["reason_code"]) == ("preserve", "rebase_incomplete")
     # the receipt is material_change only if no source is held back for want of a citation

@@ -27,7 +27,10 @@ def test_schemas_are_valid_draft_2020_12() -> None:
 
 
 def _registry() -> Registry:
-    resources = [(f"{name}.schema.json", Resource.from_contents(body)) for name, body in schemas.all_schemas().items()]
+    resources = [
+        (f"{name}.schema.json", Resource.from_contents(body))
+        for name, body in schemas.all_schemas().items()
+    ]
     return Registry().with_resources(resources)
 
 

@@ -91,7 +91,9 @@ def test_the_spec_examples_parse_and_their_keys_have_lines() -> None:
 
 def test_line_of_falls_back_to_the_enclosing_table() -> None:
     assert line_of(SOURCES, "sources[1].no_such_key") == 19  # its [[sources]] header
-    assert line_of(SOURCES, "sources[0].locator.path") == 17  # inside an inline table: the key's line
+    assert (
+        line_of(SOURCES, "sources[0].locator.path") == 17
+    )  # inside an inline table: the key's line
     assert line_of(SOURCES, "sources[7].priority") == 7  # no 8th source: the array's first header
     assert line_of(SOURCES, "nowhere.at_all") is None
     assert line_of(PROFILE, "") is None
@@ -99,15 +101,40 @@ def test_line_of_falls_back_to_the_enclosing_table() -> None:
 
 def test_parse_path() -> None:
     assert parse_path("sources[2].locator") == ("sources", 2, "locator")
-    assert parse_path("context_provider.config.api_key") == ("context_provider", "config", "api_key")
+    assert parse_path("context_provider.config.api_key") == (
+        "context_provider",
+        "config",
+        "api_key",
+    )
     assert parse_path("bindings[0]") == ("bindings", 0)
     assert parse_path("") == ()
 
 
 # -- every tomllib error: one line, the file, the line ----------------------------------------------
 
-BREAKERS = ["[", "]", "{", "}", "=", '"', "'", '"""', "#", "\n", ",", ".", " = =", "[[", "\x00", "\x7f", "é",
-            "\ud7ff", "x", "1", "true"]
+BREAKERS = [
+    "[",
+    "]",
+    "{",
+    "}",
+    "=",
+    '"',
+    "'",
+    '"""',
+    "#",
+    "\n",
+    ",",
+    ".",
+    " = =",
+    "[[",
+    "\x00",
+    "\x7f",
+    "é",
+    "\ud7ff",
+    "x",
+    "1",
+    "true",
+]
 
 
 @st.composite
@@ -116,7 +143,7 @@ def broken(draw: st.DrawFn) -> str:
     for _ in range(draw(st.integers(1, 3))):
         at = draw(st.integers(0, len(text)))
         if draw(st.booleans()) and at < len(text):
-            text = text[:at] + text[at + draw(st.integers(1, 8)):]  # cut a few characters
+            text = text[:at] + text[at + draw(st.integers(1, 8)) :]  # cut a few characters
         else:
             text = text[:at] + draw(st.sampled_from(BREAKERS)) + text[at:]
     return text
@@ -152,10 +179,16 @@ def test_every_tomllib_error_is_one_line_naming_the_file_and_the_line(text: str)
 
 
 # a file without a final newline: tomllib says "at end of document"; dcx names the last line too (SPEC §4)
-@pytest.mark.parametrize(("text", "line"), [
-    ('enabled = true\ngoal_id = "a"\nenabled = false', 3),  # a key given twice, on the last line
-    ('goal_id = "a"\nnamespace = "unterminated', 2),
-])
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (
+            'enabled = true\ngoal_id = "a"\nenabled = false',
+            3,
+        ),  # a key given twice, on the last line
+        ('goal_id = "a"\nnamespace = "unterminated', 2),
+    ],
+)
 def test_errors_tomllib_places_at_the_end_still_name_a_line(text: str, line: int) -> None:
     with pytest.raises(InvalidInput) as caught:
         parse_toml(text, "profile.toml")
@@ -174,7 +207,9 @@ def test_load_toml_reads_utf8_and_refuses_anything_else(tmp_path: Path) -> None:
     assert caught.value.code == "invalid_toml" and caught.value.exit_code == ExitCode.INVALID_INPUT
     broken_file = tmp_path / "broken.toml"
     broken_file.write_text(PROFILE.replace("max_results = 4", "max_results = = 4"))
-    with pytest.raises(InvalidInput, match=r"^broken\.toml: invalid TOML: .*\(at line 10, column \d+\)$"):
+    with pytest.raises(
+        InvalidInput, match=r"^broken\.toml: invalid TOML: .*\(at line 10, column \d+\)$"
+    ):
         load_toml(broken_file, "broken.toml")
 
 
@@ -182,23 +217,44 @@ def test_load_toml_reads_utf8_and_refuses_anything_else(tmp_path: Path) -> None:
 
 
 def test_locate_error_rewords_a_field_error_with_its_line() -> None:
-    error = InvalidInput("sources[1].exact_read_policy: must be always, material_change or never",
-                         code="registry_invalid", hint="see docs/sources.md", field="sources[1].exact_read_policy")
+    error = InvalidInput(
+        "sources[1].exact_read_policy: must be always, material_change or never",
+        code="registry_invalid",
+        hint="see docs/sources.md",
+        field="sources[1].exact_read_policy",
+    )
     got = locate_error(error, ".decision-context/sources.toml", SOURCES)
-    assert got.message == (".decision-context/sources.toml: sources[1].exact_read_policy, line 30: "
-                           "must be always, material_change or never")
+    assert got.message == (
+        ".decision-context/sources.toml: sources[1].exact_read_policy, line 30: "
+        "must be always, material_change or never"
+    )
     assert (got.code, got.hint, got.field, got.exit_code) == (
-        "registry_invalid", "see docs/sources.md", "sources[1].exact_read_policy", ExitCode.INVALID_INPUT)
+        "registry_invalid",
+        "see docs/sources.md",
+        "sources[1].exact_read_policy",
+        ExitCode.INVALID_INPUT,
+    )
     # a missing key: the line of the table it is missing from
-    missing = locate_error(InvalidInput("sources[0].max_changes: required", field="sources[0].max_changes"),
-                           "sources.toml", SOURCES)
+    missing = locate_error(
+        InvalidInput("sources[0].max_changes: required", field="sources[0].max_changes"),
+        "sources.toml",
+        SOURCES,
+    )
     assert missing.message == "sources.toml: sources[0].max_changes, line 7: required"
     # a message that does not repeat the field keeps all of its words
-    plain = locate_error(InvalidInput("unknown key", field="context_provider.colour"), "profile.toml", PROFILE)
+    plain = locate_error(
+        InvalidInput("unknown key", field="context_provider.colour"), "profile.toml", PROFILE
+    )
     assert plain.message == "profile.toml: context_provider.colour, line 7: unknown key"
     # no field: the file alone; a field the text does not hold: no line
-    assert locate_error(InvalidInput("empty file"), "profile.toml", "").message == "profile.toml: empty file"
-    assert locate_error(InvalidInput("x: bad", field="x"), "p.toml", PROFILE).message == "p.toml: x: bad"
+    assert (
+        locate_error(InvalidInput("empty file"), "profile.toml", "").message
+        == "profile.toml: empty file"
+    )
+    assert (
+        locate_error(InvalidInput("x: bad", field="x"), "p.toml", PROFILE).message
+        == "p.toml: x: bad"
+    )
     assert locate_error(InvalidInput("x: bad", field="x"), "p.toml", PROFILE).field == "x"
 
 
@@ -215,12 +271,33 @@ def document(draw: st.DrawFn) -> tuple[str, dict[tuple[Any, ...], int]]:
     def key_value(table: tuple[Any, ...]) -> None:
         n = next(counter)
         form = draw(st.sampled_from(["bare", "quoted", "single", "dotted", "spaced"]))
-        name: tuple[str, ...] = {"bare": (f"k{n}",), "quoted": (f"k {n}.x",), "single": (f"q{n}",),
-                                 "dotted": (f"d{n}", "inner"), "spaced": (f"s{n}",)}[form]
-        key = {"bare": f"k{n}", "quoted": f'"k {n}.x"', "single": f"'q{n}'", "dotted": f"d{n}.inner",
-               "spaced": f"  s{n}   "}[form]
-        value = draw(st.sampled_from(["1", '"a = b"', "[1, 2]", "{ x = 1, y = [2] }", "MULTIARRAY",
-                                      "MULTISTRING", "true  # [not.a.table]"]))
+        name: tuple[str, ...] = {
+            "bare": (f"k{n}",),
+            "quoted": (f"k {n}.x",),
+            "single": (f"q{n}",),
+            "dotted": (f"d{n}", "inner"),
+            "spaced": (f"s{n}",),
+        }[form]
+        key = {
+            "bare": f"k{n}",
+            "quoted": f'"k {n}.x"',
+            "single": f"'q{n}'",
+            "dotted": f"d{n}.inner",
+            "spaced": f"  s{n}   ",
+        }[form]
+        value = draw(
+            st.sampled_from(
+                [
+                    "1",
+                    '"a = b"',
+                    "[1, 2]",
+                    "{ x = 1, y = [2] }",
+                    "MULTIARRAY",
+                    "MULTISTRING",
+                    "true  # [not.a.table]",
+                ]
+            )
+        )
         where[(*table, *name)] = len(lines) + 1
         if value == "MULTIARRAY":
             lines.extend([f"{key} = [", "  1,", '  "k = 2",', "  [3, 4],", "]"])
@@ -282,10 +359,13 @@ def test_a_located_field_error_is_one_line_naming_file_and_line(doc, data) -> No
     if not expected:
         return
     path = data.draw(st.sampled_from(sorted(expected, key=repr)))
-    field = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(path))
-    error = locate_error(InvalidInput(f"{field}: must be a token", field=field), "sources.toml", text)
+    field = "".join(
+        f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(path)
+    )
+    error = locate_error(
+        InvalidInput(f"{field}: must be a token", field=field), "sources.toml", text
+    )
     if any(not re.fullmatch(r"[A-Za-z0-9_-]+", str(p)) for p in path if not isinstance(p, int)):
         return  # dotted display of a quoted key with a dot in it is ambiguous; skip those
     assert error.message == f"sources.toml: {field}, line {expected[path]}: must be a token"
     assert "\n" not in error.message
-

@@ -53,7 +53,9 @@ def _print_traceback(g: Globals) -> None:
         traceback.print_exc(file=sys.stderr)
 
 
-def answer(g: Globals, fmt: str, call: Callable[[Globals], Result], render: TextRenderer | None = None) -> int:
+def answer(
+    g: Globals, fmt: str, call: Callable[[Globals], Result], render: TextRenderer | None = None
+) -> int:
     """Run ``call``, print its result (or its error) in ``fmt``; return the exit code."""
     try:
         result = call(g)

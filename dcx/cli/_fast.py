@@ -101,7 +101,9 @@ def _status(workspace: str | None, no_color: bool, rest: list[str]) -> int | Non
     else:
         from dcx.cli._status_text import format_status, terminal_width, use_colour
 
-        sys.stdout.write(format_status(result.data, colour=use_colour(no_color), width=terminal_width()))
+        sys.stdout.write(
+            format_status(result.data, colour=use_colour(no_color), width=terminal_width())
+        )
     return int(result.exit_code)
 
 
@@ -132,7 +134,9 @@ def _plain(text: str) -> str | None:
 CHECKS = {"decision_id": _plain, "limit": _positive_int, "wait": _seconds}
 
 
-def _reader(verb: str, rest: list[str], workspace: str | None, verbose: int, no_color: bool) -> int | None:
+def _reader(
+    verb: str, rest: list[str], workspace: str | None, verbose: int, no_color: bool
+) -> int | None:
     """``dcx log|show|verify|sources`` with their common options, or None (typer answers)."""
     options = READERS[verb]
     fmt = os.environ.get("DCX_FORMAT", "text")
@@ -175,7 +179,9 @@ def _reader(verb: str, rest: list[str], workspace: str | None, verbose: int, no_
     from dcx.cli._globals import Globals
 
     call, render = _CALLS[verb](values)
-    return answer(Globals(workspace=workspace, verbose=verbose, no_color=no_color), fmt, call, render)
+    return answer(
+        Globals(workspace=workspace, verbose=verbose, no_color=no_color), fmt, call, render
+    )
 
 
 def _log(values):

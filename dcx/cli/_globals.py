@@ -12,7 +12,9 @@ class Globals:
 
     __slots__ = ("no_color", "verbose", "workspace")
 
-    def __init__(self, workspace: str | None = None, verbose: int = 0, no_color: bool = False) -> None:
+    def __init__(
+        self, workspace: str | None = None, verbose: int = 0, no_color: bool = False
+    ) -> None:
         self.workspace = workspace
         self.verbose = verbose
         self.no_color = no_color
@@ -23,7 +25,11 @@ class Globals:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Globals):
             return NotImplemented
-        return (self.workspace, self.verbose, self.no_color) == (other.workspace, other.verbose, other.no_color)
+        return (self.workspace, self.verbose, self.no_color) == (
+            other.workspace,
+            other.verbose,
+            other.no_color,
+        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
 
@@ -34,7 +40,9 @@ class Globals:
 
         found = find_workspace(self.workspace)
         bind_goal_root(str(found.root))
-        bind_private_values(LazyPrivateValues(found))  # SPEC 3.4: writers refuse this workspace's values
+        bind_private_values(
+            LazyPrivateValues(found)
+        )  # SPEC 3.4: writers refuse this workspace's values
         return found
 
     def clock(self, observed_at: str | None = None):  # -> Clock; the one clock of this command

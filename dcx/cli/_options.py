@@ -26,15 +26,23 @@ FormatOpt = Annotated[
 ]
 AgentOpt = Annotated[
     str | None,
-    typer.Option("--agent-id", envvar="DCX_AGENT_ID", help="The agent acting (default: the profile's only enabled agent)."),
+    typer.Option(
+        "--agent-id",
+        envvar="DCX_AGENT_ID",
+        help="The agent acting (default: the profile's only enabled agent).",
+    ),
 ]
 ObservedAtOpt = Annotated[
     str | None,
-    typer.Option("--observed-at", help="RFC 3339 time to stamp instead of now (DCX_NOW fixes the clock too)."),
+    typer.Option(
+        "--observed-at", help="RFC 3339 time to stamp instead of now (DCX_NOW fixes the clock too)."
+    ),
 ]
 WaitOpt = Annotated[
     float,
-    typer.Option("--wait", min=0, help="Seconds to wait for a busy lock before giving up (exit 4)."),
+    typer.Option(
+        "--wait", min=0, help="Seconds to wait for a busy lock before giving up (exit 4)."
+    ),
 ]
 DecisionOpt = Annotated[
     str,

@@ -26,8 +26,10 @@ PIPED_WIDTH = 400  # as _render.PIPED_WIDTH
 # printable ASCII and the few punctuation marks dcx's own views use.
 _NARROW = re.compile("[\x20-\x7e\u00b7\u2013\u2014\u2026\u2190\u2192]*")
 # dcx's own markup in styled() templates: a style tag or the closing [/].
-_TAG = re.compile(r"\[(?:/|(?:bold|dim|italic|underline|red|green|yellow|blue|cyan|magenta|white)"
-                  r"(?: (?:bold|dim|red|green|yellow|blue|cyan|magenta|white))*)\]")
+_TAG = re.compile(
+    r"\[(?:/|(?:bold|dim|italic|underline|red|green|yellow|blue|cyan|magenta|white)"
+    r"(?: (?:bold|dim|red|green|yellow|blue|cyan|magenta|white))*)\]"
+)
 
 plain_mode: ContextVar[bool] = ContextVar("dcx_plain_console", default=False)
 
@@ -50,7 +52,10 @@ def styled_plain(template: str, values: Sequence[str]) -> Plain:
 def pipe_width(stream: TextIO) -> int | None:
     """The width rich would use for ``stream`` if it would treat it as a pipe, else None."""
     env = os.environ
-    if any(name in env for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS")):
+    if any(
+        name in env
+        for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS")
+    ):
         return None
     try:
         if stream.isatty():
@@ -96,7 +101,9 @@ class PlainConsole:
         if 0 in widths or sum(widths) + len(widths) - 1 > self.width:
             raise NeedRich  # an empty column or a grid rich would fold: its own layout
         for row in rows:
-            self.parts.append(" ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) + "\n")
+            self.parts.append(
+                " ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) + "\n"
+            )
 
     def table(self, headers: Sequence[str], rows: Sequence[Sequence[str]], *, narrow: int) -> None:
         """``views.common.grid``'s table (``box.SIMPLE_HEAD``, no edge, collapsed padding) when it fits whole."""
@@ -111,10 +118,14 @@ class PlainConsole:
         total = sum(widths) + 2 * (len(widths) - 1)
         if total > self.width:
             raise NeedRich  # rich wraps or folds cells
-        self.parts.append("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + "\n")
+        self.parts.append(
+            "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + "\n"
+        )
         self.parts.append("\u2500" * total + "\n")
         for row in rows:
-            self.parts.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + "\n")
+            self.parts.append(
+                "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + "\n"
+            )
 
     def flush(self, stream: TextIO) -> None:
         stream.write("".join(self.parts))

@@ -25,8 +25,13 @@ class HashProgress:
         from dcx.cli._render import console
 
         self.bar = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=console(stderr=True, no_color=no_color), transient=True, auto_refresh=False,
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console(stderr=True, no_color=no_color),
+            transient=True,
+            auto_refresh=False,
         )
         self.shown = 0.0
 

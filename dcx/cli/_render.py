@@ -43,7 +43,9 @@ def styled(template: str, *values: Any) -> Text:
     from rich.markup import escape
     from rich.text import Text
 
-    return Text.from_markup(template.format(*(escape(visible(str(v))) for v in values)), emoji=False)
+    return Text.from_markup(
+        template.format(*(escape(visible(str(v))) for v in values)), emoji=False
+    )
 
 
 # Piped output is never hard-wrapped: one logical line stays one line, and a
@@ -84,8 +86,9 @@ def emit(result: Result, fmt: str, render: TextRenderer | None, *, no_color: boo
         return
     from dcx.cli._plain import pipe_width, render_plain
 
-    safe = Result(result.command, visible_data(result.data), result.status, result.warnings,
-                  result.exit_code)
+    safe = Result(
+        result.command, visible_data(result.data), result.status, result.warnings, result.exit_code
+    )
     if render is None or not render_plain(render, safe, sys.stdout):  # piped simple views: no rich
         out = console(no_color=no_color)
         if render is not None:

@@ -81,7 +81,9 @@ def _fit(label: str, parts: list[str], width: int | None) -> list[str]:
 
 
 def format_status(data: dict[str, Any], *, colour: bool, width: int | None = None) -> str:
-    data = visible_data(data)  # ids and messages come from files a merge may have brought (SPEC 3.4.1)
+    data = visible_data(
+        data
+    )  # ids and messages come from files a merge may have brought (SPEC 3.4.1)
     act = data["activation"]
     ws = data["workspace"]
     code = act["reason_code"]
@@ -93,27 +95,51 @@ def format_status(data: dict[str, Any], *, colour: bool, width: int | None = Non
     ]
     if act.get("error"):
         lines.append(f"          {_paint(act['error']['message'], '31', colour)}")
-    lines.append(f"sources   {act['enabled_source_count']} enabled of {act['source_count']}"
-                 f" · recall: {act['context_provider']}")
+    lines.append(
+        f"sources   {act['enabled_source_count']} enabled of {act['source_count']}"
+        f" · recall: {act['context_provider']}"
+    )
     if act["unavailable_adapter_count"]:
-        lines.append(_paint(f"          {act['unavailable_adapter_count']} source adapter(s) unavailable",
-                            "33", colour))
-    lines.extend(_fit("packets   ", [str(ws["packet_count"]), f"events {ws['events']}",
-                                     f"committed cursors {ws['committed_cursors']}",
-                                     f"pending {ws['pending_assemblies']}"], width))
+        lines.append(
+            _paint(
+                f"          {act['unavailable_adapter_count']} source adapter(s) unavailable",
+                "33",
+                colour,
+            )
+        )
+    lines.extend(
+        _fit(
+            "packets   ",
+            [
+                str(ws["packet_count"]),
+                f"events {ws['events']}",
+                f"committed cursors {ws['committed_cursors']}",
+                f"pending {ws['pending_assemblies']}",
+            ],
+            width,
+        )
+    )
     key = data.get("key")
     if key:
         pinned, local = key.get("pinned_key_id"), key.get("local_key_id")
         parts = [f"pinned {pinned or '-'}", f"local {local or '-'}"]
         if pinned and local != pinned:
-            parts.append("no key here: dcx key import FILE" if local is None else "another key: refs do not compare")
+            parts.append(
+                "no key here: dcx key import FILE"
+                if local is None
+                else "another key: refs do not compare"
+            )
         fitted = _fit("key       ", parts, width)
         lines.extend(_paint(line, "33", colour) if len(parts) > 2 else line for line in fitted)
     checks = data.get("checks")
     if checks:
         for row in checks["sources"]:
             ok = row["status"] == "ok"
-            mark = _paint("ok", "32", colour) if ok else f"{_paint(row['status'], '31', colour)} ({row['reason_code']})"
+            mark = (
+                _paint("ok", "32", colour)
+                if ok
+                else f"{_paint(row['status'], '31', colour)} ({row['reason_code']})"
+            )
             lines.append(f"check     source {row['source_id']}: {mark}")
         recall = checks["recall"]
         if recall:
@@ -123,18 +149,23 @@ def format_status(data: dict[str, Any], *, colour: bool, width: int | None = Non
             lines.append(f"check     recall {recall['provider']}: {mark}{why}")
     if ws["decisions"]:
         rows = [("decision", "last observed", "next step")] + [
-            (r["decision_id"], r["last_observed_at"] or "-", _step(r))
-            for r in ws["decisions"]
+            (r["decision_id"], r["last_observed_at"] or "-", _step(r)) for r in ws["decisions"]
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
         lines.append("")
         if width is not None and sum(widths) + 4 > width and width < NARROW:
             for row in rows[1:]:
-                lines.extend([f"decision  {row[0]}", f"observed  {row[1]}", f"next      {row[2]}", ""])
+                lines.extend(
+                    [f"decision  {row[0]}", f"observed  {row[1]}", f"next      {row[2]}", ""]
+                )
             lines.pop()
             rows = []
         for index, row in enumerate(rows):
-            text = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+            text = "  ".join(
+                cell.ljust(width) for cell, width in zip(row, widths, strict=True)
+            ).rstrip()
             lines.append(_paint(text, "1", colour) if index == 0 else text)
-        lines.extend(f"  {r['decision_id']}: {r['next_hint']}" for r in ws["decisions"] if r.get("next_hint"))
+        lines.extend(
+            f"  {r['decision_id']}: {r['next_hint']}" for r in ws["decisions"] if r.get("next_hint")
+        )
     return "\n".join(lines) + "\n"

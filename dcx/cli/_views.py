@@ -26,7 +26,11 @@ def _cell(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, list):
-        return ", ".join(_cell(v) for v in value) if all(not isinstance(v, dict | list) for v in value) else f"[{len(value)}]"
+        return (
+            ", ".join(_cell(v) for v in value)
+            if all(not isinstance(v, dict | list) for v in value)
+            else f"[{len(value)}]"
+        )
     if isinstance(value, dict):
         return ", ".join(f"{k}={_cell(v)}" for k, v in value.items())
     return str(value)
@@ -35,7 +39,9 @@ def _cell(value: Any) -> str:
 def render_header(console: Console, kind: str, packet: dict[str, Any], ref_field: str) -> None:
     from dcx.cli._render import styled
 
-    console.print(styled("[bold]{}[/]  {}", packet.get("schema_version", kind), packet.get(ref_field, "")))
+    console.print(
+        styled("[bold]{}[/]  {}", packet.get("schema_version", kind), packet.get(ref_field, ""))
+    )
     ident = f"goal {packet.get('goal_id', '-')}"
     if packet.get("decision_id"):
         ident += f" · decision {packet['decision_id']}"

@@ -12,7 +12,9 @@ from dcx.core.result import Result
 def command(
     ctx: typer.Context,
     decision_id: DecisionOpt,
-    summary: Annotated[str, typer.Option("--summary", metavar="TEXT", help="Why it was given up (public-safe).")],
+    summary: Annotated[
+        str, typer.Option("--summary", metavar="TEXT", help="Why it was given up (public-safe).")
+    ],
     agent_id: AgentOpt = None,
     observed_at: ObservedAtOpt = None,
     wait: WaitOpt = 5.0,
@@ -29,8 +31,14 @@ def command(
     def call(g) -> Result:
         from dcx.ops.abandon import abandon
 
-        return abandon(ws=g.ws(), decision_id=decision_id, summary=summary, agent_id=agent_id,
-                       clock=g.clock(observed_at), wait=wait)
+        return abandon(
+            ws=g.ws(),
+            decision_id=decision_id,
+            summary=summary,
+            agent_id=agent_id,
+            clock=g.clock(observed_at),
+            wait=wait,
+        )
 
     def render(console, result: Result) -> None:
         event = result.data["event"]

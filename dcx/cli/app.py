@@ -58,7 +58,6 @@ COMMANDS: tuple[tuple[str, str], ...] = (
 )
 
 
-
 def _wants_json(args: list[str]) -> bool:
     for i, arg in enumerate(args):
         if arg == "--format" and i + 1 < len(args):
@@ -71,8 +70,14 @@ def _wants_json(args: list[str]) -> bool:
 class DcxGroup(TyperGroup):
     """Routes usage errors through the one error format instead of click's box."""
 
-    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Any = None,
+        prog_name: Any = None,
+        complete_var: Any = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         from dcx.cli._render import emit_error
 
         argv = list(sys.argv[1:] if args is None else args)
@@ -80,9 +85,13 @@ class DcxGroup(TyperGroup):
         try:
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
         except Abort:
-            emit_error(DcxError("interrupted", code="interrupted"), "json" if _wants_json(argv) else "text")
+            emit_error(
+                DcxError("interrupted", code="interrupted"), "json" if _wants_json(argv) else "text"
+            )
             code = int(ExitCode.INTERRUPTED)
-        except typer.TyperException as exc:  # click's usage errors, through typer's public base class
+        except (
+            typer.TyperException
+        ) as exc:  # click's usage errors, through typer's public base class
             code = _usage_error(exc, argv)
         code = int(code or 0) if isinstance(code, int) or code is None else 0
         if standalone_mode:
@@ -103,24 +112,47 @@ def _usage_error(exc: Exception, argv: list[str]) -> int:
     if hasattr(exc, "ctx"):  # a usage error (bad flag, missing option): one line and where to look
         message = message.replace("\n", " ")
         hint = f"see `{ctx.command_path if ctx is not None else 'dcx'} --help`"
-    emit_error(InvalidInput(message, code="usage_error", hint=hint), "json" if _wants_json(argv) else "text")
+    emit_error(
+        InvalidInput(message, code="usage_error", hint=hint),
+        "json" if _wants_json(argv) else "text",
+    )
     return int(ExitCode.INVALID_INPUT)
 
 
 # Metavars are words a person reads, not typer's `<str>`: by option name, then by type.
 METAVARS = {
-    "--workspace": "PATH", "--scope": "SCOPE", "--query": "TEXT", "--query-summary": "TEXT",
-    "--summary": "TEXT", "--query-file": "FILE", "--from": "FILE", "--rebase": "FILE",
-    "--max-results": "N", "--timeout": "SECONDS", "--wait": "SECONDS", "--agent-id": "AGENT_ID",
-    "--observed-at": "TIME", "--decision-id": "ID", "--event-id": "EVENT_ID", "--source": "SOURCE_ID",
-    "--outcome": "REF", "--artifact": "REF", "--kind": "KIND", "--since": "TIME", "--reason": "CODE",
+    "--workspace": "PATH",
+    "--scope": "SCOPE",
+    "--query": "TEXT",
+    "--query-summary": "TEXT",
+    "--summary": "TEXT",
+    "--query-file": "FILE",
+    "--from": "FILE",
+    "--rebase": "FILE",
+    "--max-results": "N",
+    "--timeout": "SECONDS",
+    "--wait": "SECONDS",
+    "--agent-id": "AGENT_ID",
+    "--observed-at": "TIME",
+    "--decision-id": "ID",
+    "--event-id": "EVENT_ID",
+    "--source": "SOURCE_ID",
+    "--outcome": "REF",
+    "--artifact": "REF",
+    "--kind": "KIND",
+    "--since": "TIME",
+    "--reason": "CODE",
 }
 TYPE_METAVARS = {"integer": "N", "float": "NUMBER", "text": "TEXT", "path": "PATH", "file": "FILE"}
 
 
 def _name_metavars(command: Any) -> None:
     for param in getattr(command, "params", ()):
-        if param.metavar is not None or getattr(param, "is_flag", False) or getattr(param, "count", False):
+        if (
+            param.metavar is not None
+            or getattr(param, "is_flag", False)
+            or getattr(param, "count", False)
+        ):
             continue
         if hasattr(param.type, "choices"):  # shown as [text|json]
             continue
@@ -161,12 +193,24 @@ def build_app() -> typer.Typer:
         ctx: typer.Context,
         workspace: Annotated[
             str | None,
-            typer.Option("-C", "--workspace", help="Run as if dcx started in this goal root (env DCX_WORKSPACE)."),
+            typer.Option(
+                "-C",
+                "--workspace",
+                help="Run as if dcx started in this goal root (env DCX_WORKSPACE).",
+            ),
         ] = None,
-        no_color: Annotated[bool, typer.Option("--no-color", help="No colour (NO_COLOR works too).")] = False,
-        verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Show tracebacks of internal errors.")] = 0,
+        no_color: Annotated[
+            bool, typer.Option("--no-color", help="No colour (NO_COLOR works too).")
+        ] = False,
+        verbose: Annotated[
+            int,
+            typer.Option("-v", "--verbose", count=True, help="Show tracebacks of internal errors."),
+        ] = 0,
         version: Annotated[
-            bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+            bool,
+            typer.Option(
+                "--version", callback=_version, is_eager=True, help="Print the version and exit."
+            ),
         ] = False,
     ) -> None:
         ctx.obj = Globals(workspace=workspace, verbose=verbose, no_color=no_color)

@@ -32,12 +32,22 @@ def render(console, result: Result) -> None:
     data = result.data
     for finding in data["findings"]:
         console.print(styled("[red]leak[/] {}", finding["file"]))
-        console.print(f"    {finding['field']}: {finding['problem']}", markup=False, highlight=False)
+        console.print(
+            f"    {finding['field']}: {finding['problem']}", markup=False, highlight=False
+        )
     files = f"{data['files_scanned']} public file(s)"
     if not data["findings"]:
         console.print(styled("[green]clean[/]  {}: nothing found", files))
-        console.print(f"       checked for {data['private_values_known']} private value(s), runs of source text, "
-                      "paths, URLs, e-mails and credentials", markup=False, highlight=False)
+        console.print(
+            f"       checked for {data['private_values_known']} private value(s), runs of source text, "
+            "paths, URLs, e-mails and credentials",
+            markup=False,
+            highlight=False,
+        )
     else:
-        console.print(f"{len(data['findings'])} finding(s) in {files} (values are never printed: open the file "
-                      "at the field named)", markup=False, highlight=False)
+        console.print(
+            f"{len(data['findings'])} finding(s) in {files} (values are never printed: open the file "
+            "at the field named)",
+            markup=False,
+            highlight=False,
+        )

@@ -12,10 +12,15 @@ from dcx.core.result import Result
 def command(
     ctx: typer.Context,
     decision_id: DecisionOpt,
-    event_id: Annotated[str, typer.Option("--event-id", help="The writeback event that binds the chain.")],
+    event_id: Annotated[
+        str, typer.Option("--event-id", help="The writeback event that binds the chain.")
+    ],
     event_log: Annotated[
         str | None,
-        typer.Option("--event-log", help="Read the event from a host log listed in [commit] external_event_logs."),
+        typer.Option(
+            "--event-log",
+            help="Read the event from a host log listed in [commit] external_event_logs.",
+        ),
     ] = None,
     agent_id: AgentOpt = None,
     wait: WaitOpt = 5.0,
@@ -34,8 +39,15 @@ def command(
     def call(g) -> Result:
         from dcx.ops.commit import commit_decision
 
-        return commit_decision(clock=g.clock(), ws=g.ws(), decision_id=decision_id, event_id=event_id,
-                               event_log=event_log, agent_id=agent_id, wait=wait)
+        return commit_decision(
+            clock=g.clock(),
+            ws=g.ws(),
+            decision_id=decision_id,
+            event_id=event_id,
+            event_log=event_log,
+            agent_id=agent_id,
+            wait=wait,
+        )
 
     run(ctx, fmt, call, render)
 

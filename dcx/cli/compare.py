@@ -23,8 +23,12 @@ def _progress(fmt: str, no_color: bool) -> Iterator[Callable[[str, int, int], No
 
     from dcx.cli._render import console
 
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console(stderr=True, no_color=no_color),
-                  transient=True) as bar:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        console=console(stderr=True, no_color=no_color),
+        transient=True,
+    ) as bar:
         task = bar.add_task("comparing", total=None)
 
         def tick(profile: str, done: int, total: int) -> None:
@@ -35,14 +39,25 @@ def _progress(fmt: str, no_color: bool) -> Iterator[Callable[[str, int, int], No
 
 def command(
     ctx: typer.Context,
-    plan: Annotated[str, typer.Argument(help="The comparison plan (dcx_comparison_plan_v0, TOML).")],
-    freeze: Annotated[bool, typer.Option("--freeze", help="Write corpus.lock from the corpus as it is now, then run.")] = False,
+    plan: Annotated[
+        str, typer.Argument(help="The comparison plan (dcx_comparison_plan_v0, TOML).")
+    ],
+    freeze: Annotated[
+        bool,
+        typer.Option("--freeze", help="Write corpus.lock from the corpus as it is now, then run."),
+    ] = False,
     report: Annotated[
         str | None,
-        typer.Option("--report", help="Write report.json, report.md and a self-contained report.html into this folder."),
+        typer.Option(
+            "--report",
+            help="Write report.json, report.md and a self-contained report.html into this folder.",
+        ),
     ] = None,
     include_queries: Annotated[
-        bool, typer.Option("--include-queries", help="Put the query text into the report (left out by default).")
+        bool,
+        typer.Option(
+            "--include-queries", help="Put the query text into the report (left out by default)."
+        ),
     ] = False,
     observed_at: ObservedAtOpt = None,
     fmt: FormatOpt = OutputFormat.text,
@@ -92,9 +107,15 @@ def render(console, result: Result) -> None:
     for row in rows:
         table.add_row(*row)
     console.print(table)
-    console.print("lat: provider latency (receipts), wall: the caller's dcx recall process, p50/p95 ms; "
-                  "unans: unanswerable queries that still got candidates", markup=False)
+    console.print(
+        "lat: provider latency (receipts), wall: the caller's dcx recall process, p50/p95 ms; "
+        "unans: unanswerable queries that still got candidates",
+        markup=False,
+    )
     for row in data["profiles"]:
         for miss in row["unavailable"]:
-            console.print(f"unavailable: {row['name']} {miss['query_id']} ({miss['reason_code']})", markup=False)
+            console.print(
+                f"unavailable: {row['name']} {miss['query_id']} ({miss['reason_code']})",
+                markup=False,
+            )
     console.print(data["statement"], markup=False)

@@ -38,6 +38,10 @@ def render(console, result: Result) -> None:
         console.print("no semantic difference", markup=False)
     for change in data["changes"]:
         if change["change"] in ("removed", "changed"):
-            console.print(f"- {change['path']}: {json.dumps(change['old'])}", style="red", markup=False)
+            console.print(
+                f"- {change['path']}: {json.dumps(change['old'])}", style="red", markup=False
+            )
         if change["change"] in ("added", "changed"):
-            console.print(f"+ {change['path']}: {json.dumps(change['new'])}", style="green", markup=False)
+            console.print(
+                f"+ {change['path']}: {json.dumps(change['new'])}", style="green", markup=False
+            )

@@ -18,4 +18,9 @@ def command(ctx: typer.Context, wait: WaitOpt = 5.0, fmt: FormatOpt = OutputForm
 
         return disable(ws=g.ws(), wait=wait)
 
-    run(ctx, fmt, call, lambda console, result: console.print("decision context disabled", markup=False))
+    run(
+        ctx,
+        fmt,
+        call,
+        lambda console, result: console.print("decision context disabled", markup=False),
+    )

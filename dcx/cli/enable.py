@@ -13,7 +13,11 @@ def command(
     ctx: typer.Context,
     agents: Annotated[
         list[str] | None,
-        typer.Option("--agent", metavar="AGENT_ID", help="An agent allowed to act for this goal (repeatable)."),
+        typer.Option(
+            "--agent",
+            metavar="AGENT_ID",
+            help="An agent allowed to act for this goal (repeatable).",
+        ),
     ] = None,
     wait: WaitOpt = 5.0,
     fmt: FormatOpt = OutputFormat.text,

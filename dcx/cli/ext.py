@@ -17,11 +17,22 @@ app = typer.Typer(
 )
 
 DryRunOpt = Annotated[
-    bool, typer.Option("--dry-run", help="Only read and report what would happen: creates no file, not even a lock.")
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Only read and report what would happen: creates no file, not even a lock.",
+    ),
 ]
-NoDoctorOpt = Annotated[bool, typer.Option("--no-doctor", help="Do not run the doctor afterwards (the extension stays not ready).")]
+NoDoctorOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-doctor", help="Do not run the doctor afterwards (the extension stays not ready)."
+    ),
+]
 IdArg = Annotated[str, typer.Argument(metavar="ID", help="The extension id (see `dcx ext list`).")]
-PathArg = Annotated[str, typer.Argument(metavar="PATH", help="An extension.toml, or the folder that holds it.")]
+PathArg = Annotated[
+    str, typer.Argument(metavar="PATH", help="An extension.toml, or the folder that holds it.")
+]
 
 
 def render(console, result: Result) -> None:
@@ -39,9 +50,13 @@ def _render_one(console, data: dict) -> None:
     if data["action"] == "none":
         console.print(f"{ext_id}: nothing to do", markup=False)
     elif data["action"] == "doctor" and data["dry_run"]:
-        console.print(f"{ext_id}: would run the doctor on revision {data['revision']}", markup=False)
+        console.print(
+            f"{ext_id}: would run the doctor on revision {data['revision']}", markup=False
+        )
     elif data["action"] != "doctor":
-        console.print(f"{ext_id}: {prefix}{data['action']} revision {data['revision']}", markup=False)
+        console.print(
+            f"{ext_id}: {prefix}{data['action']} revision {data['revision']}", markup=False
+        )
     doctor = data["doctor"]
     if doctor is not None:
         verdict = "passed" if doctor["passed"] else f"failed ({doctor['reason_code']})"
@@ -56,10 +71,17 @@ def _render_one(console, data: dict) -> None:
 
 
 @app.command("install")
-def install(ctx: typer.Context, path: PathArg,
-            disabled: Annotated[bool, typer.Option("--disabled", help="Install without enabling it.")] = False,
-            no_doctor: NoDoctorOpt = False, dry_run: DryRunOpt = False, wait: WaitOpt = 5.0,
-            fmt: FormatOpt = OutputFormat.text) -> None:
+def install(
+    ctx: typer.Context,
+    path: PathArg,
+    disabled: Annotated[
+        bool, typer.Option("--disabled", help="Install without enabling it.")
+    ] = False,
+    no_doctor: NoDoctorOpt = False,
+    dry_run: DryRunOpt = False,
+    wait: WaitOpt = 5.0,
+    fmt: FormatOpt = OutputFormat.text,
+) -> None:
     """Validate a manifest, pin its entrypoint, store the revision, enable it and run its doctor.
 
     A good extension is ready afterwards. Installing the same revision again
@@ -72,14 +94,28 @@ def install(ctx: typer.Context, path: PathArg,
     def call(g) -> Result:
         from dcx.ops.ext import install as op
 
-        return op(clock=g.clock(), ws=g.ws(), path=path, enable=not disabled, doctor=not no_doctor, dry_run=dry_run, wait=wait)
+        return op(
+            clock=g.clock(),
+            ws=g.ws(),
+            path=path,
+            enable=not disabled,
+            doctor=not no_doctor,
+            dry_run=dry_run,
+            wait=wait,
+        )
 
     run(ctx, fmt, call, render)
 
 
 @app.command("upgrade")
-def upgrade(ctx: typer.Context, path: PathArg, no_doctor: NoDoctorOpt = False, dry_run: DryRunOpt = False,
-            wait: WaitOpt = 5.0, fmt: FormatOpt = OutputFormat.text) -> None:
+def upgrade(
+    ctx: typer.Context,
+    path: PathArg,
+    no_doctor: NoDoctorOpt = False,
+    dry_run: DryRunOpt = False,
+    wait: WaitOpt = 5.0,
+    fmt: FormatOpt = OutputFormat.text,
+) -> None:
     """Install a new revision of an installed extension and run its doctor.
 
     The previous revision becomes the rollback target; at most 5 revisions are kept.
@@ -90,14 +126,21 @@ def upgrade(ctx: typer.Context, path: PathArg, no_doctor: NoDoctorOpt = False, d
     def call(g) -> Result:
         from dcx.ops.ext import upgrade as op
 
-        return op(clock=g.clock(), ws=g.ws(), path=path, doctor=not no_doctor, dry_run=dry_run, wait=wait)
+        return op(
+            clock=g.clock(), ws=g.ws(), path=path, doctor=not no_doctor, dry_run=dry_run, wait=wait
+        )
 
     run(ctx, fmt, call, render)
 
 
 @app.command("enable")
-def enable(ctx: typer.Context, ext_id: IdArg, dry_run: DryRunOpt = False, wait: WaitOpt = 5.0,
-           fmt: FormatOpt = OutputFormat.text) -> None:
+def enable(
+    ctx: typer.Context,
+    ext_id: IdArg,
+    dry_run: DryRunOpt = False,
+    wait: WaitOpt = 5.0,
+    fmt: FormatOpt = OutputFormat.text,
+) -> None:
     """Allow recall to use an installed extension (its doctor proof is kept).
 
     Example: dcx ext enable dcx-obelisk
@@ -112,8 +155,13 @@ def enable(ctx: typer.Context, ext_id: IdArg, dry_run: DryRunOpt = False, wait: 
 
 
 @app.command("disable")
-def disable(ctx: typer.Context, ext_id: IdArg, dry_run: DryRunOpt = False, wait: WaitOpt = 5.0,
-            fmt: FormatOpt = OutputFormat.text) -> None:
+def disable(
+    ctx: typer.Context,
+    ext_id: IdArg,
+    dry_run: DryRunOpt = False,
+    wait: WaitOpt = 5.0,
+    fmt: FormatOpt = OutputFormat.text,
+) -> None:
     """Stop recall from using an extension; recall reports extension_disabled.
 
     Example: dcx ext disable dcx-obelisk
@@ -128,10 +176,14 @@ def disable(ctx: typer.Context, ext_id: IdArg, dry_run: DryRunOpt = False, wait:
 
 
 @app.command("doctor")
-def doctor(ctx: typer.Context,
-           ext_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="The extension id.")] = None,
-           all_: Annotated[bool, typer.Option("--all", help="Doctor every installed extension.")] = False,
-           dry_run: DryRunOpt = False, wait: WaitOpt = 5.0, fmt: FormatOpt = OutputFormat.text) -> None:
+def doctor(
+    ctx: typer.Context,
+    ext_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="The extension id.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Doctor every installed extension.")] = False,
+    dry_run: DryRunOpt = False,
+    wait: WaitOpt = 5.0,
+    fmt: FormatOpt = OutputFormat.text,
+) -> None:
     """Run an extension's doctor_args on its pinned revision and record the proof.
 
     The proof holds while the active revision and the entrypoint's bytes stay
@@ -149,8 +201,14 @@ def doctor(ctx: typer.Context,
 
 
 @app.command("rollback")
-def rollback(ctx: typer.Context, ext_id: IdArg, no_doctor: NoDoctorOpt = False, dry_run: DryRunOpt = False,
-             wait: WaitOpt = 5.0, fmt: FormatOpt = OutputFormat.text) -> None:
+def rollback(
+    ctx: typer.Context,
+    ext_id: IdArg,
+    no_doctor: NoDoctorOpt = False,
+    dry_run: DryRunOpt = False,
+    wait: WaitOpt = 5.0,
+    fmt: FormatOpt = OutputFormat.text,
+) -> None:
     """Make the rollback revision active again (the current one becomes the rollback target).
 
     Example: dcx ext rollback dcx-obelisk
@@ -165,7 +223,9 @@ def rollback(ctx: typer.Context, ext_id: IdArg, no_doctor: NoDoctorOpt = False, 
 
 
 @app.command("list")
-def list_(ctx: typer.Context, dry_run: DryRunOpt = False, fmt: FormatOpt = OutputFormat.text) -> None:
+def list_(
+    ctx: typer.Context, dry_run: DryRunOpt = False, fmt: FormatOpt = OutputFormat.text
+) -> None:
     """List installed extensions, their revisions and readiness, and which one recall would use.
 
     Example: dcx ext list --format json
@@ -183,9 +243,14 @@ def render_list(console, result: Result) -> None:
     from dcx.cli.views.common import grid
 
     rows = [
-        [ext["extension_id"], ext["version"], "yes" if ext["enabled"] else "no",
-         ext["active_revision"] + (" (manifest changed)" if ext["manifest_changed"] else ""),
-         "verified" if ext["doctor_verified"] else "stale", ext["readiness"]["status"]]
+        [
+            ext["extension_id"],
+            ext["version"],
+            "yes" if ext["enabled"] else "no",
+            ext["active_revision"] + (" (manifest changed)" if ext["manifest_changed"] else ""),
+            "verified" if ext["doctor_verified"] else "stale",
+            ext["readiness"]["status"],
+        ]
         for ext in result.data["extensions"]
     ]
     if rows:

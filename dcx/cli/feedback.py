@@ -12,7 +12,9 @@ from dcx.core.result import Result
 def command(
     ctx: typer.Context,
     decision_id: DecisionOpt,
-    outcome: Annotated[str | None, typer.Option("--outcome", help="An outcome ref (default: the latest).")] = None,
+    outcome: Annotated[
+        str | None, typer.Option("--outcome", help="An outcome ref (default: the latest).")
+    ] = None,
     agent_id: AgentOpt = None,
     observed_at: ObservedAtOpt = None,
     wait: WaitOpt = 5.0,
@@ -35,8 +37,14 @@ def command(
     def call(g) -> Result:
         from dcx.ops.feedback import record_feedback
 
-        return record_feedback(ws=g.ws(), decision_id=decision_id, outcome_ref=outcome,
-                               clock=g.clock(observed_at), wait=wait, agent_id=agent_id)
+        return record_feedback(
+            ws=g.ws(),
+            decision_id=decision_id,
+            outcome_ref=outcome,
+            clock=g.clock(observed_at),
+            wait=wait,
+            agent_id=agent_id,
+        )
 
     run(ctx, fmt, call, render)
 
@@ -44,7 +52,11 @@ def command(
 def render(console, result: Result) -> None:
     packet = result.data["feedback"]
     t = packet["telemetry"]
-    verb = "recorded" if result.data.get("recorded", True) else "already recorded (same outcome and evidence)"
+    verb = (
+        "recorded"
+        if result.data.get("recorded", True)
+        else "already recorded (same outcome and evidence)"
+    )
     console.print(f"feedback {packet['feedback_ref']} {verb}", markup=False)
     console.print(
         f"  recall: {t['provider_result_count']} result(s), {t['accepted_claim_count']} accepted by exact read, "
@@ -52,6 +64,8 @@ def render(console, result: Result) -> None:
         markup=False,
     )
     if packet["candidate_emitted"]:
-        console.print("  candidate: procedural_experience (review required; not ingested)", markup=False)
+        console.print(
+            "  candidate: procedural_experience (review required; not ingested)", markup=False
+        )
     else:
         console.print(f"  no candidate: {', '.join(packet['ineligible_reasons'])}", markup=False)

@@ -13,8 +13,12 @@ from dcx.core.result import Result
 def command(
     ctx: typer.Context,
     decision_id: DecisionOpt,
-    by: Annotated[str, typer.Option("--by", help="Who decided: a person or another agent (a public token).")],
-    summary: Annotated[str, typer.Option("--summary", help="Public-safe one-line account of the decision.")],
+    by: Annotated[
+        str, typer.Option("--by", help="Who decided: a person or another agent (a public token).")
+    ],
+    summary: Annotated[
+        str, typer.Option("--summary", help="Public-safe one-line account of the decision.")
+    ],
     approve: Annotated[bool, typer.Option("--approve", help="The proposal is approved.")] = False,
     reject: Annotated[bool, typer.Option("--reject", help="The proposal is rejected.")] = False,
     defer: Annotated[bool, typer.Option("--defer", help="The decision is deferred.")] = False,
@@ -45,11 +49,27 @@ def command(
     def call(g) -> Result:
         from dcx.ops.gate import gate
 
-        chosen = [name for name, flag in (("approve", approve), ("reject", reject), ("defer", defer)) if flag]
+        chosen = [
+            name
+            for name, flag in (("approve", approve), ("reject", reject), ("defer", defer))
+            if flag
+        ]
         if len(chosen) != 1:
-            raise InvalidInput("give exactly one of --approve, --reject or --defer", field="--approve")
-        return gate(ws=g.ws(), decision_id=decision_id, disposition=chosen[0], by=by, summary=summary,
-                    todo_id=todo_id, proposal_ref=proposal, agent_id=agent_id, clock=g.clock(observed_at), wait=wait)
+            raise InvalidInput(
+                "give exactly one of --approve, --reject or --defer", field="--approve"
+            )
+        return gate(
+            ws=g.ws(),
+            decision_id=decision_id,
+            disposition=chosen[0],
+            by=by,
+            summary=summary,
+            todo_id=todo_id,
+            proposal_ref=proposal,
+            agent_id=agent_id,
+            clock=g.clock(observed_at),
+            wait=wait,
+        )
 
     run(ctx, fmt, call, render)
 
@@ -58,6 +78,10 @@ def render(console, result: Result) -> None:
     event = result.data["event"]
     verb = "appended" if result.data["appended"] else "already recorded"
     actor = event["details"].get("actor_ref", "-")
-    console.print(f"gate {event['event_id']} {verb} · {result.data['disposition']} by {actor}", markup=False)
+    console.print(
+        f"gate {event['event_id']} {verb} · {result.data['disposition']} by {actor}", markup=False
+    )
     decision = event["causality"]["decision_id"]
-    console.print(f"next: dcx review --decision-id {decision} --gate-event {event['event_id']}", markup=False)
+    console.print(
+        f"next: dcx review --decision-id {decision} --gate-event {event['event_id']}", markup=False
+    )

@@ -18,7 +18,9 @@ LABELS = {
 
 def command(
     ctx: typer.Context,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would go; remove nothing.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would go; remove nothing.")
+    ] = False,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
     """Remove private leftovers: pending companions no commit can use, crash temp files,
@@ -47,4 +49,6 @@ def render(console, result: Result) -> None:
             for item in items:
                 console.print(f"  {item['path']}  ({item['reason']})", markup=False, soft_wrap=True)
     if data["kept_recent"]:
-        console.print(f"kept {data['kept_recent']} file(s) changed in the last 10 minutes", markup=False)
+        console.print(
+            f"kept {data['kept_recent']} file(s) changed in the last 10 minutes", markup=False
+        )

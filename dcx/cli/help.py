@@ -11,7 +11,10 @@ from dcx.core.errors import ExitCode, InvalidInput
 
 def command(
     ctx: typer.Context,
-    names: Annotated[list[str] | None, typer.Argument(metavar="[COMMAND]...", help="A command, e.g. `ext install`.")] = None,
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[COMMAND]...", help="A command, e.g. `ext install`."),
+    ] = None,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
     """Show the help of dcx, or of one command (`dcx help ext install`).
@@ -27,8 +30,10 @@ def command(
             from dcx.cli._render import emit_error
 
             path = " ".join(["dcx", *(names or [])][: len(target_ctx.command_path.split()) + 1])
-            emit_error(InvalidInput(f"no such command: {path}", code="usage_error", hint="see `dcx help`"),
-                       getattr(fmt, "value", fmt))
+            emit_error(
+                InvalidInput(f"no such command: {path}", code="usage_error", hint="see `dcx help`"),
+                getattr(fmt, "value", fmt),
+            )
             raise typer.Exit(int(ExitCode.INVALID_INPUT))
         target_ctx = typer.Context(child, info_name=name, parent=target_ctx)
         target = child

@@ -22,8 +22,12 @@ def _progress(fmt: str, no_color: bool) -> Iterator[Callable[[str, int], None] |
 
     from dcx.cli._render import console
 
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console(stderr=True, no_color=no_color),
-                  transient=True) as bar:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        console=console(stderr=True, no_color=no_color),
+        transient=True,
+    ) as bar:
         task = bar.add_task("indexing", total=None)
 
         def tick(source_id: str, done: int) -> None:
@@ -34,7 +38,10 @@ def _progress(fmt: str, no_color: bool) -> Iterator[Callable[[str, int], None] |
 
 def command(
     ctx: typer.Context,
-    rebuild: Annotated[bool, typer.Option("--rebuild", help="Start over: build a new index and replace the old one.")] = False,
+    rebuild: Annotated[
+        bool,
+        typer.Option("--rebuild", help="Start over: build a new index and replace the old one."),
+    ] = False,
     wait: WaitOpt = 5.0,
     agent_id: AgentOpt = None,
     fmt: FormatOpt = OutputFormat.text,
@@ -53,7 +60,14 @@ def command(
         from dcx.ops.index import index
 
         with _progress(fmt, g.no_color) as progress:
-            return index(clock=g.clock(), ws=g.ws(), agent_id=agent_id, rebuild=rebuild, wait=wait, progress=progress)
+            return index(
+                clock=g.clock(),
+                ws=g.ws(),
+                agent_id=agent_id,
+                rebuild=rebuild,
+                wait=wait,
+                progress=progress,
+            )
 
     run(ctx, fmt, call, render)
 
@@ -69,10 +83,17 @@ def render(console, result: Result) -> None:
             )
             skipped = row.get("skipped") or []
             if skipped:
-                console.print(f"  not searchable ({len(skipped)}{'+' if len(skipped) >= 50 else ''}):", markup=False)
+                console.print(
+                    f"  not searchable ({len(skipped)}{'+' if len(skipped) >= 50 else ''}):",
+                    markup=False,
+                )
                 for item in skipped:
-                    console.print(f"    {item['path']}  ({item['why']})", markup=False, soft_wrap=True)
+                    console.print(
+                        f"    {item['path']}  ({item['why']})", markup=False, soft_wrap=True
+                    )
         else:
-            console.print(f"{row['source_id']}  {row['status']} ({row['reason_code']})", markup=False)
+            console.print(
+                f"{row['source_id']}  {row['status']} ({row['reason_code']})", markup=False
+            )
     verb = "built" if data["created"] else "updated"
     console.print(f"{data['index']} {verb} · {data['chunk_count']} chunk(s)", markup=False)

@@ -14,9 +14,16 @@ from dcx.core.result import Result
 
 def command(
     ctx: typer.Context,
-    goal_id: Annotated[str | None, typer.Option("--goal-id", help="Goal token (default: the folder name).")] = None,
-    agent_id: Annotated[str | None, typer.Option("--agent-id", help="Agent to list in the (disabled) profile.")] = None,
-    nested: Annotated[bool, typer.Option("--nested", help="Create it even inside a source of an enclosing workspace.")] = False,
+    goal_id: Annotated[
+        str | None, typer.Option("--goal-id", help="Goal token (default: the folder name).")
+    ] = None,
+    agent_id: Annotated[
+        str | None, typer.Option("--agent-id", help="Agent to list in the (disabled) profile.")
+    ] = None,
+    nested: Annotated[
+        bool,
+        typer.Option("--nested", help="Create it even inside a source of an enclosing workspace."),
+    ] = False,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
     """Create .decision-context/ here (or in -C PATH), overwriting nothing.
@@ -41,15 +48,23 @@ def command(
 def render(console, result: Result) -> None:
     data = result.data
     if data["already_initialised"]:
-        console.print(styled("[bold]{}/[/] already exists for goal [cyan]{}[/]; nothing created.",
-                             data["workspace"], data["goal_id"]))
+        console.print(
+            styled(
+                "[bold]{}/[/] already exists for goal [cyan]{}[/]; nothing created.",
+                data["workspace"],
+                data["goal_id"],
+            )
+        )
         return
-    console.print(styled("Initialised [bold]{}/[/] for goal [cyan]{}[/]:", data["workspace"], data["goal_id"]))
+    console.print(
+        styled("Initialised [bold]{}/[/] for goal [cyan]{}[/]:", data["workspace"], data["goal_id"])
+    )
     for path in data["created"]:
         console.print(f"  created {path}", markup=False)
     if ".decision-context/profile.toml" in data["created"]:
         enable = "dcx enable" if data.get("agent_id") else "dcx enable --agent AGENT_ID"
         console.print("Next, to make it a working goal:", markup=False)
         console.print(f"  {enable}", markup=False)
-        console.print("  dcx source add source:authority:docs --path docs --include '**/*.md'", markup=False)
-
+        console.print(
+            "  dcx source add source:authority:docs --path docs --include '**/*.md'", markup=False
+        )

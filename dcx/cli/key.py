@@ -34,7 +34,9 @@ def export(ctx: typer.Context, fmt: FormatOpt = OutputFormat.text) -> None:
 def import_(
     ctx: typer.Context,
     source: Annotated[str, typer.Argument(help="A file holding the hex key, or - for stdin.")],
-    force: Annotated[bool, typer.Option("--force", help="Replace a different existing key.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace a different existing key.")
+    ] = False,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
     """Install a key exported from another host of the same goal.
@@ -56,4 +58,9 @@ def import_(
         key = import_hex(ws, data, force=force)
         return Result("key import", {"key_id": key.key_id})
 
-    run(ctx, fmt, call, lambda console, r: console.print(f"key {r.data['key_id']} installed", markup=False))
+    run(
+        ctx,
+        fmt,
+        call,
+        lambda console, r: console.print(f"key {r.data['key_id']} installed", markup=False),
+    )

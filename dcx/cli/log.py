@@ -12,8 +12,12 @@ from dcx.core.result import Result
 
 def command(
     ctx: typer.Context,
-    decision_id: Annotated[str | None, typer.Option("--decision-id", help="Only this decision.")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N decisions.")] = None,
+    decision_id: Annotated[
+        str | None, typer.Option("--decision-id", help="Only this decision.")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="At most N decisions.")
+    ] = None,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
     """List decisions newest first, each with its chain of packets, like git log.

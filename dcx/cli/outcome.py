@@ -30,8 +30,14 @@ def command(
     def call(g) -> Result:
         from dcx.ops.outcome import record_outcome
 
-        return record_outcome(ws=g.ws(), decision_id=decision_id, source=source, agent_id=agent_id,
-                              clock=g.clock(observed_at), wait=wait)
+        return record_outcome(
+            ws=g.ws(),
+            decision_id=decision_id,
+            source=source,
+            agent_id=agent_id,
+            clock=g.clock(observed_at),
+            wait=wait,
+        )
 
     run(ctx, fmt, call, render)
 

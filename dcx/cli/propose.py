@@ -31,8 +31,14 @@ def command(
     def call(g) -> Result:
         from dcx.ops.propose import propose
 
-        return propose(ws=g.ws(), decision_id=decision_id, source=source, agent_id=agent_id,
-                       clock=g.clock(observed_at), wait=wait)
+        return propose(
+            ws=g.ws(),
+            decision_id=decision_id,
+            source=source,
+            agent_id=agent_id,
+            clock=g.clock(observed_at),
+            wait=wait,
+        )
 
     run(ctx, fmt, call, render)
 
@@ -41,5 +47,11 @@ def render(console, result: Result) -> None:
     packet = result.data["proposal"]
     rec = packet["recommended_decision"]
     console.print(f"proposal {packet['packet_ref']}", markup=False)
-    console.print(f"  recommends {rec['option_id']} (confidence {rec['confidence']:g}): {rec['summary']}", markup=False)
-    console.print(f"  bound to {packet['evidence_packet_ref']} · authority confirmation required", markup=False)
+    console.print(
+        f"  recommends {rec['option_id']} (confidence {rec['confidence']:g}): {rec['summary']}",
+        markup=False,
+    )
+    console.print(
+        f"  bound to {packet['evidence_packet_ref']} · authority confirmation required",
+        markup=False,
+    )

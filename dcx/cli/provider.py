@@ -18,16 +18,23 @@ app = typer.Typer(
 @app.command("set")
 def set_(
     ctx: typer.Context,
-    provider: Annotated[str, typer.Argument(metavar="PROVIDER", help="bm25, openviking, extension or none.")],
+    provider: Annotated[
+        str, typer.Argument(metavar="PROVIDER", help="bm25, openviking, extension or none.")
+    ],
     max_results: Annotated[
         int | None, typer.Option("--max-results", metavar="N", help="Results per recall, 1..8.")
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", metavar="SECONDS", help="Recall deadline, 1..120 s.")
+        float | None,
+        typer.Option("--timeout", metavar="SECONDS", help="Recall deadline, 1..120 s."),
     ] = None,
     config: Annotated[
         list[str] | None,
-        typer.Option("--config", metavar="KEY=VALUE", help="A provider config key (repeatable); VALUE is TOML or text."),
+        typer.Option(
+            "--config",
+            metavar="KEY=VALUE",
+            help="A provider config key (repeatable); VALUE is TOML or text.",
+        ),
     ] = None,
     wait: WaitOpt = 5.0,
     fmt: FormatOpt = OutputFormat.text,
@@ -43,8 +50,14 @@ def set_(
     def call(g) -> Result:
         from dcx.ops.config import provider_set
 
-        return provider_set(ws=g.ws(), provider=provider, max_results=max_results, timeout=timeout,
-                            config=config or [], wait=wait)
+        return provider_set(
+            ws=g.ws(),
+            provider=provider,
+            max_results=max_results,
+            timeout=timeout,
+            config=config or [],
+            wait=wait,
+        )
 
     def render(console, result: Result) -> None:
         data = result.data

@@ -14,14 +14,24 @@ def command(
     ctx: typer.Context,
     scope: Annotated[
         str,
-        typer.Option("--scope", help="Scope for this call only: '' (all), source:<id>[,<id>…], viking://…, codex://threads/<id>."),
+        typer.Option(
+            "--scope",
+            help="Scope for this call only: '' (all), source:<id>[,<id>…], viking://…, codex://threads/<id>.",
+        ),
     ],
     query_summary: Annotated[
-        str, typer.Option("--query-summary", help="Public-safe description of the query (the query itself is never shown).")
+        str,
+        typer.Option(
+            "--query-summary",
+            help="Public-safe description of the query (the query itself is never shown).",
+        ),
     ],
     query: Annotated[
         str | None,
-        typer.Option("--query", help="The private query (at most 1000 characters). Visible to `ps`; prefer --query-file."),
+        typer.Option(
+            "--query",
+            help="The private query (at most 1000 characters). Visible to `ps`; prefer --query-file.",
+        ),
     ] = None,
     query_file: Annotated[
         str | None,
@@ -29,11 +39,16 @@ def command(
     ] = None,
     max_results: Annotated[
         int | None,
-        typer.Option("--max-results", help="1..8; at most the profile's max_results (the default)."),
+        typer.Option(
+            "--max-results", help="1..8; at most the profile's max_results (the default)."
+        ),
     ] = None,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", help="Seconds, 1..120; at most the profile's timeout_seconds (the default)."),
+        typer.Option(
+            "--timeout",
+            help="Seconds, 1..120; at most the profile's timeout_seconds (the default).",
+        ),
     ] = None,
     agent_id: AgentOpt = None,
     observed_at: ObservedAtOpt = None,
@@ -82,6 +97,10 @@ def render(console, result: Result) -> None:
     )
     for row in packet["results"]:
         score = "-" if row["score"] is None else f"{row['score']:.4g}"
-        console.print(f"[{row['rank']}] {row['summary']} · score {score} · {row['provider_ref']}", markup=False, soft_wrap=True)
+        console.print(
+            f"[{row['rank']}] {row['summary']} · score {score} · {row['provider_ref']}",
+            markup=False,
+            soft_wrap=True,
+        )
         for line in row["content"].splitlines():
             console.print(f"    {line}", markup=False, highlight=False, soft_wrap=True)

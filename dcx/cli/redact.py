@@ -11,8 +11,13 @@ from dcx.core.result import Result
 
 def command(
     ctx: typer.Context,
-    ref: Annotated[str, typer.Argument(help="The packet to redact: a ref, or a unique prefix of one.")],
-    reason: Annotated[str, typer.Option("--reason", help="Why, as a reason code (a token), e.g. leaked_credential.")],
+    ref: Annotated[
+        str, typer.Argument(help="The packet to redact: a ref, or a unique prefix of one.")
+    ],
+    reason: Annotated[
+        str,
+        typer.Option("--reason", help="Why, as a reason code (a token), e.g. leaked_credential."),
+    ],
     observed_at: ObservedAtOpt = None,
     wait: WaitOpt = 5.0,
     fmt: FormatOpt = OutputFormat.text,
@@ -40,10 +45,18 @@ def command(
 def render(console, result: Result) -> None:
     stub = result.data["stub"]
     if not result.data["redacted"]:
-        console.print(f"{stub['redacted_ref']} was already redacted ({stub['reason_code']}); nothing to do",
-                      markup=False)
+        console.print(
+            f"{stub['redacted_ref']} was already redacted ({stub['reason_code']}); nothing to do",
+            markup=False,
+        )
         return
-    console.print(f"redacted {stub['redacted_ref']} ({stub['reason_code']}) · removed {stub['removed_size']} bytes, "
-                  f"{stub['removed_blake3']}", markup=False)
-    console.print(f"  {result.data['file']} is now a dcx_redacted_v0 stub; git history still holds the old bytes "
-                  "(docs/redaction.md)", markup=False)
+    console.print(
+        f"redacted {stub['redacted_ref']} ({stub['reason_code']}) · removed {stub['removed_size']} bytes, "
+        f"{stub['removed_blake3']}",
+        markup=False,
+    )
+    console.print(
+        f"  {result.data['file']} is now a dcx_redacted_v0 stub; git history still holds the old bytes "
+        "(docs/redaction.md)",
+        markup=False,
+    )

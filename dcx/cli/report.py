@@ -11,10 +11,25 @@ from dcx.core.result import Result
 
 def command(
     ctx: typer.Context,
-    decision_id: Annotated[str | None, typer.Option("--decision-id", help="Only this decision.")] = None,
-    since: Annotated[str | None, typer.Option("--since", help="Only decisions started at or after this RFC 3339 time.")] = None,
-    html: Annotated[str | None, typer.Option("--html", help="Also write a self-contained HTML page with SVG charts to FILE.")] = None,
-    workspaces: Annotated[list[str] | None, typer.Option("-C", "--workspace", help="A goal's workspace to report on; repeat to combine goals.")] = None,
+    decision_id: Annotated[
+        str | None, typer.Option("--decision-id", help="Only this decision.")
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Only decisions started at or after this RFC 3339 time."),
+    ] = None,
+    html: Annotated[
+        str | None,
+        typer.Option(
+            "--html", help="Also write a self-contained HTML page with SVG charts to FILE."
+        ),
+    ] = None,
+    workspaces: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-C", "--workspace", help="A goal's workspace to report on; repeat to combine goals."
+        ),
+    ] = None,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
     """Measure decision quality from public files only: authority, recall, stale-claim

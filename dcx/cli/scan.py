@@ -15,7 +15,9 @@ def command(
     ctx: typer.Context,
     source: Annotated[
         list[str] | None,
-        typer.Option("--source", help="Scan only this source id (repeatable; may name an on-demand source)."),
+        typer.Option(
+            "--source", help="Scan only this source id (repeatable; may name an on-demand source)."
+        ),
     ] = None,
     agent_id: AgentOpt = None,
     observed_at: ObservedAtOpt = None,
@@ -32,5 +34,11 @@ def command(
     Example: dcx scan --source source:authority:docs
     """
     fmt_value = getattr(fmt, "value", fmt)
-    run(ctx, fmt, scan_call(agent_id=agent_id, source_ids=source or [], observed_at=observed_at, fmt=fmt_value),
-        render)
+    run(
+        ctx,
+        fmt,
+        scan_call(
+            agent_id=agent_id, source_ids=source or [], observed_at=observed_at, fmt=fmt_value
+        ),
+        render,
+    )

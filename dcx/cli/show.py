@@ -15,7 +15,10 @@ def command(
     ctx: typer.Context,
     ref: Annotated[str, typer.Argument(help="A packet ref, or a unique prefix of one (like git).")],
     reveal: Annotated[
-        bool, typer.Option("--reveal", help="Resolve opaque refs to local paths and values (terminal only).")
+        bool,
+        typer.Option(
+            "--reveal", help="Resolve opaque refs to local paths and values (terminal only)."
+        ),
     ] = False,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
@@ -34,8 +37,11 @@ def command(
         from dcx.ops.show import show
 
         if reveal and (getattr(fmt, "value", fmt) == "json" or not sys.stdout.isatty()):
-            raise InvalidInput("--reveal prints only to a terminal, in text format", field="--reveal",
-                               hint="run it in a terminal without --format json or a pipe")
+            raise InvalidInput(
+                "--reveal prints only to a terminal, in text format",
+                field="--reveal",
+                hint="run it in a terminal without --format json or a pipe",
+            )
         return show(ws=g.ws(), ref=ref, reveal_refs=reveal)
 
     run(ctx, fmt, call, render)

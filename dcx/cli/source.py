@@ -18,30 +18,60 @@ app = typer.Typer(
 @app.command("add")
 def add(
     ctx: typer.Context,
-    source_id: Annotated[str, typer.Argument(metavar="ID", help="The source id, e.g. source:authority:docs.")],
+    source_id: Annotated[
+        str, typer.Argument(metavar="ID", help="The source id, e.g. source:authority:docs.")
+    ],
     path: Annotated[
         str | None,
-        typer.Option("--path", metavar="PATH", help="A file or folder, relative to the goal root (with --git: inside the repository)."),
+        typer.Option(
+            "--path",
+            metavar="PATH",
+            help="A file or folder, relative to the goal root (with --git: inside the repository).",
+        ),
     ] = None,
     include: Annotated[
-        list[str] | None, typer.Option("--include", metavar="GLOB", help="Only these files (gitwildmatch; repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--include", metavar="GLOB", help="Only these files (gitwildmatch; repeatable)."
+        ),
     ] = None,
     exclude: Annotated[
-        list[str] | None, typer.Option("--exclude", metavar="GLOB", help="Never these files (repeatable).")
+        list[str] | None,
+        typer.Option("--exclude", metavar="GLOB", help="Never these files (repeatable)."),
     ] = None,
-    priority: Annotated[str, typer.Option("--priority", metavar="p0|p1|p2", help="p0: its failure makes coverage partial.")] = "p0",
+    priority: Annotated[
+        str,
+        typer.Option(
+            "--priority", metavar="p0|p1|p2", help="p0: its failure makes coverage partial."
+        ),
+    ] = "p0",
     kind: Annotated[
-        str | None, typer.Option("--kind", metavar="KIND", help="document (repository with --git), artifact, …")
+        str | None,
+        typer.Option(
+            "--kind", metavar="KIND", help="document (repository with --git), artifact, …"
+        ),
     ] = None,
     objectives: Annotated[
         list[str] | None,
-        typer.Option("--objective", metavar="TOKEN", help="What the source is authority for (repeatable; default: the goal id)."),
+        typer.Option(
+            "--objective",
+            metavar="TOKEN",
+            help="What the source is authority for (repeatable; default: the goal id).",
+        ),
     ] = None,
-    on_demand: Annotated[bool, typer.Option("--on-demand", help="Scan only when named with prepare --source.")] = False,
+    on_demand: Annotated[
+        bool, typer.Option("--on-demand", help="Scan only when named with prepare --source.")
+    ] = False,
     git: Annotated[
-        str | None, typer.Option("--git", metavar="REPO", help="A git repository (bare or not): authority at --ref.")
+        str | None,
+        typer.Option(
+            "--git", metavar="REPO", help="A git repository (bare or not): authority at --ref."
+        ),
     ] = None,
-    ref: Annotated[str | None, typer.Option("--ref", metavar="REF", help="With --git: a branch, tag or commit.")] = None,
+    ref: Annotated[
+        str | None,
+        typer.Option("--ref", metavar="REF", help="With --git: a branch, tag or commit."),
+    ] = None,
     wait: WaitOpt = 5.0,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
@@ -53,13 +83,27 @@ def add(
     def call(g) -> Result:
         from dcx.ops.config import source_add
 
-        return source_add(ws=g.ws(), source_id=source_id, path=path, include=include or [],
-                          exclude=exclude or [], priority=priority, kind=kind, objectives=objectives or [],
-                          on_demand=on_demand, git=git, ref=ref, wait=wait)
+        return source_add(
+            ws=g.ws(),
+            source_id=source_id,
+            path=path,
+            include=include or [],
+            exclude=exclude or [],
+            priority=priority,
+            kind=kind,
+            objectives=objectives or [],
+            on_demand=on_demand,
+            git=git,
+            ref=ref,
+            wait=wait,
+        )
 
     def render(console, result: Result) -> None:
         data = result.data
-        console.print(f"source {data['source_id']} added ({data['priority']}, {data['scan_mode']})", markup=False)
+        console.print(
+            f"source {data['source_id']} added ({data['priority']}, {data['scan_mode']})",
+            markup=False,
+        )
         console.print("next: dcx index (recall) · dcx prepare --decision-id D", markup=False)
 
     run(ctx, fmt, call, render)
@@ -82,7 +126,12 @@ def rm(
 
         return source_rm(ws=g.ws(), source_id=source_id, wait=wait)
 
-    run(ctx, fmt, call, lambda console, r: console.print(f"source {r.data['source_id']} removed", markup=False))
+    run(
+        ctx,
+        fmt,
+        call,
+        lambda console, r: console.print(f"source {r.data['source_id']} removed", markup=False),
+    )
 
 
 @app.command("list")

@@ -13,7 +13,9 @@ def command(
     ctx: typer.Context,
     agent_id: AgentOpt = None,
     fmt: FormatOpt = OutputFormat.text,
-    check: Annotated[bool, typer.Option("--check", help="Also run live checks (provider health).")] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Also run live checks (provider health).")
+    ] = False,
 ) -> None:
     """Show whether decision context is active for this goal and agent, and what is next.
 
@@ -34,5 +36,8 @@ def command(
 def render(console, result: Result) -> None:
     from dcx.cli._status_text import format_status, terminal_width
 
-    console.file.write(format_status(result.data, colour=console.is_terminal and not console.no_color,
-                                     width=terminal_width()))
+    console.file.write(
+        format_status(
+            result.data, colour=console.is_terminal and not console.no_color, width=terminal_width()
+        )
+    )

@@ -11,7 +11,9 @@ from dcx.core.result import Result
 
 def command(
     ctx: typer.Context,
-    push: Annotated[bool, typer.Option("--push", help="Push after a verify without problems.")] = False,
+    push: Annotated[
+        bool, typer.Option("--push", help="Push after a verify without problems.")
+    ] = False,
     agent_id: AgentOpt = None,
     wait: WaitOpt = 5.0,
     fmt: FormatOpt = OutputFormat.text,
@@ -36,21 +38,31 @@ def command(
 def render(console, result: Result) -> None:
     data = result.data
     head = data["head"][:12]
-    console.print(f"sync: {'merged' if data['pulled'] else 'up to date'} at {head}"
-                  f"{' · public changes committed' if data['committed_public_changes'] else ''}"
-                  f"{' · pushed' if data['pushed'] else ''}", markup=False)
+    console.print(
+        f"sync: {'merged' if data['pulled'] else 'up to date'} at {head}"
+        f"{' · public changes committed' if data['committed_public_changes'] else ''}"
+        f"{' · pushed' if data['pushed'] else ''}",
+        markup=False,
+    )
     checked = data["verify"]
-    console.print(f"verify: {checked['problems']} problem(s), {len(checked['unbacked_cursors'])} unbacked cursor(s)",
-                  markup=False)
+    console.print(
+        f"verify: {checked['problems']} problem(s), {len(checked['unbacked_cursors'])} unbacked cursor(s)",
+        markup=False,
+    )
     rescan = data["rescan"]
     if rescan["performed"]:
         for row in rescan["sources"]:
-            console.print(f"source {row['source_id']}: {row['status']} · {row['changed_count']} change(s)",
-                          markup=False)
+            console.print(
+                f"source {row['source_id']}: {row['status']} · {row['changed_count']} change(s)",
+                markup=False,
+            )
     else:
         console.print(f"rescan: not performed ({rescan['reason_code']})", markup=False)
     for row in data["pending_here"]:
         console.print(f"pending here: {row['decision_id']} ({row['assembly_ref']})", markup=False)
     for row in data["moved_by_others"]:
-        console.print(f"moved by others: {row['decision_id']} · {row['new_lines']} new line(s): "
-                      f"{', '.join(row['kinds'])}", markup=False)
+        console.print(
+            f"moved by others: {row['decision_id']} · {row['new_lines']} new line(s): "
+            f"{', '.join(row['kinds'])}",
+            markup=False,
+        )

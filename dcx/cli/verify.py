@@ -12,7 +12,13 @@ from dcx.core.result import Result
 
 def command(
     ctx: typer.Context,
-    repair: Annotated[bool, typer.Option("--repair", help="Move a torn last log line to private/log/; rewind a cursor no receipt backs.")] = False,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Move a torn last log line to private/log/; rewind a cursor no receipt backs.",
+        ),
+    ] = False,
     wait: WaitOpt = 5.0,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:

@@ -15,9 +15,18 @@ from dcx.core.result import Result
 def command(
     ctx: typer.Context,
     port: Annotated[
-        int, typer.Option("--port", min=0, max=65535, metavar="PORT", help="Port on 127.0.0.1 (default 0: a free one).")
+        int,
+        typer.Option(
+            "--port",
+            min=0,
+            max=65535,
+            metavar="PORT",
+            help="Port on 127.0.0.1 (default 0: a free one).",
+        ),
     ] = 0,
-    open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
+    open_browser: Annotated[
+        bool, typer.Option("--open", help="Open the page in the default browser.")
+    ] = False,
     agent_id: AgentOpt = None,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
@@ -44,11 +53,21 @@ def command(
         try:
             server = WorkbenchServer(session, port=port, clock=clock_from_env)
         except OSError as exc:
-            raise InvalidInput(f"--port {port}: cannot listen there ({exc.strerror or 'in use'})",
-                               field="--port", code="port_unavailable") from None
+            raise InvalidInput(
+                f"--port {port}: cannot listen there ({exc.strerror or 'in use'})",
+                field="--port",
+                code="port_unavailable",
+            ) from None
         holder["server"] = server
-        return Result("workbench", {"url": server.url, "port": server.port,
-                                    "goal_id": session.ws.goal_id, "agent_id": session.agent_id})
+        return Result(
+            "workbench",
+            {
+                "url": server.url,
+                "port": server.port,
+                "goal_id": session.ws.goal_id,
+                "agent_id": session.agent_id,
+            },
+        )
 
     run(ctx, fmt, call, render)
     sys.stdout.flush()
@@ -76,6 +95,8 @@ def _serve(server: Any, *, open_browser: bool) -> None:
 
 def render(console, result: Result) -> None:
     data = result.data
-    console.print(f"dcx workbench for goal {data['goal_id']}, agent {data['agent_id']} (Ctrl-C stops it)",
-                  markup=False)
+    console.print(
+        f"dcx workbench for goal {data['goal_id']}, agent {data['agent_id']} (Ctrl-C stops it)",
+        markup=False,
+    )
     console.print(data["url"], markup=False, soft_wrap=True)

@@ -12,9 +12,17 @@ from dcx.core.result import Result
 def command(
     ctx: typer.Context,
     decision_id: DecisionOpt,
-    kind: Annotated[str, typer.Option("--kind", help="validation|todo_add|todo_update|todo_complete|refresh_state")],
-    summary: Annotated[str, typer.Option("--summary", help="Public-safe one-line summary of the transition.")],
-    artifact: Annotated[list[str] | None, typer.Option("--artifact", help="A packet ref (repeatable); replaces the default.")] = None,
+    kind: Annotated[
+        str,
+        typer.Option("--kind", help="validation|todo_add|todo_update|todo_complete|refresh_state"),
+    ],
+    summary: Annotated[
+        str, typer.Option("--summary", help="Public-safe one-line summary of the transition.")
+    ],
+    artifact: Annotated[
+        list[str] | None,
+        typer.Option("--artifact", help="A packet ref (repeatable); replaces the default."),
+    ] = None,
     agent_id: AgentOpt = None,
     observed_at: ObservedAtOpt = None,
     wait: WaitOpt = 5.0,
@@ -32,8 +40,16 @@ def command(
     def call(g) -> Result:
         from dcx.ops.writeback import writeback
 
-        return writeback(ws=g.ws(), decision_id=decision_id, kind=kind, summary=summary,
-                         artifacts=list(artifact or []), agent_id=agent_id, clock=g.clock(observed_at), wait=wait)
+        return writeback(
+            ws=g.ws(),
+            decision_id=decision_id,
+            kind=kind,
+            summary=summary,
+            artifacts=list(artifact or []),
+            agent_id=agent_id,
+            clock=g.clock(observed_at),
+            wait=wait,
+        )
 
     run(ctx, fmt, call, render)
 
@@ -43,4 +59,6 @@ def render(console, result: Result) -> None:
     verb = "appended" if result.data["appended"] else "already recorded"
     console.print(f"event {event['event_id']} {verb}", markup=False)
     decision = event["causality"]["decision_id"]
-    console.print(f"next: dcx commit --decision-id {decision} --event-id {event['event_id']}", markup=False)
+    console.print(
+        f"next: dcx commit --decision-id {decision} --event-id {event['event_id']}", markup=False
+    )

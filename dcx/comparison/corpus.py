@@ -56,7 +56,9 @@ def normalise(text: str) -> str:
     return _TRAILING_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
-def read_corpus(root: Path, include: tuple[str, ...], *, skip: tuple[Path, ...] = ()) -> tuple[Document, ...]:
+def read_corpus(
+    root: Path, include: tuple[str, ...], *, skip: tuple[Path, ...] = ()
+) -> tuple[Document, ...]:
     """The documents, in path order; ``skip`` (the lock itself) is never one of them."""
     import pathspec
 
@@ -130,7 +132,9 @@ class Matcher:
         return Match(None, False)
 
 
-def lock_body(plan: Any, documents: tuple[Document, ...], queries_bytes: bytes, qrels_bytes: bytes) -> dict[str, Any]:
+def lock_body(
+    plan: Any, documents: tuple[Document, ...], queries_bytes: bytes, qrels_bytes: bytes
+) -> dict[str, Any]:
     from blake3 import blake3
 
     return {
@@ -138,7 +142,10 @@ def lock_body(plan: Any, documents: tuple[Document, ...], queries_bytes: bytes, 
         "granularity": plan.granularity,
         "include": list(plan.include),
         "k": list(plan.k),
-        "documents": [{"path": d.path, "bytes": len(d.data), "blake3": blake3(d.data).hexdigest()} for d in documents],
+        "documents": [
+            {"path": d.path, "bytes": len(d.data), "blake3": blake3(d.data).hexdigest()}
+            for d in documents
+        ],
         "queries_blake3": blake3(queries_bytes).hexdigest(),
         "qrels_blake3": blake3(qrels_bytes).hexdigest(),
     }
@@ -151,19 +158,28 @@ def lock_bytes(body: dict[str, Any]) -> bytes:
 def check_lock(plan: Any, body: dict[str, Any]) -> None:
     """Exit 1 ``corpus_changed`` naming the first frozen input that differs from the lock."""
     shown = plan.shown(plan.lock)
-    hint = f"restore the frozen corpus, or re-freeze on purpose: dcx compare {plan.display} --freeze"
+    hint = (
+        f"restore the frozen corpus, or re-freeze on purpose: dcx compare {plan.display} --freeze"
+    )
     if not plan.lock.is_file():
-        raise Refused(f"{shown}: the corpus is not frozen yet", code="corpus_not_frozen",
-                      hint=f"freeze it once and keep the lock with the plan: dcx compare {plan.display} --freeze")
+        raise Refused(
+            f"{shown}: the corpus is not frozen yet",
+            code="corpus_not_frozen",
+            hint=f"freeze it once and keep the lock with the plan: dcx compare {plan.display} --freeze",
+        )
     try:
         frozen = json.loads(plan.lock.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        raise InvalidInput(f"{shown}: not a corpus lock (unreadable JSON)", code="invalid_lock") from None
+        raise InvalidInput(
+            f"{shown}: not a corpus lock (unreadable JSON)", code="invalid_lock"
+        ) from None
     if not isinstance(frozen, dict) or frozen.get("schema_version") != LOCK_SCHEMA:
         raise InvalidInput(f"{shown}: not a {LOCK_SCHEMA} file", code="invalid_lock")
 
     def changed(what: str) -> Refused:
-        return Refused(f"corpus_changed: {what} differs from {shown}", code="corpus_changed", hint=hint)
+        return Refused(
+            f"corpus_changed: {what} differs from {shown}", code="corpus_changed", hint=hint
+        )
 
     old = {d.get("path"): d for d in frozen.get("documents", []) if isinstance(d, dict)}
     new = {d["path"]: d for d in body["documents"]}
@@ -176,7 +192,12 @@ def check_lock(plan: Any, body: dict[str, Any]) -> None:
             was, now = old[path].get("bytes"), new[path]["bytes"]
             detail = f"{was} → {now} bytes" if was != now else "same size, other bytes"
             raise changed(f"document {path} ({detail})")
-    for key, what in (("granularity", "corpus.granularity"), ("include", "corpus.include"), ("k", "k"),
-                      ("queries_blake3", plan.shown(plan.queries_path)), ("qrels_blake3", plan.shown(plan.qrels_path))):
+    for key, what in (
+        ("granularity", "corpus.granularity"),
+        ("include", "corpus.include"),
+        ("k", "k"),
+        ("queries_blake3", plan.shown(plan.queries_path)),
+        ("qrels_blake3", plan.shown(plan.qrels_path)),
+    ):
         if frozen.get(key) != body[key]:
             raise changed(what)

@@ -42,7 +42,9 @@ def _measures(k: int) -> dict[str, Any]:
             hint="pip install 'dcx[compare]' (make install does)",
         ) from None
     if not ir_measures.pytrec_eval.is_available():
-        raise MissingDependency("dcx compare needs pytrec-eval-terrier", hint="pip install 'dcx[compare]'")
+        raise MissingDependency(
+            "dcx compare needs pytrec-eval-terrier", hint="pip install 'dcx[compare]'"
+        )
     # RR without a cut-off: the pytrec_eval provider of ir-measures 0.4 accepts RR@k but
     # silently ignores the k (trec_eval's recip_rank has none), so dcx cuts the run at k instead
     return {"recall": R @ k, "precision": P @ k, "mrr": RR, "ndcg": nDCG @ k}
@@ -53,16 +55,22 @@ def require() -> None:
     _measures(1)
 
 
-def per_query(qrels: Mapping[str, Mapping[str, int]], rankings: Mapping[str, Sequence[str]],
-              k: int) -> dict[str, dict[str, float]]:
+def per_query(
+    qrels: Mapping[str, Mapping[str, int]], rankings: Mapping[str, Sequence[str]], k: int
+) -> dict[str, dict[str, float]]:
     """{query_id: {metric: value}} at cut-off k for every query in ``rankings``."""
     import ir_measures
 
     measures = _measures(k)
     by_measure = {str(m): name for name, m in measures.items()}
-    judged = [ir_measures.Qrel(q, d, g) for q in rankings for d, g in sorted(qrels.get(q, {}).items())]
-    run = [ir_measures.ScoredDoc(q, d, float(len(docs) - i))
-           for q, docs in rankings.items() for i, d in enumerate(docs[:k])]
+    judged = [
+        ir_measures.Qrel(q, d, g) for q in rankings for d, g in sorted(qrels.get(q, {}).items())
+    ]
+    run = [
+        ir_measures.ScoredDoc(q, d, float(len(docs) - i))
+        for q, docs in rankings.items()
+        for i, d in enumerate(docs[:k])
+    ]
     out = {q: dict.fromkeys(NAMES, 0.0) for q in rankings}
     if judged and run:
         for metric in ir_measures.pytrec_eval.iter_calc(list(measures.values()), judged, run):

@@ -49,7 +49,11 @@ class _Paths(Field):
 
 class _Globs(Field):
     def check(self, value: Any, path: str) -> Any:
-        if not isinstance(value, list) or not value or not all(isinstance(p, str) and p for p in value):
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(p, str) and p for p in value)
+        ):
             raise bad(path, "expected a non-empty list of glob patterns", "invalid_type")
         return list(value)
 
@@ -67,14 +71,21 @@ class _Cutoffs(Field):
             if isinstance(k, bool) or not isinstance(k, int):
                 raise bad(f"{path}[{i}]", "expected an integer cut-off", "invalid_type")
             if not 1 <= k <= MAX_K:
-                raise bad(f"{path}[{i}]", f"{k} is outside 1..{MAX_K} (recall returns at most {MAX_K} items)",
-                          "out_of_range")
+                raise bad(
+                    f"{path}[{i}]",
+                    f"{k} is outside 1..{MAX_K} (recall returns at most {MAX_K} items)",
+                    "out_of_range",
+                )
         if len(set(value)) != len(value):
             raise bad(path, "holds the same cut-off twice", "duplicate_id")
         return sorted(value)
 
     def schema(self) -> dict[str, Any]:
-        return {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": MAX_K}, "minItems": 1}
+        return {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 1, "maximum": MAX_K},
+            "minItems": 1,
+        }
 
 
 _CORPUS = Shape(
@@ -90,8 +101,12 @@ _PROFILE = Shape(
     {
         "name": Token(limit=64),
         "profile": _Path(),
-        "extension": _Path(optional=True, doc="An extension manifest installed into the throwaway workspace."),
-        "path_prepend": _Paths(optional=True, doc="Folders put first on PATH for this profile's recall calls."),
+        "extension": _Path(
+            optional=True, doc="An extension manifest installed into the throwaway workspace."
+        ),
+        "path_prepend": _Paths(
+            optional=True, doc="Folders put first on PATH for this profile's recall calls."
+        ),
     },
 )
 PLAN_SHAPE = Shape(
@@ -103,7 +118,9 @@ PLAN_SHAPE = Shape(
         "qrels": _Path(),
         "k": _Cutoffs(),
         "lock": _Path(optional=True),
-        "profiles": Records(shape=_PROFILE, id_field="name", min_items=1, max_items=MAX_PROFILES, ordered=True),
+        "profiles": Records(
+            shape=_PROFILE, id_field="name", min_items=1, max_items=MAX_PROFILES, ordered=True
+        ),
     },
 )
 
@@ -135,7 +152,9 @@ class Plan(NamedTuple):
     lock: Path
     profiles: tuple[ProfileEntry, ...]
 
-    def error(self, field: str, problem: str, *, code: str = "invalid_plan", hint: str | None = None) -> InvalidInput:
+    def error(
+        self, field: str, problem: str, *, code: str = "invalid_plan", hint: str | None = None
+    ) -> InvalidInput:
         """``plan.toml: <field>, line N: <problem>``."""
         line = line_of(self.text, field)
         where = f"{self.display}: {field}" + (f", line {line}" if line is not None else "")
@@ -226,29 +245,46 @@ def load_queries(plan: Plan) -> tuple[Query, ...]:
         unknown = sorted(set(row) - {"query_id", "query", "query_summary"})
         missing = sorted({"query_id", "query", "query_summary"} - set(row))
         if unknown or missing:
-            what = f"unknown field(s): {', '.join(unknown)}" if unknown else f"missing field(s): {', '.join(missing)}"
-            raise InvalidInput(f"{where}: {what}", code="unknown_field" if unknown else "missing_field")
+            what = (
+                f"unknown field(s): {', '.join(unknown)}"
+                if unknown
+                else f"missing field(s): {', '.join(missing)}"
+            )
+            raise InvalidInput(
+                f"{where}: {what}", code="unknown_field" if unknown else "missing_field"
+            )
         try:
             qid = public.check_token(row["query_id"], field="query_id", limit=64)
-            summary = public.check_text(row["query_summary"], field="query_summary", limit=public.SUMMARY_MAX)
+            summary = public.check_text(
+                row["query_summary"], field="query_summary", limit=public.SUMMARY_MAX
+            )
         except DcxError as exc:
             raise InvalidInput(f"{where}: {exc.message}", code=exc.code) from None
         query = row["query"]
         if not isinstance(query, str) or not query.strip() or len(query) > 1000 or "\n" in query:
-            raise InvalidInput(f"{where}: query: expected one line of 1..1000 characters", code="invalid_queries")
+            raise InvalidInput(
+                f"{where}: query: expected one line of 1..1000 characters", code="invalid_queries"
+            )
         if qid in seen:
-            raise InvalidInput(f"{where}: duplicate query_id {qid!r} (first on line {seen[qid]})",
-                               code="duplicate_id")
+            raise InvalidInput(
+                f"{where}: duplicate query_id {qid!r} (first on line {seen[qid]})",
+                code="duplicate_id",
+            )
         seen[qid] = number
         out.append(Query(qid, query, summary))
     if not out:
         raise InvalidInput(f"{shown}: holds no query", code="invalid_queries")
     if len(out) > MAX_QUERIES:
-        raise InvalidInput(f"{shown}: {len(out)} queries is over the limit of {MAX_QUERIES}", code="invalid_queries")
+        raise InvalidInput(
+            f"{shown}: {len(out)} queries is over the limit of {MAX_QUERIES}",
+            code="invalid_queries",
+        )
     return tuple(out)
 
 
-def load_qrels(plan: Plan, queries: tuple[Query, ...], docids: set[str]) -> dict[str, dict[str, int]]:
+def load_qrels(
+    plan: Plan, queries: tuple[Query, ...], docids: set[str]
+) -> dict[str, dict[str, int]]:
     """TREC qrels ``qid iter docid relevance``; every qid and docid must be known."""
     shown = plan.shown(plan.qrels_path)
     known = {q.query_id for q in queries}
@@ -259,17 +295,29 @@ def load_qrels(plan: Plan, queries: tuple[Query, ...], docids: set[str]) -> dict
         where = f"{shown}, line {number}"
         parts = line.split()
         if len(parts) != 4:
-            raise InvalidInput(f"{where}: expected 'query_id 0 docid relevance'", code="invalid_qrels")
+            raise InvalidInput(
+                f"{where}: expected 'query_id 0 docid relevance'", code="invalid_qrels"
+            )
         qid, _iteration, docid, grade = parts
         if qid not in known:
-            raise InvalidInput(f"{where}: unknown query {qid!r} (not in {plan.shown(plan.queries_path)})",
-                               code="unknown_query")
+            raise InvalidInput(
+                f"{where}: unknown query {qid!r} (not in {plan.shown(plan.queries_path)})",
+                code="unknown_query",
+            )
         if docid not in docids:
-            granularity = "path#heading-slug" if plan.granularity == "section" else "a path relative to corpus.path"
-            raise InvalidInput(f"{where}: unknown document {docid!r} (a docid is {granularity})",
-                               code="unknown_document")
+            granularity = (
+                "path#heading-slug"
+                if plan.granularity == "section"
+                else "a path relative to corpus.path"
+            )
+            raise InvalidInput(
+                f"{where}: unknown document {docid!r} (a docid is {granularity})",
+                code="unknown_document",
+            )
         if not grade.isdigit() or int(grade) > 100:
-            raise InvalidInput(f"{where}: relevance must be an integer 0..100", code="invalid_qrels")
+            raise InvalidInput(
+                f"{where}: relevance must be an integer 0..100", code="invalid_qrels"
+            )
         if docid in out.get(qid, {}):
             raise InvalidInput(f"{where}: {qid} {docid} is judged twice", code="duplicate_id")
         out.setdefault(qid, {})[docid] = int(grade)

@@ -64,11 +64,21 @@ def _env(entry: ProfileEntry) -> dict[str, str]:
     return env
 
 
-def _dcx(root: Path, args: list[str], env: dict[str, str], *, stdin: bytes | None = None,
-         timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+def _dcx(
+    root: Path,
+    args: list[str],
+    env: dict[str, str],
+    *,
+    stdin: bytes | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "dcx", "-C", str(root), *args, "--format", "json"],
-        input=stdin if stdin is not None else b"", capture_output=True, env=env, timeout=timeout, check=False,
+        input=stdin if stdin is not None else b"",
+        capture_output=True,
+        env=env,
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -99,12 +109,20 @@ def _sources_text(plan: Plan) -> str:
     doc["bindings"] = tomlkit.aot()
     doc["bindings"].append(binding)
     source = tomlkit.table()
-    source.update({
-        "source_id": SOURCE_ID, "provider_id": "files", "source_kind": "document", "priority": "p0",
-        "evidence_level": "s1", "objectives": ["comparison"], "scan_mode": "snapshot",
-        "exact_read_policy": "always", "freshness_seconds": 86400,
-        "locator": {"path": str(plan.corpus.resolve()), "include": list(plan.include)},
-    })
+    source.update(
+        {
+            "source_id": SOURCE_ID,
+            "provider_id": "files",
+            "source_kind": "document",
+            "priority": "p0",
+            "evidence_level": "s1",
+            "objectives": ["comparison"],
+            "scan_mode": "snapshot",
+            "exact_read_policy": "always",
+            "freshness_seconds": 86400,
+            "locator": {"path": str(plan.corpus.resolve()), "include": list(plan.include)},
+        }
+    )
     doc["sources"] = tomlkit.aot()
     doc["sources"].append(source)
     return tomlkit.dumps(doc)
@@ -134,29 +152,69 @@ def throwaway(plan: Plan, entry: ProfileEntry, profile: Profile) -> Iterator[Pat
             # exit 1 is a failed doctor: the extension stays installed and every recall
             # says so (extension_doctor_not_ready), which is what a comparison should show
             if proc.returncode not in (0, 1):
-                raise SetupError(f"{entry.field}.extension", f"dcx ext install failed: {_error_of(proc)}")
+                raise SetupError(
+                    f"{entry.field}.extension", f"dcx ext install failed: {_error_of(proc)}"
+                )
         yield root
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def recall_once(root: Path, entry: ProfileEntry, profile: Profile, query: Query, *, max_results: int,
-                matcher: Matcher, clock: Clock, env: dict[str, str]) -> QueryRun:
+def recall_once(
+    root: Path,
+    entry: ProfileEntry,
+    profile: Profile,
+    query: Query,
+    *,
+    max_results: int,
+    matcher: Matcher,
+    clock: Clock,
+    env: dict[str, str],
+) -> QueryRun:
     cp = profile.context_provider
-    args = ["recall", "--scope", cp.scope_ref or "", "--query-file", "-", "--query-summary", query.query_summary,
-            "--max-results", str(max_results), "--agent-id", profile.enabled_agents[0]]
+    args = [
+        "recall",
+        "--scope",
+        cp.scope_ref or "",
+        "--query-file",
+        "-",
+        "--query-summary",
+        query.query_summary,
+        "--max-results",
+        str(max_results),
+        "--agent-id",
+        profile.enabled_agents[0],
+    ]
     started = clock.monotonic()
     try:
-        proc = _dcx(root, args, env, stdin=query.query.encode(), timeout=cp.timeout_seconds + RECALL_TIMEOUT_MARGIN)
+        proc = _dcx(
+            root,
+            args,
+            env,
+            stdin=query.query.encode(),
+            timeout=cp.timeout_seconds + RECALL_TIMEOUT_MARGIN,
+        )
     except subprocess.TimeoutExpired:
-        return QueryRun(query.query_id, "unavailable", "recall_command_timeout", (), 0, 0, 0, None,
-                        clock.elapsed_ms(started), None)
+        return QueryRun(
+            query.query_id,
+            "unavailable",
+            "recall_command_timeout",
+            (),
+            0,
+            0,
+            0,
+            None,
+            clock.elapsed_ms(started),
+            None,
+        )
     wall = clock.elapsed_ms(started)
     try:
         data: dict[str, Any] = json.loads(proc.stdout)["data"]
         receipt = data["retrieval"]
     except (ValueError, KeyError, TypeError):
-        return QueryRun(query.query_id, "unavailable", "recall_command_failed", (), 0, 0, 0, None, wall, None)
+        return QueryRun(
+            query.query_id, "unavailable", "recall_command_failed", (), 0, 0, 0, None, wall, None
+        )
     ranking: list[str] = []
     unmatched = spanning = 0
     for row in data["results"]:
@@ -181,16 +239,33 @@ def recall_once(root: Path, entry: ProfileEntry, profile: Profile, query: Query,
     )
 
 
-def run_profile(plan: Plan, entry: ProfileEntry, profile: Profile, queries: tuple[Query, ...], *,
-                matcher: Matcher, clock: Clock,
-                progress: Callable[[str, int, int], None] | None = None) -> tuple[QueryRun, ...]:
+def run_profile(
+    plan: Plan,
+    entry: ProfileEntry,
+    profile: Profile,
+    queries: tuple[Query, ...],
+    *,
+    matcher: Matcher,
+    clock: Clock,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> tuple[QueryRun, ...]:
     max_results = effective_max_results(plan, entry)
     env = _env(entry)
     out: list[QueryRun] = []
     with throwaway(plan, entry, profile) as root:
         for i, query in enumerate(queries, start=1):
-            out.append(recall_once(root, entry, profile, query, max_results=max_results, matcher=matcher,
-                                   clock=clock, env=env))
+            out.append(
+                recall_once(
+                    root,
+                    entry,
+                    profile,
+                    query,
+                    max_results=max_results,
+                    matcher=matcher,
+                    clock=clock,
+                    env=env,
+                )
+            )
             if progress is not None:
                 progress(entry.name, i, len(queries))
     return tuple(out)

@@ -66,12 +66,15 @@ def _int_token(text: str) -> int:
     return number
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":"))
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
+)
 if json.encoder.c_make_encoder is not None:
     # The C encoder JSONEncoder.encode builds on every call, built once (no circular-reference
     # markers: a cycle ends in RecursionError, and the reference encoder decides).
     _c_encoder = json.encoder.c_make_encoder(
-        None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", True, False, False)
+        None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", True, False, False
+    )
 
     def _encode(value: Any) -> str:
         return "".join(_c_encoder(value, 0))
@@ -90,7 +93,15 @@ def _mark_table() -> bytes:
     table = bytearray(b" " * 256)
     for byte in b"0123456789":
         table[byte] = ord("0")
-    for byte, mark in ((b".", "."), (b"e", "e"), (b"+", "s"), (b"-", "s"), (b",", "c"), (b"]", "c"), (b"}", "c")):
+    for byte, mark in (
+        (b".", "."),
+        (b"e", "e"),
+        (b"+", "s"),
+        (b"-", "s"),
+        (b",", "c"),
+        (b"]", "c"),
+        (b"}", "c"),
+    ):
         table[byte[0]] = ord(mark)
     for byte in range(0xF0, 0x100):  # the lead byte of a 4-byte UTF-8 sequence: beyond the BMP
         table[byte] = ord("X")
@@ -192,7 +203,9 @@ def load_stored(data: bytes) -> tuple[Any, bool]:
 
 _ORJSON: list[Any] = []  # [orjson module or None], resolved on first use
 _CHECKED = [0]  # bytes checked by the json module before orjson is imported
-ORJSON_AFTER = 64 * 1024  # about what the json module's indenting encoder checks in orjson's import time
+ORJSON_AFTER = (
+    64 * 1024
+)  # about what the json module's indenting encoder checks in orjson's import time
 
 
 def _orjson() -> Any:
@@ -221,7 +234,9 @@ def is_pretty(data: bytes, value: Any, *, repr_floats: bool) -> bool:
         if _ORJSON:
             fast = _ORJSON[0]
         elif _CHECKED[0] < ORJSON_AFTER:
-            _CHECKED[0] += len(data)  # a few packets (log, show): not worth orjson's import (~1.5 ms)
+            _CHECKED[0] += len(
+                data
+            )  # a few packets (log, show): not worth orjson's import (~1.5 ms)
         else:
             fast = _orjson()
     if fast is not None:

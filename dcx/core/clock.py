@@ -81,26 +81,47 @@ def parse_ts(value: str, *, field: str = "timestamp") -> datetime:
         raise InvalidInput(f"{field}: expected an RFC 3339 timestamp ({example})", field=field)
     match = _RFC3339.fullmatch(value)
     if match is None:
-        raise InvalidInput(f"{field}: not an RFC 3339 timestamp (expected a date, a time with seconds and "
-                           f"an offset, {example})", field=field)
+        raise InvalidInput(
+            f"{field}: not an RFC 3339 timestamp (expected a date, a time with seconds and "
+            f"an offset, {example})",
+            field=field,
+        )
     year, month, day, hour, minute, second, fraction, zulu, sign, off_h, off_m = match.groups()
     fraction = fraction or ""
     if fraction[6:].strip("0"):
-        raise InvalidInput(f"{field}: RFC 3339 timestamp with more than 6 fractional digits: dcx keeps "
-                           "microseconds and will not cut the rest", field=field)
+        raise InvalidInput(
+            f"{field}: RFC 3339 timestamp with more than 6 fractional digits: dcx keeps "
+            "microseconds and will not cut the rest",
+            field=field,
+        )
     try:
         if int(off_h or 0) > 23 or int(off_m or 0) > 59:
             raise ValueError
-        offset = UTC if zulu else timezone(
-            (1 if sign == "+" else -1) * timedelta(hours=int(off_h), minutes=int(off_m)))
-        moment = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second),
-                          int(fraction[:6].ljust(6, "0")), tzinfo=offset)
+        offset = (
+            UTC
+            if zulu
+            else timezone(
+                (1 if sign == "+" else -1) * timedelta(hours=int(off_h), minutes=int(off_m))
+            )
+        )
+        moment = datetime(
+            int(year),
+            int(month),
+            int(day),
+            int(hour),
+            int(minute),
+            int(second),
+            int(fraction[:6].ljust(6, "0")),
+            tzinfo=offset,
+        )
     except ValueError:
         raise InvalidInput(f"{field}: not a valid date and time ({example})", field=field) from None
     return moment.astimezone(UTC)
 
 
-_NORMALISED: dict[str, str] = {}  # value -> its normal form, for values that parsed (a pure function)
+_NORMALISED: dict[
+    str, str
+] = {}  # value -> its normal form, for values that parsed (a pure function)
 
 
 def normalise_ts(value: str, *, field: str = "timestamp") -> str:

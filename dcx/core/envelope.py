@@ -34,7 +34,7 @@ ENVELOPE_DOC = {
     "key_id": "First 8 hex of blake3(workspace key, 'dcx-key-id'): which key minted its opaque refs.",
     "decision_id": "The decision the packet belongs to.",
     "agent_id": "The acting agent that stored this packet (a public token; SPEC §16). Absent on packets "
-                "stored before agents were recorded, and on goal-level packets no agent made.",
+    "stored before agents were recorded, and on goal-level packets no agent made.",
 }
 
 
@@ -61,13 +61,17 @@ class PacketSpec:
         self.ref_field = ref_field
         self.decision_scoped = decision_scoped
         envelope: dict[str, Field] = {
-            "schema_version": Const(value=schema_version, doc=ENVELOPE_DOC["schema_version"], computed=True),
+            "schema_version": Const(
+                value=schema_version, doc=ENVELOPE_DOC["schema_version"], computed=True
+            ),
             "goal_id": Token(doc=ENVELOPE_DOC["goal_id"], computed=True),
             "key_id": Hex8(doc=ENVELOPE_DOC["key_id"], computed=True),
         }
         if decision_scoped:
             envelope["decision_id"] = DecisionId(
-                doc=ENVELOPE_DOC["decision_id"], computed=True, optional=decision_scoped == "optional"
+                doc=ENVELOPE_DOC["decision_id"],
+                computed=True,
+                optional=decision_scoped == "optional",
             )
         envelope["agent_id"] = Token(doc=ENVELOPE_DOC["agent_id"], computed=True, optional=True)
         body = dict(fields)
@@ -83,8 +87,11 @@ class PacketSpec:
         that names one of its keys is refused, never allowed to override it."""
         clash = sorted(name for name in values if name in self.envelope_keys)
         if clash:
-            raise InvalidInput(f"{self.kind}: {', '.join(clash)} belong(s) to the packet envelope, not to its values",
-                               field=clash[0], code="envelope_field")
+            raise InvalidInput(
+                f"{self.kind}: {', '.join(clash)} belong(s) to the packet envelope, not to its values",
+                field=clash[0],
+                code="envelope_field",
+            )
         draft: dict[str, Any] = {
             "schema_version": self.schema_version,
             "goal_id": ctx.goal_id,
@@ -126,7 +133,9 @@ class PacketSpec:
         try:
             body = canonical_bytes({k: v for k, v in packet.items() if k != self.ref_field})
         except InvalidInput:
-            public.check_record(packet, where=path or self.schema_version)  # its refusal comes first
+            public.check_record(
+                packet, where=path or self.schema_version
+            )  # its refusal comes first
             raise
         # A forbidden key k is spelled '"k":' in canonical JSON: when none is, there is none
         # to find (a nested packet was checked on its own already; this is its second pass).
@@ -178,7 +187,11 @@ class NestedList(Field):
         if not isinstance(value, list):
             raise bad(path, f"expected a list, got {type_name(value)}", "invalid_type")
         if len(value) > self.max_items:
-            raise bad(path, f"holds {len(value)} items, over the limit of {self.max_items}", "too_many_items")
+            raise bad(
+                path,
+                f"holds {len(value)} items, over the limit of {self.max_items}",
+                "too_many_items",
+            )
         spec = self.spec
         items = [spec.check_stored(v, f"{path}[{i}]") for i, v in enumerate(value)]
         refs = [item[spec.ref_field] for item in items]
@@ -188,4 +201,8 @@ class NestedList(Field):
 
     def schema(self) -> dict[str, Any]:
         assert self.spec is not None
-        return {"type": "array", "maxItems": self.max_items, "items": {"$ref": f"{self.spec.schema_version}.schema.json"}}
+        return {
+            "type": "array",
+            "maxItems": self.max_items,
+            "items": {"$ref": f"{self.spec.schema_version}.schema.json"},
+        }

@@ -110,7 +110,9 @@ class Pattern(Field):
 
     def check(self, value: Any, path: str) -> Any:
         compiled = self._compiled
-        if compiled is None:  # compiled on first use: `dcx status` imports the specs, checks nothing
+        if (
+            compiled is None
+        ):  # compiled on first use: `dcx status` imports the specs, checks nothing
             compiled = self._compiled = re.compile(self.regex)
         if isinstance(value, str) and len(value) <= self.limit and compiled.fullmatch(value):
             return value
@@ -121,7 +123,12 @@ class Pattern(Field):
 
 
 def DecisionId(**kw: Any) -> Pattern:
-    return Pattern(regex=DECISION_ID_RE.pattern[1:-1], limit=128, what="a decision id ([a-z0-9][a-z0-9._-]{0,127})", **kw)
+    return Pattern(
+        regex=DECISION_ID_RE.pattern[1:-1],
+        limit=128,
+        what="a decision id ([a-z0-9][a-z0-9._-]{0,127})",
+        **kw,
+    )
 
 
 def Ref(prefix: str | Sequence[str], **kw: Any) -> Pattern:
@@ -167,7 +174,9 @@ class PrivateText(Field):
         if not value.strip() and not self.allow_empty:
             raise bad(path, "must not be empty")
         if len(value) > self.limit:
-            raise bad(path, f"{len(value)} characters is over the limit of {self.limit}", "text_too_long")
+            raise bad(
+                path, f"{len(value)} characters is over the limit of {self.limit}", "text_too_long"
+            )
         return value
 
     def schema(self) -> dict[str, Any]:
@@ -287,7 +296,11 @@ class Tokens(Field):
         if len(items) < self.min_items:
             raise bad(path, f"needs at least {self.min_items} item(s)", "too_few_items")
         if len(items) > self.max_items:
-            raise bad(path, f"holds {len(items)} items, over the limit of {self.max_items}", "too_many_items")
+            raise bad(
+                path,
+                f"holds {len(items)} items, over the limit of {self.max_items}",
+                "too_many_items",
+            )
         return items
 
     def schema(self) -> dict[str, Any]:
@@ -310,7 +323,11 @@ class Map(Field):
         if not isinstance(value, dict | Mapping):  # dict first: an ABC check costs ~1 us
             raise bad(path, f"expected an object, got {type_name(value)}", "invalid_type")
         if len(value) > self.max_items:
-            raise bad(path, f"holds {len(value)} entries, over the limit of {self.max_items}", "too_many_items")
+            raise bad(
+                path,
+                f"holds {len(value)} entries, over the limit of {self.max_items}",
+                "too_many_items",
+            )
         out = {}
         for key in sorted(value):
             public.check_token(key, field=f"{path}.{shown_key(key)}")
@@ -336,7 +353,9 @@ class Shape:
 
     def _required(self) -> frozenset[str]:
         if self._required_names is None:
-            self._required_names = frozenset(n for n, rule in self.fields.items() if not rule.optional)
+            self._required_names = frozenset(
+                n for n, rule in self.fields.items() if not rule.optional
+            )
         return self._required_names
 
     def check(self, value: Any, path: str = "") -> dict[str, Any]:
@@ -350,7 +369,9 @@ class Shape:
             first = f"{path}.{unknown[0]}" if path else unknown[0]
             raise bad(first, f"unknown field(s): {', '.join(unknown)}", "unknown_field")
         if not keys >= self._required():
-            missing = [name for name, rule in fields.items() if not rule.optional and name not in value]
+            missing = [
+                name for name, rule in fields.items() if not rule.optional and name not in value
+            ]
             raise bad(where, f"missing field(s): {', '.join(missing)}", "missing_field")
         out: dict[str, Any] = {}
         for name, rule in fields.items():
@@ -410,14 +431,20 @@ class Records(Field):
         if len(value) < self.min_items:
             raise bad(path, f"needs at least {self.min_items} item(s)", "too_few_items")
         if len(value) > self.max_items:
-            raise bad(path, f"holds {len(value)} items, over the limit of {self.max_items}", "too_many_items")
+            raise bad(
+                path,
+                f"holds {len(value)} items, over the limit of {self.max_items}",
+                "too_many_items",
+            )
         items = [self.shape.check(v, f"{path}[{i}]") for i, v in enumerate(value)]
         if self.id_field:
             seen: set[Any] = set()
             for i, item in enumerate(items):
                 ident = item.get(self.id_field)
                 if ident in seen:
-                    raise bad(f"{path}[{i}].{self.id_field}", f"duplicate id {ident!r}", "duplicate_id")
+                    raise bad(
+                        f"{path}[{i}].{self.id_field}", f"duplicate id {ident!r}", "duplicate_id"
+                    )
                 seen.add(ident)
         if not self.ordered:
             items.sort(key=canonical_bytes)

@@ -129,7 +129,9 @@ def is_temp(path: Path) -> bool:
 
 
 @contextlib.contextmanager
-def file_lock(target: Path, *, wait: float = DEFAULT_WAIT, display: str | None = None) -> Iterator[None]:
+def file_lock(
+    target: Path, *, wait: float = DEFAULT_WAIT, display: str | None = None
+) -> Iterator[None]:
     """Hold an exclusive OS lock on ``<target>.lock`` (portalocker, imported lazily).
 
     A timeout is ``LockBusy`` (exit 4) naming the lock file, never a hang.

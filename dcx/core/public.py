@@ -38,9 +38,7 @@ FORBIDDEN_KEYS = frozenset(
     }
 )
 
-_ROOTS = (
-    "home|Users|root|tmp|var|etc|opt|srv|mnt|Volumes|private|usr|workspace|workspaces|data"
-)
+_ROOTS = "home|Users|root|tmp|var|etc|opt|srv|mnt|Volumes|private|usr|workspace|workspaces|data"
 
 # (class, pattern, flags, needles). Order is the order reported when several match.
 # A pattern runs only when one of its needles — a literal every match holds,
@@ -65,8 +63,18 @@ _PATTERN_SOURCES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
         _I,
         ("=", ":"),
     ),
-    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})", 0, ("gh", "github_pat_")),
-    ("aws_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[A-Z0-9]{16}\b", 0, ("AKIA", "ASIA", "AGPA", "AIDA", "AROA")),
+    (
+        "github_token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
+        0,
+        ("gh", "github_pat_"),
+    ),
+    (
+        "aws_key",
+        r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[A-Z0-9]{16}\b",
+        0,
+        ("AKIA", "ASIA", "AGPA", "AIDA", "AROA"),
+    ),
     ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", 0, ("xox",)),
     ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", 0, ("AIza",)),
     ("stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}", 0, ("_live_", "_test_")),
@@ -74,7 +82,12 @@ _PATTERN_SOURCES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
     ("pypi_token", r"\bpypi-AgE[A-Za-z0-9_-]{20,}", 0, ("pypi-",)),
     ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", 0, ("eyJ",)),
     # v3 additions (SPEC §3.4)
-    ("authorization_header", r"(?:^|[^A-Za-z0-9-])(?:proxy-)?authorization\s*:\s*\S", _I, ("authorization",)),
+    (
+        "authorization_header",
+        r"(?:^|[^A-Za-z0-9-])(?:proxy-)?authorization\s*:\s*\S",
+        _I,
+        ("authorization",),
+    ),
     ("basic_auth", r"\bBasic\s+(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{12,}={0,2}", 0, ("Basic",)),
     ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", 0, ("sk-ant-",)),
     ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", 0, ("sk-",)),
@@ -82,18 +95,34 @@ _PATTERN_SOURCES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
     ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}", 0, ("hf_",)),
     ("twilio_key", r"\b(?:AC|SK)[0-9a-f]{32}\b", 0, ("AC", "SK")),
     ("sendgrid_key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0, ("SG.",)),
-    ("discord_token", r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}", 0, (".",)),
+    (
+        "discord_token",
+        r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}",
+        0,
+        (".",),
+    ),
     ("telegram_token", r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])", 0, (":AA",)),
-    ("azure_connection_string",
-     r"\b(?:AccountKey|SharedAccessSignature|SharedAccessKey)\s*=\s*[^\s;]", _I, ("accountkey", "sharedaccess")),
+    (
+        "azure_connection_string",
+        r"\b(?:AccountKey|SharedAccessSignature|SharedAccessKey)\s*=\s*[^\s;]",
+        _I,
+        ("accountkey", "sharedaccess"),
+    ),
     ("aws_secret", r"\baws_?(?:secret_access_key|secret_key|session_token)\b\s*[=:]", _I, ("aws",)),
     # a label, then a private suffix that ends the name (so "x.local" but not "x.localhost")
-    ("private_host",
-     r"[A-Za-z0-9]\.(?:internal|local|lan|corp|intranet|home\.arpa)(?![A-Za-z0-9-]|\.[A-Za-z0-9])", _I,
-     (".internal", ".local", ".lan", ".corp", ".intranet", ".home.arpa")),
-    ("ip_address",
-     r"(?<![0-9A-Za-z.])(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}"
-     r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?![0-9]|\.[0-9])", 0, (".",)),
+    (
+        "private_host",
+        r"[A-Za-z0-9]\.(?:internal|local|lan|corp|intranet|home\.arpa)(?![A-Za-z0-9-]|\.[A-Za-z0-9])",
+        _I,
+        (".internal", ".local", ".lan", ".corp", ".intranet", ".home.arpa"),
+    ),
+    (
+        "ip_address",
+        r"(?<![0-9A-Za-z.])(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}"
+        r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?![0-9]|\.[0-9])",
+        0,
+        (".",),
+    ),
 )
 _compiled: list[tuple[str, re.Pattern[str]]] = []
 _needles: list[Any] = []  # an Aho-Corasick automaton: lower-case needle -> the patterns it gates
@@ -132,8 +161,10 @@ _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # The invisible or reordering characters (SPEC §3.4 v3): a reader cannot see them.
 _INVISIBLE_RE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 # IPv6 candidates: groups of hex and colons with at least two colons, checked by ipaddress.
-_IPV6_RE = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*::|(?:[0-9A-Fa-f]{1,4}:){7})"
-                      r"[0-9A-Fa-f:]{2,39}(?:%[A-Za-z0-9]+)?(?![\w:])")
+_IPV6_RE = re.compile(
+    r"(?<![\w:.])(?=[0-9A-Fa-f:]*::|(?:[0-9A-Fa-f]{1,4}:){7})"
+    r"[0-9A-Fa-f:]{2,39}(?:%[A-Za-z0-9]+)?(?![\w:])"
+)
 # Bare secrets: long runs of the base64/base64url alphabet with high entropy, long hex runs.
 _B64_RUN_RE = re.compile(r"[A-Za-z0-9+/=_-]{24,}")
 _HEX_RUN_RE = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{48,}(?![0-9A-Za-z])")
@@ -176,6 +207,7 @@ def _ipv6(text: str) -> bool:
             continue
         return True
     return False
+
 
 # The absolute path of the goal root being served: text containing it is a path.
 _goal_root: ContextVar[str | None] = ContextVar("dcx_goal_root", default=None)

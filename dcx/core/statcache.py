@@ -89,24 +89,31 @@ class StatCache:
             if not data.startswith(MAGIC):
                 return
             end = data.index(b"\n", len(MAGIC))
-            header = json.loads(data[len(MAGIC):end])
+            header = json.loads(data[len(MAGIC) : end])
             if header.get("schema_version") != SCHEMA or header.get("byteorder") != sys.byteorder:
                 return
             count, paths_len = int(header["count"]), int(header["paths_bytes"])
             at = end + 1
-            paths = data[at:at + paths_len].decode("utf-8").split("\0") if count else []
+            paths = data[at : at + paths_len].decode("utf-8").split("\0") if count else []
             at += paths_len
             stats = array("q")
-            stats.frombytes(data[at:at + 32 * count])
+            stats.frombytes(data[at : at + 32 * count])
             at += 32 * count
-            revs = data[at:at + 32 * count]
+            revs = data[at : at + 32 * count]
             at += 32 * count
-            kinds = data[at:at + count]
-            if len(paths) != count or len(stats) != 4 * count or len(revs) != 32 * count or len(kinds) != count:
+            kinds = data[at : at + count]
+            if (
+                len(paths) != count
+                or len(stats) != 4 * count
+                or len(revs) != 32 * count
+                or len(kinds) != count
+            ):
                 return
             at += count
             rejected_len = int(header.get("rejected_bytes", 0))
-            rejected = data[at:at + rejected_len].decode("utf-8").split("\0") if rejected_len else []
+            rejected = (
+                data[at : at + rejected_len].decode("utf-8").split("\0") if rejected_len else []
+            )
             if at + rejected_len != len(data):
                 return
             globs = header.get("globs")
@@ -115,7 +122,9 @@ class StatCache:
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
             return  # a cache is only a cache: start over
         self.paths = paths
-        self._index = dict(zip(paths, range(len(paths)), strict=True))  # a third faster than a comprehension
+        self._index = dict(
+            zip(paths, range(len(paths)), strict=True)
+        )  # a third faster than a comprehension
         self._stats, self._revs, self._kinds = stats, revs, kinds
         self.memo = dict(header.get("memo") or {})
         self.globs, self._rejected = globs, frozenset(rejected)
@@ -162,7 +171,12 @@ class StatCache:
 
     def entry(self, i: int) -> tuple[str, str, int, str]:
         """(path, revision, size, kind) of loaded entry ``i``."""
-        return self.paths[i], self._revs[32 * i:32 * i + 32].hex(), self._stats[4 * i], KINDS.get(self._kinds[i], "binary")
+        return (
+            self.paths[i],
+            self._revs[32 * i : 32 * i + 32].hex(),
+            self._stats[4 * i],
+            KINDS.get(self._kinds[i], "binary"),
+        )
 
     def hit_entries(self, hits: Iterable[int]) -> Iterator[tuple[str, str, int, str]]:
         """(path, revision, size, kind) of each loaded entry index in ``hits``, lazily.
@@ -173,7 +187,8 @@ class StatCache:
         paths, revs, stats, kinds = self.paths, self._revs, self._stats, self._kinds
         kind_of = KINDS.get
         return (
-            (paths[i], revs[32 * i:32 * i + 32].hex(), stats[4 * i], kind_of(kinds[i], "binary")) for i in hits
+            (paths[i], revs[32 * i : 32 * i + 32].hex(), stats[4 * i], kind_of(kinds[i], "binary"))
+            for i in hits
         )
 
     def count_under(self, prefix: str) -> int:
@@ -203,14 +218,22 @@ class StatCache:
         out: dict[str, tuple[int, int, int, int, str, str]] = {}
         for rel, i in self._index.items():
             j = 4 * i
-            size, mtime_ns, ino, ctime_ns = self._stats[j:j + 4]
-            out[rel] = (size, mtime_ns, ino, ctime_ns, self._revs[32 * i:32 * i + 32].hex(),
-                        KINDS.get(self._kinds[i], "binary"))
+            size, mtime_ns, ino, ctime_ns = self._stats[j : j + 4]
+            out[rel] = (
+                size,
+                mtime_ns,
+                ino,
+                ctime_ns,
+                self._revs[32 * i : 32 * i + 32].hex(),
+                KINDS.get(self._kinds[i], "binary"),
+            )
         for rel, (key, revision, kind) in self._fresh.items():
             out[rel] = (*key, revision, kind)
         return out
 
-    def save(self, *, seen: Collection[str] | None = None, memo: dict[str, Any] | None = None) -> None:
+    def save(
+        self, *, seen: Collection[str] | None = None, memo: dict[str, Any] | None = None
+    ) -> None:
         """Write the cache if anything changed; with ``seen``, entries of other paths are dropped.
 
         ``memo`` replaces the header memo; it is written only when given or when
@@ -242,8 +265,16 @@ class StatCache:
             "rejected_bytes": len(rejected_bytes),
         }
         body = b"".join(
-            [MAGIC, json.dumps(header, separators=(",", ":")).encode(), b"\n", path_bytes,
-             stats.tobytes(), revs, kinds, rejected_bytes]
+            [
+                MAGIC,
+                json.dumps(header, separators=(",", ":")).encode(),
+                b"\n",
+                path_bytes,
+                stats.tobytes(),
+                revs,
+                kinds,
+                rejected_bytes,
+            ]
         )
         atomic_write(self.path, body, mode=0o600)
         self.written_ns = self.path.stat().st_mtime_ns
@@ -261,8 +292,8 @@ class StatCache:
         kinds = bytearray(self._kinds)
         for rel, (key, revision, kind) in self._fresh.items():
             i = self._index[rel]
-            stats[4 * i:4 * i + 4] = array("q", key)
-            revs[32 * i:32 * i + 32] = bytes.fromhex(revision)
+            stats[4 * i : 4 * i + 4] = array("q", key)
+            revs[32 * i : 32 * i + 32] = bytes.fromhex(revision)
             kinds[i] = KIND_BYTES.get(kind, b"b")[0]
         return self.paths, stats, bytes(revs), bytes(kinds)
 

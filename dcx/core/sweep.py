@@ -115,7 +115,11 @@ def iter_tree(
                             path = base + name
                             if name == NEVER_WALKED or path in excluded:
                                 continue  # a workspace folder, at any depth, is never authority
-                            if split_at is not None and frontier is not None and depth + 1 >= split_at:
+                            if (
+                                split_at is not None
+                                and frontier is not None
+                                and depth + 1 >= split_at
+                            ):
                                 frontier.append((path, prefix + name + "/"))
                             else:
                                 stack.append((path, prefix + name + "/", depth + 1))
@@ -194,7 +198,9 @@ def sweep(
     return Sweep(hits, hashed, unreadable, outside, oversized, done, timed_out, rejected)
 
 
-def _share(frontier: list[tuple[str, str]], cache: StatCache, jobs: int) -> list[list[tuple[str, str]]]:
+def _share(
+    frontier: list[tuple[str, str]], cache: StatCache, jobs: int
+) -> list[list[tuple[str, str]]]:
     """Split directories over ``jobs`` processes, heaviest first, by cached file count."""
     shares: list[list[tuple[str, str]]] = [[] for _ in range(jobs)]
     loads = [0] * jobs
@@ -206,7 +212,9 @@ def _share(frontier: list[tuple[str, str]], cache: StatCache, jobs: int) -> list
     return shares
 
 
-def _fork_sweep(share: list[tuple[str, str]], run: Callable[[list[tuple[str, str]]], Sweep]) -> tuple[int, int] | None:
+def _fork_sweep(
+    share: list[tuple[str, str]], run: Callable[[list[tuple[str, str]]], Sweep]
+) -> tuple[int, int] | None:
     """Start a child sweeping ``share``; (pid, read fd), or None when forking failed."""
     read_fd, write_fd = os.pipe()
     try:
@@ -220,11 +228,21 @@ def _fork_sweep(share: list[tuple[str, str]], run: Callable[[list[tuple[str, str
         try:
             os.close(read_fd)
             found = run(share)
-            body = marshal.dumps((found.hits.tobytes(), found.hashed, found.unreadable, found.outside,
-                                  found.oversized, found.done, found.timed_out, found.rejected))
+            body = marshal.dumps(
+                (
+                    found.hits.tobytes(),
+                    found.hashed,
+                    found.unreadable,
+                    found.outside,
+                    found.oversized,
+                    found.done,
+                    found.timed_out,
+                    found.rejected,
+                )
+            )
             view = memoryview(body)
             while view:
-                view = view[os.write(write_fd, view):]
+                view = view[os.write(write_fd, view) :]
             code = 0
         finally:
             os._exit(code)
@@ -270,13 +288,24 @@ def sweep_tree(
     """
     probe = cache.prober()
 
-    def run(starts: list[tuple[str, str]], done: int = 0, report: Callable[[int], None] | None = None) -> Sweep:
-        return sweep(iter_tree(starts, top, excluded), match=match, max_scan_bytes=max_scan_bytes, probe=probe,
-                     hasher=hasher, deadline=deadline, progress=report, done=done)
+    def run(
+        starts: list[tuple[str, str]], done: int = 0, report: Callable[[int], None] | None = None
+    ) -> Sweep:
+        return sweep(
+            iter_tree(starts, top, excluded),
+            match=match,
+            max_scan_bytes=max_scan_bytes,
+            probe=probe,
+            hasher=hasher,
+            deadline=deadline,
+            progress=report,
+            done=done,
+        )
 
     known = len(cache)
     cores = min(MAX_JOBS, os.cpu_count() or 1)
     can_fork = sys.platform == "linux" and cores > 1 and threading.active_count() == 1
+
     def after(base: int) -> Callable[[int], None] | None:
         """Progress of a sweep that continues another: counts from ``base`` on, while its own
         ``done`` counts its files only (so the parts' ``done`` add up to the files listed)."""
@@ -287,8 +316,15 @@ def sweep_tree(
     if not can_fork or PARALLEL_MIN_FILES // 4 <= known < PARALLEL_MIN_FILES:
         return [run([(top, "")], report=progress)]  # serial, or a tree the cache knows to be modest
     frontier: list[tuple[str, str]] = []
-    loose = sweep(iter_tree([(top, "")], top, excluded, split_at=SPLIT_DEPTH, frontier=frontier), match=match,
-                  max_scan_bytes=max_scan_bytes, probe=probe, hasher=hasher, deadline=deadline, progress=progress)
+    loose = sweep(
+        iter_tree([(top, "")], top, excluded, split_at=SPLIT_DEPTH, frontier=frontier),
+        match=match,
+        max_scan_bytes=max_scan_bytes,
+        probe=probe,
+        hasher=hasher,
+        deadline=deadline,
+        progress=progress,
+    )
     if loose.timed_out:
         return [loose]
     large = known >= PARALLEL_MIN_FILES or len(frontier) >= PARALLEL_MIN_DIRS

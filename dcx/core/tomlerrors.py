@@ -15,7 +15,9 @@ from typing import Any
 from dcx.core.errors import InvalidInput
 
 _HEADER_RE = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
-_KEY_RE = re.compile(r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*=")
+_KEY_RE = re.compile(
+    r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*="
+)
 _PATH_TOKEN_RE = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
@@ -99,7 +101,7 @@ def key_lines(text: str) -> dict[tuple[Any, ...], int]:
         if key:
             path = (*table, *_split_dotted(key.group(1)))
             where.setdefault(path, number)
-            depth, closing = _scan_value(line[key.end():], 0, None)
+            depth, closing = _scan_value(line[key.end() :], 0, None)
     return where
 
 

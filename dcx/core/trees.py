@@ -39,12 +39,16 @@ class TreeError(Exception):
         self.reason_code = reason_code
 
 
-_last: dict[str, bytes] = {}  # the bytes of the last digest computed: a scan stores what it just hashed
+_last: dict[
+    str, bytes
+] = {}  # the bytes of the last digest computed: a scan stores what it just hashed
 
 
 def pairs_bytes(entries: Mapping[str, str]) -> bytes:
     """The JCS bytes of the sorted (path, revision) list."""
-    return json.dumps(sorted(entries.items()), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return json.dumps(sorted(entries.items()), ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8"
+    )
 
 
 def tree_digest(entries: Mapping[str, str]) -> str:
@@ -101,7 +105,7 @@ def load_tree(ws: Workspace, cursor: str | None) -> dict[str, str]:
         raise TreeError("cursor_tree_missing") from None
     if not (body.startswith(_HEAD) and body.endswith(_TAIL)):
         raise TreeError("cursor_tree_missing")
-    if blake3.blake3(body[len(_HEAD):-len(_TAIL)]).hexdigest() != digest:
+    if blake3.blake3(body[len(_HEAD) : -len(_TAIL)]).hexdigest() != digest:
         raise TreeError("cursor_tree_missing")
     try:
         return {str(p): str(r) for p, r in json.loads(body)["entries"]}

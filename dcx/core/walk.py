@@ -78,8 +78,12 @@ class FileMap(Mapping[str, FileEntry]):
     before the cache is rewritten) until someone looks inside.
     """
 
-    def __init__(self, hits: Iterator[tuple[str, str, int, str]] | None, count: int,
-                 extra: dict[str, FileEntry]) -> None:
+    def __init__(
+        self,
+        hits: Iterator[tuple[str, str, int, str]] | None,
+        count: int,
+        extra: dict[str, FileEntry],
+    ) -> None:
         self._pending = hits
         self._count = count
         self._dict = extra
@@ -163,7 +167,9 @@ def resolve_locator(ws: Workspace, locator: dict[str, Any]) -> Locator:
     )
 
 
-def hash_file(path: Path | str, *, limit: int | None = None, deadline: float | None = None) -> tuple[str, int]:
+def hash_file(
+    path: Path | str, *, limit: int | None = None, deadline: float | None = None
+) -> tuple[str, int]:
     """blake3 hex of a file's bytes and the byte count (reads at most ``limit`` + 1 bytes)."""
     revision, total, _ = hash_and_kind(path, limit=limit, deadline=deadline)
     return revision, total
@@ -229,7 +235,9 @@ def revision_of(data: bytes) -> str:
     return blake3.blake3(data).hexdigest()
 
 
-def glob_matcher(include: tuple[str, ...], exclude: tuple[str, ...]) -> Callable[[str], bool] | None:
+def glob_matcher(
+    include: tuple[str, ...], exclude: tuple[str, ...]
+) -> Callable[[str], bool] | None:
     """gitwildmatch include/exclude as one predicate; pathspec is imported and the patterns
     compiled on the first path that needs them (a warm rescan answers from the stat cache)."""
     if not include and not exclude:
@@ -240,7 +248,9 @@ def glob_matcher(include: tuple[str, ...], exclude: tuple[str, ...]) -> Callable
         if not specs:
             import pathspec
 
-            specs.extend(pathspec.GitIgnoreSpec.from_lines(p) if p else None for p in (include, exclude))
+            specs.extend(
+                pathspec.GitIgnoreSpec.from_lines(p) if p else None for p in (include, exclude)
+            )
         inc, exc = specs
         if inc is not None and not inc.match_file(rel):
             return False
@@ -294,8 +304,16 @@ def walk(
     cache = StatCache(cache_path(ws, source_id))
     if loc.is_file:
         one = [(loc.path.name, str(loc.path), os.stat(loc.path))]
-        parts = [sweep(one, match=None, max_scan_bytes=max_scan_bytes, probe=cache.prober(), hasher=hash_and_kind,
-                       deadline=deadline)]
+        parts = [
+            sweep(
+                one,
+                match=None,
+                max_scan_bytes=max_scan_bytes,
+                probe=cache.prober(),
+                hasher=hash_and_kind,
+                deadline=deadline,
+            )
+        ]
     else:
         root = str(ws.root.resolve())
         excluded = frozenset(os.path.join(root, name) for name in ALWAYS_EXCLUDED)
@@ -303,9 +321,16 @@ def walk(
         globs = _globs_key(loc.include, loc.exclude) if match is not None else None
         if match is not None and globs is not None:
             match = _remembered(match, *cache.glob_answers(globs))
-        parts = sweep_tree(str(loc.path), excluded, cache, match=match,
-                           max_scan_bytes=max_scan_bytes, hasher=hash_and_kind, deadline=deadline,
-                           progress=progress)
+        parts = sweep_tree(
+            str(loc.path),
+            excluded,
+            cache,
+            match=match,
+            max_scan_bytes=max_scan_bytes,
+            hasher=hash_and_kind,
+            deadline=deadline,
+            progress=progress,
+        )
     hit_count = sum(len(part.hits) for part in parts)
     loaded = cache.loaded_count
     hits = cache.hit_entries(index for part in parts for index in part.hits)  # columns captured now
@@ -341,11 +366,22 @@ def walk(
             if exact:
                 memo = {"digest": tree}
     # every loaded entry was seen (hit, re-hashed or unreadable): nothing to drop, no path list needed
-    seen_loaded = hit_count + sum(1 for rel in hashed_files if cache.is_loaded(rel)) + sum(
-        1 for rel in unreadable if cache.is_loaded(rel))
+    seen_loaded = (
+        hit_count
+        + sum(1 for rel in hashed_files if cache.is_loaded(rel))
+        + sum(1 for rel in unreadable if cache.is_loaded(rel))
+    )
     seen = None if seen_loaded == loaded else set(files) | unreadable
     if save_cache:  # False for `prepare --show-content`, which writes nothing
         cache.save(seen=seen, memo=memo)
     outside = sum(part.outside for part in parts)
-    return WalkResult(loc.path, loc.is_file, files, outside, len(unhashed), len(hashed_files),
-                      frozenset(unhashed | unreadable), tree)
+    return WalkResult(
+        loc.path,
+        loc.is_file,
+        files,
+        outside,
+        len(unhashed),
+        len(hashed_files),
+        frozenset(unhashed | unreadable),
+        tree,
+    )

@@ -130,9 +130,15 @@ class Workspace:
                 hint="run `dcx init` to restore it",
             ) from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidInput(f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid") from None
+            raise InvalidInput(
+                f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid"
+            ) from None
         goal = data.get("goal_id")
-        if data.get("schema_version") != WORKSPACE_SCHEMA or not isinstance(goal, str) or not GOAL_ID_RE.fullmatch(goal):
+        if (
+            data.get("schema_version") != WORKSPACE_SCHEMA
+            or not isinstance(goal, str)
+            or not GOAL_ID_RE.fullmatch(goal)
+        ):
             raise InvalidInput(
                 f"{DC_DIR}/workspace.toml: expected schema_version = {WORKSPACE_SCHEMA!r} and a goal_id token",
                 code="workspace_invalid",

@@ -99,9 +99,15 @@ class FileText(Protocol):
 
 
 # handed in by ops (the planes stay below this module):
-ReadFile = Callable[[Source, str], FileText | None]  # a built-in source's file as it is now, UTF-8, bounded
-FindByContent = Callable[[str], list[tuple[str, str]]]  # (source_id, path) that an index finds for a text
-ChunkOf = Callable[[str], Chunk | None]  # the chunk a recalled item's resource ref names, if it names one
+ReadFile = Callable[
+    [Source, str], FileText | None
+]  # a built-in source's file as it is now, UTF-8, bounded
+FindByContent = Callable[
+    [str], list[tuple[str, str]]
+]  # (source_id, path) that an index finds for a text
+ChunkOf = Callable[
+    [str], Chunk | None
+]  # the chunk a recalled item's resource ref names, if it names one
 
 
 class AuthorityReader:
@@ -113,8 +119,16 @@ class AuthorityReader:
     names). The rules of which sources may confirm recall live here.
     """
 
-    def __init__(self, registry: Registry, minter: RefMinter, changes: Sequence[Change], *,
-                 read_file: ReadFile, find_by_content: FindByContent, chunk_of: ChunkOf) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        minter: RefMinter,
+        changes: Sequence[Change],
+        *,
+        read_file: ReadFile,
+        find_by_content: FindByContent,
+        chunk_of: ChunkOf,
+    ) -> None:
         self.registry = registry
         self.minter = minter
         self.read_file = read_file
@@ -124,14 +138,21 @@ class AuthorityReader:
         for change in changes:  # this run's verified reads are authority already
             if change.read_status == "verified" and change.content is not None:
                 self._cache[(change.source_id, change.path)] = Authority(
-                    change.source_id, change.path, change.revision, change.content,
-                    change.change_ref, change.revision_ref)
+                    change.source_id,
+                    change.path,
+                    change.revision,
+                    change.content,
+                    change.change_ref,
+                    change.revision_ref,
+                )
 
     def source(self, source_id: str) -> Source | None:
         source = self.registry.source(source_id)
         if source is None or not source.enabled:
             return None
-        binding = next((b for b in self.registry.bindings if b.provider_id == source.provider_id), None)
+        binding = next(
+            (b for b in self.registry.bindings if b.provider_id == source.provider_id), None
+        )
         return source if binding is not None and binding.builtin else None
 
     def read(self, source_id: str, path: str) -> Authority | None:
@@ -147,8 +168,14 @@ class AuthorityReader:
         found = self.read_file(source, path)
         if found is None:
             return None
-        return Authority(source_id, path, found.revision, found.text, self.minter.change_ref(source_id, path),
-                         self.minter.revision_ref(source_id, path, found.revision))
+        return Authority(
+            source_id,
+            path,
+            found.revision,
+            found.text,
+            self.minter.change_ref(source_id, path),
+            self.minter.revision_ref(source_id, path, found.revision),
+        )
 
     def candidates_by_content(self, content: str) -> list[tuple[str, str]]:
         """(source_id, path) of files the index finds for ``content``, in authority order."""
@@ -160,6 +187,7 @@ class AuthorityReader:
         def order(pair: tuple[str, str]) -> tuple[int, str, str]:
             source = self.registry.source(pair[0])
             return (PRIORITY_ORDER.get(source.priority if source else "p2", 3), pair[0], pair[1])
+
         return sorted(found, key=order)[:MAX_CONTENT_CANDIDATES]
 
 
@@ -217,7 +245,12 @@ def generic_summary(change: Change) -> str:
 
 def absorbable(change: Change, policy: str) -> bool:
     """Read and verified, or a terminal outcome (binary, oversize, deleted)."""
-    if change.content_kind == "deleted" or change.read_status in ("verified", "binary", "oversize", "deleted"):
+    if change.content_kind == "deleted" or change.read_status in (
+        "verified",
+        "binary",
+        "oversize",
+        "deleted",
+    ):
         return True
     return not policy_reads(policy, deleted=False)  # never: nothing to read
 
@@ -239,35 +272,67 @@ class EvidenceDraft:
         row = self.revisions.get(change_ref)
         if row is None or (changed and not row["changed"]):
             self.revisions[change_ref] = {
-                "source_ref": change_ref, "revision": revision_ref, "observed_at": self.observed_at,
-                "freshness": self.freshness.get(source_id, "current"), "changed": changed,
+                "source_ref": change_ref,
+                "revision": revision_ref,
+                "observed_at": self.observed_at,
+                "freshness": self.freshness.get(source_id, "current"),
+                "changed": changed,
             }
 
     def fact(self, fact_id: str, summary: str, change: Change, *, generic: bool) -> None:
         self.facts[fact_id] = {
-            "fact_id": fact_id, "summary": summary, "source_ref": change.change_ref,
-            "source_revision": change.revision_ref, "observed_at": change.observed_at,
-            "freshness": self.freshness.get(change.source_id, "current"), "generic": generic or None,
+            "fact_id": fact_id,
+            "summary": summary,
+            "source_ref": change.change_ref,
+            "source_revision": change.revision_ref,
+            "observed_at": change.observed_at,
+            "freshness": self.freshness.get(change.source_id, "current"),
+            "generic": generic or None,
         }
         self.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
 
-    def accept(self, claim_id: str, summary: str, provider_ref: str, authority: Authority, changed: bool) -> None:
+    def accept(
+        self, claim_id: str, summary: str, provider_ref: str, authority: Authority, changed: bool
+    ) -> None:
         self.claims[claim_id] = {
-            "claim_id": claim_id, "summary": summary, "provider_ref": provider_ref,
-            "source_ref": authority.change_ref, "source_revision": authority.revision_ref,
-            "observed_at": self.observed_at, "exact_read_verified": True,
+            "claim_id": claim_id,
+            "summary": summary,
+            "provider_ref": provider_ref,
+            "source_ref": authority.change_ref,
+            "source_revision": authority.revision_ref,
+            "observed_at": self.observed_at,
+            "exact_read_verified": True,
         }
-        self.cite(authority.source_id, authority.change_ref, authority.revision_ref, changed=changed)
+        self.cite(
+            authority.source_id, authority.change_ref, authority.revision_ref, changed=changed
+        )
 
-    def reject(self, claim_id: str, summary: str, reason_code: str, *, provider_ref: str | None = None,
-               authority: Authority | None = None, changed: bool = False,
-               source_ref: str | None = None, source_revision: str | None = None) -> None:
-        row = {"claim_id": claim_id, "summary": summary, "provider_ref": provider_ref,
-               "observed_at": self.observed_at, "reason_code": reason_code,
-               "source_ref": source_ref, "source_revision": source_revision}
+    def reject(
+        self,
+        claim_id: str,
+        summary: str,
+        reason_code: str,
+        *,
+        provider_ref: str | None = None,
+        authority: Authority | None = None,
+        changed: bool = False,
+        source_ref: str | None = None,
+        source_revision: str | None = None,
+    ) -> None:
+        row = {
+            "claim_id": claim_id,
+            "summary": summary,
+            "provider_ref": provider_ref,
+            "observed_at": self.observed_at,
+            "reason_code": reason_code,
+            "source_ref": source_ref,
+            "source_revision": source_revision,
+        }
         if authority is not None:
             row["source_ref"], row["source_revision"] = authority.change_ref, authority.revision_ref
-            self.cite(authority.source_id, authority.change_ref, authority.revision_ref, changed=changed)
+            self.cite(
+                authority.source_id, authority.change_ref, authority.revision_ref, changed=changed
+            )
         self.stale[claim_id] = {k: v for k, v in row.items() if v is not None}
 
     def records(self) -> dict[str, list[dict[str, Any]]]:
@@ -276,13 +341,20 @@ class EvidenceDraft:
         for claim in self.stale.values():
             ref, revision = claim.get("source_ref"), claim.get("source_revision")
             if ref and revision and ref not in self.revisions:
-                self.revisions[ref] = {"source_ref": ref, "revision": revision, "observed_at": self.observed_at,
-                                       "freshness": "stale", "changed": False}
+                self.revisions[ref] = {
+                    "source_ref": ref,
+                    "revision": revision,
+                    "observed_at": self.observed_at,
+                    "freshness": "stale",
+                    "changed": False,
+                }
         clean = [{k: v for k, v in f.items() if v is not None} for f in self.facts.values()]
         return {
             "changed_facts": clean,
             "recalled_claims": list(self.claims.values()),
-            "stale_or_rejected_claims": [c for cid, c in self.stale.items() if cid not in self.claims],
+            "stale_or_rejected_claims": [
+                c for cid, c in self.stale.items() if cid not in self.claims
+            ],
             "conflicts": list(self.conflicts.values()),
             "source_revisions": list(self.revisions.values()),
         }
@@ -291,8 +363,11 @@ class EvidenceDraft:
 def check_unique_ids(draft: EvidenceDraft) -> None:
     ids = list(draft.claims) + [c for c in draft.stale if c not in draft.claims]
     if len(ids) != len(set(ids)):
-        raise InvalidInput("rebase: a claim id appears twice across recalled and stale claims",
-                           field="recalled_claims", code="duplicate_id")
+        raise InvalidInput(
+            "rebase: a claim id appears twice across recalled and stale claims",
+            field="recalled_claims",
+            code="duplicate_id",
+        )
 
 
 def previous_claims(previous: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -305,6 +380,8 @@ def previous_claims(previous: Iterable[dict[str, Any]]) -> dict[str, dict[str, A
 
 
 def refuse_stale_refs(what: str) -> Refused:
-    return Refused(f"rebase refused (rebase_refs_stale): it cites {what} that this run did not see",
-                   code="rebase_refs_stale",
-                   hint="prepare again and cite the refs of this run (see `dcx prepare --show-content`)")
+    return Refused(
+        f"rebase refused (rebase_refs_stale): it cites {what} that this run did not see",
+        code="rebase_refs_stale",
+        hint="prepare again and cite the refs of this run (see `dcx prepare --show-content`)",
+    )

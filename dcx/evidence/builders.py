@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 # scan receipts (decision_source_scan_receipt_v0)
 
+
 def scan_receipt_values(
     scan: SourceScan, reads: Mapping[str, ReadResult], minter: RefMinter
 ) -> dict[str, Any]:
@@ -63,7 +64,9 @@ def scan_receipt_values(
         "exact_read_count": verified,
         "changes": changes,
         "cursor_before_ref": minter.cursor_ref(source_id, scan.cursor_before),
-        "cursor_after_ref": minter.cursor_ref(source_id, scan.cursor_after) if scan.cursor_after else None,
+        "cursor_after_ref": minter.cursor_ref(source_id, scan.cursor_after)
+        if scan.cursor_after
+        else None,
         "telemetry": {
             "latency_ms": scan.latency_ms,
             "result_cap_applied": scan.telemetry.result_cap_applied,
@@ -88,8 +91,10 @@ def build_scan_receipt(
 
 # coverage (decision_source_coverage_v0)
 
-def source_complete(scan: SourceScan, reads: Mapping[str, ReadResult], *,
-                    reads_required: bool = True) -> tuple[bool, bool]:
+
+def source_complete(
+    scan: SourceScan, reads: Mapping[str, ReadResult], *, reads_required: bool = True
+) -> tuple[bool, bool]:
     """(complete, exact_read_incomplete) for one scanned source."""
     if not scan.ok:
         return False, False
@@ -98,13 +103,23 @@ def source_complete(scan: SourceScan, reads: Mapping[str, ReadResult], *,
 
 
 def coverage_values(
-    registry: Registry, scans: Sequence[SourceScan], reads: Mapping[str, Mapping[str, ReadResult]],
-    *, reads_required: bool = True,
+    registry: Registry,
+    scans: Sequence[SourceScan],
+    reads: Mapping[str, Mapping[str, ReadResult]],
+    *,
+    reads_required: bool = True,
 ) -> dict[str, Any]:
     by_id = {scan.source_id: scan for scan in scans}
     rows: dict[str, dict[str, Any]] = {
-        p: {"priority": p, "source_count": 0, "complete_count": 0, "exact_read_incomplete_count": 0,
-            "status_counts": {}} for p in PRIORITIES}
+        p: {
+            "priority": p,
+            "source_count": 0,
+            "complete_count": 0,
+            "exact_read_incomplete_count": 0,
+            "status_counts": {},
+        }
+        for p in PRIORITIES
+    }
     incomplete: list[str] = []
     counted = [s for s in registry.sources if s.enabled or s.source_id in by_id]
     for source in counted:
@@ -115,8 +130,9 @@ def coverage_values(
         row["status_counts"][status] = row["status_counts"].get(status, 0) + 1
         complete = False
         if scan is not None:
-            complete, read_incomplete = source_complete(scan, reads.get(source.source_id, {}),
-                                                        reads_required=reads_required)
+            complete, read_incomplete = source_complete(
+                scan, reads.get(source.source_id, {}), reads_required=reads_required
+            )
             row["exact_read_incomplete_count"] += read_incomplete
         row["complete_count"] += complete
         if not complete and source.priority == REQUIRED_PRIORITY:
@@ -140,12 +156,17 @@ def build_coverage(
     """Build (not store) the coverage packet; ``reads`` is ``{source_id: {resource_ref: ReadResult}}``.
 
     ``reads_required=False`` for a baseline, which adopts without reading."""
-    return coverage_packet.SPEC.build(ctx, coverage_values(registry, scans, reads, reads_required=reads_required))
+    return coverage_packet.SPEC.build(
+        ctx, coverage_values(registry, scans, reads, reads_required=reads_required)
+    )
 
 
 # freshness (decision_source_freshness_v0)
 
-def freshness_row(source: Any, last_read_at: str | None, observed_at: str, scanned: bool) -> dict[str, Any]:
+
+def freshness_row(
+    source: Any, last_read_at: str | None, observed_at: str, scanned: bool
+) -> dict[str, Any]:
     staleness = None
     if last_read_at is None:
         status = "never_read" if scanned else "not_scanned"
@@ -170,7 +191,9 @@ def freshness_values(
     observed_at = normalise_ts(observed_at)
     scanned = {scan.source_id for scan in scans}
     rows = [
-        freshness_row(source, last_reads.get(source.source_id), observed_at, source.source_id in scanned)
+        freshness_row(
+            source, last_reads.get(source.source_id), observed_at, source.source_id in scanned
+        )
         for source in registry.sources
         if source.enabled or source.source_id in scanned
     ]
@@ -189,16 +212,21 @@ def build_freshness(
     observed_at: str,
 ) -> dict[str, Any]:
     """Build (not store) the freshness packet; ``last_reads`` from ``dcx.state.cursors.read_freshness``."""
-    return freshness_packet.SPEC.build(ctx, freshness_values(registry, scans, last_reads, observed_at))
+    return freshness_packet.SPEC.build(
+        ctx, freshness_values(registry, scans, last_reads, observed_at)
+    )
 
 
 # the manifest (decision_source_manifest_v0)
 
+
 def manifest_values(registry: Registry) -> dict[str, Any]:
     """The public projection of each source: the fields of ``SOURCE_ROW`` (policy, never a locator)."""
     rows = [
-        {name: list(value) if isinstance(value := getattr(s, name), tuple) else value
-         for name in manifest_packet.SOURCE_ROW.fields}
+        {
+            name: list(value) if isinstance(value := getattr(s, name), tuple) else value
+            for name in manifest_packet.SOURCE_ROW.fields
+        }
         for s in registry.sources
     ]
     return {
@@ -214,7 +242,10 @@ def build_manifest(ctx: PacketContext, registry: Registry) -> dict[str, Any]:
 
 # retrieval receipts (context_provider_retrieval_v0)
 
-def retrieval_receipt_values(retrieval: Retrieval, provider_refs: Sequence[str], decision_id: str | None = None) -> dict[str, Any]:
+
+def retrieval_receipt_values(
+    retrieval: Retrieval, provider_refs: Sequence[str], decision_id: str | None = None
+) -> dict[str, Any]:
     """The receipt's values (no envelope) for ``SPEC.build``.
 
     ``provider_refs[i]`` is the keyed ref of ``retrieval.items[i]`` (see
@@ -238,7 +269,9 @@ def retrieval_receipt_values(retrieval: Retrieval, provider_refs: Sequence[str],
         "result_count": len(retrieval.items),
         "results": [
             {"rank": rank, "provider_ref": ref, "summary": item.summary, "score": item.score}
-            for rank, (ref, item) in enumerate(zip(provider_refs, retrieval.items, strict=True), start=1)
+            for rank, (ref, item) in enumerate(
+                zip(provider_refs, retrieval.items, strict=True), start=1
+            )
         ],
         "telemetry": {
             "latency_ms": retrieval.latency_ms,
@@ -256,6 +289,10 @@ def retrieval_receipt_values(retrieval: Retrieval, provider_refs: Sequence[str],
     return values
 
 
-def build_receipt(ctx: PacketContext, retrieval: Retrieval, provider_refs: Sequence[str]) -> dict[str, Any]:
+def build_receipt(
+    ctx: PacketContext, retrieval: Retrieval, provider_refs: Sequence[str]
+) -> dict[str, Any]:
     """The validated receipt with its ref (bound to ``ctx.decision_id`` when there is one)."""
-    return retrieval_packet.SPEC.build(ctx, retrieval_receipt_values(retrieval, provider_refs, ctx.decision_id))
+    return retrieval_packet.SPEC.build(
+        ctx, retrieval_receipt_values(retrieval, provider_refs, ctx.decision_id)
+    )

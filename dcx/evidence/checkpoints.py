@@ -41,7 +41,9 @@ def read_incomplete(policy: str, change: Mapping[str, Any]) -> bool:
     """A required read that neither verified nor reached a terminal outcome."""
     if not read_required(policy, change):
         return False
-    return not change.get("exact_read_verified") and change.get("content_kind") not in TERMINAL_KINDS
+    return (
+        not change.get("exact_read_verified") and change.get("content_kind") not in TERMINAL_KINDS
+    )
 
 
 def disposition(

@@ -34,11 +34,20 @@ from dcx.evidence.assembler import (
 from dcx.state.refmap import RefMinter
 
 
-def auto(draft: EvidenceDraft, changes: list[Change], policies: dict[str, str], reader: AuthorityReader,
-          run, previous: dict[str, dict[str, Any]], minter: RefMinter) -> None:
+def auto(
+    draft: EvidenceDraft,
+    changes: list[Change],
+    policies: dict[str, str],
+    reader: AuthorityReader,
+    run,
+    previous: dict[str, dict[str, Any]],
+    minter: RefMinter,
+) -> None:
     for change in changes:
         if absorbable(change, policies[change.source_id]) and policies[change.source_id] != "never":
-            draft.fact(fact_id_for(change.change_ref), generic_summary(change), change, generic=True)
+            draft.fact(
+                fact_id_for(change.change_ref), generic_summary(change), change, generic=True
+            )
     changed_refs = {c.change_ref for c in changes}
     for provider_ref, item in run.pairs() if run is not None else []:
         verdict = judge_recall(reader, item.resource_ref, item.content)
@@ -47,12 +56,20 @@ def auto(draft: EvidenceDraft, changes: list[Change], policies: dict[str, str], 
         if verdict.accepted and verdict.authority is not None:
             draft.accept(cid, item.summary, provider_ref, verdict.authority, changed)
         else:
-            draft.reject(cid, item.summary, verdict.reason_code or UNVERIFIABLE, provider_ref=provider_ref,
-                         authority=verdict.authority, changed=changed)
+            draft.reject(
+                cid,
+                item.summary,
+                verdict.reason_code or UNVERIFIABLE,
+                provider_ref=provider_ref,
+                authority=verdict.authority,
+                changed=changed,
+            )
     demote_moved(draft, previous, reader)
 
 
-def demote_moved(draft: EvidenceDraft, previous: dict[str, dict[str, Any]], reader: AuthorityReader) -> None:
+def demote_moved(
+    draft: EvidenceDraft, previous: dict[str, dict[str, Any]], reader: AuthorityReader
+) -> None:
     """Previously accepted claims of this decision whose authority revision moved become stale."""
     from dcx.state.refmap import reveal
 
@@ -65,9 +82,15 @@ def demote_moved(draft: EvidenceDraft, previous: dict[str, dict[str, Any]], read
         authority = reader.read(fields[0], fields[1])
         current = authority.revision_ref if authority is not None else None
         if current != claim["source_revision"]:
-            draft.reject(cid, claim["summary"], "stale_authority_revision", provider_ref=claim["provider_ref"],
-                         authority=authority, source_ref=claim["source_ref"],
-                         source_revision=None if authority else claim["source_revision"])
+            draft.reject(
+                cid,
+                claim["summary"],
+                "stale_authority_revision",
+                provider_ref=claim["provider_ref"],
+                authority=authority,
+                source_ref=claim["source_ref"],
+                source_revision=None if authority else claim["source_revision"],
+            )
             draft.demoted += 1
 
 
@@ -77,14 +100,29 @@ def resolve_citation(citation: Any, minter: RefMinter) -> str:
     return citation
 
 
-def agent(draft: EvidenceDraft, body: dict[str, Any], changes: list[Change], reader: AuthorityReader,
-           run, minter: RefMinter) -> None:
+def agent(
+    draft: EvidenceDraft,
+    body: dict[str, Any],
+    changes: list[Change],
+    reader: AuthorityReader,
+    run,
+    minter: RefMinter,
+) -> None:
     by_ref = {c.change_ref: c for c in changes}
     recalled = {ref: item for ref, item in (run.pairs() if run is not None else [])}
-    claim_ids = [c["claim_id"] for key in ("recalled_claims", "stale_or_rejected_claims") for c in body.get(key, [])]
-    if len(claim_ids) != len(set(claim_ids)):  # the draft keys claims by id: a repeat would merge silently
-        raise InvalidInput("rebase: a claim id appears twice across recalled and stale claims",
-                           field="recalled_claims", code="duplicate_id")
+    claim_ids = [
+        c["claim_id"]
+        for key in ("recalled_claims", "stale_or_rejected_claims")
+        for c in body.get(key, [])
+    ]
+    if len(claim_ids) != len(
+        set(claim_ids)
+    ):  # the draft keys claims by id: a repeat would merge silently
+        raise InvalidInput(
+            "rebase: a claim id appears twice across recalled and stale claims",
+            field="recalled_claims",
+            code="duplicate_id",
+        )
     for fact in body.get("changed_facts", []):
         change = by_ref.get(resolve_citation(fact["change_ref"], minter))
         if change is None:
@@ -95,27 +133,53 @@ def agent(draft: EvidenceDraft, body: dict[str, Any], changes: list[Change], rea
     for claim in body.get("recalled_claims", []):
         item = recalled.get(claim["provider_ref"])
         if item is None:
-            draft.reject(claim["claim_id"], claim["summary"], NOT_REPRODUCED, provider_ref=claim["provider_ref"])
+            draft.reject(
+                claim["claim_id"],
+                claim["summary"],
+                NOT_REPRODUCED,
+                provider_ref=claim["provider_ref"],
+            )
             draft.demoted += 1
             continue
         verdict = judge_recall(reader, item.resource_ref, item.content)
         cited = claim.get("change_ref")
-        if cited is not None and verdict.authority is not None and resolve_citation(cited, minter) != verdict.authority.change_ref:
+        if (
+            cited is not None
+            and verdict.authority is not None
+            and resolve_citation(cited, minter) != verdict.authority.change_ref
+        ):
             verdict = verdict._replace(accepted=False, reason_code="unverifiable_recall")
         changed = verdict.authority is not None and verdict.authority.change_ref in by_ref
         if verdict.accepted and verdict.authority is not None:
-            draft.accept(claim["claim_id"], claim["summary"], claim["provider_ref"], verdict.authority, changed)
+            draft.accept(
+                claim["claim_id"],
+                claim["summary"],
+                claim["provider_ref"],
+                verdict.authority,
+                changed,
+            )
         else:
-            draft.reject(claim["claim_id"], claim["summary"], verdict.reason_code or UNVERIFIABLE,
-                         provider_ref=claim["provider_ref"], authority=verdict.authority, changed=changed)
+            draft.reject(
+                claim["claim_id"],
+                claim["summary"],
+                verdict.reason_code or UNVERIFIABLE,
+                provider_ref=claim["provider_ref"],
+                authority=verdict.authority,
+                changed=changed,
+            )
     for claim in body.get("stale_or_rejected_claims", []):
         ref = resolve_citation(claim["change_ref"], minter) if claim.get("change_ref") else None
         change = by_ref.get(ref) if ref else None
         if ref and change is None:
             raise refuse_stale_refs(f"a change in claim {claim['claim_id']}")
-        draft.reject(claim["claim_id"], claim["summary"], claim["reason_code"],
-                     provider_ref=claim.get("provider_ref"),
-                     source_ref=ref, source_revision=change.revision_ref if change else None)
+        draft.reject(
+            claim["claim_id"],
+            claim["summary"],
+            claim["reason_code"],
+            provider_ref=claim.get("provider_ref"),
+            source_ref=ref,
+            source_revision=change.revision_ref if change else None,
+        )
         if change:
             draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
     for conflict in body.get("conflicts", []):
@@ -126,8 +190,11 @@ def agent(draft: EvidenceDraft, body: dict[str, Any], changes: list[Change], rea
                 raise refuse_stale_refs(f"a change in conflict {conflict['conflict_id']}")
             draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
         draft.conflicts[conflict["conflict_id"]] = {
-            "conflict_id": conflict["conflict_id"], "summary": conflict["summary"], "source_refs": refs,
-            "conflict_rule": conflict["conflict_rule"], "status": conflict["status"],
+            "conflict_id": conflict["conflict_id"],
+            "summary": conflict["summary"],
+            "source_refs": refs,
+            "conflict_rule": conflict["conflict_rule"],
+            "status": conflict["status"],
         }
     check_unique_ids(draft)
 
@@ -136,16 +203,37 @@ def baseline(draft: EvidenceDraft, scans, minter: RefMinter) -> None:
     for scan in scans:
         if not scan.ok or scan.cursor_after is None:
             continue
-        change = Change(scan.source_id, "", scan.cursor_after, "modified", "text",
-                        minter.change_ref(scan.source_id, ""),
-                        minter.revision_ref(scan.source_id, "", scan.cursor_after), None, None, scan.observed_at)
-        draft.fact(fact_id_for(change.change_ref), f"Adopted the current state of {scan.source_id}",
-                   change, generic=True)
+        change = Change(
+            scan.source_id,
+            "",
+            scan.cursor_after,
+            "modified",
+            "text",
+            minter.change_ref(scan.source_id, ""),
+            minter.revision_ref(scan.source_id, "", scan.cursor_after),
+            None,
+            None,
+            scan.observed_at,
+        )
+        draft.fact(
+            fact_id_for(change.change_ref),
+            f"Adopted the current state of {scan.source_id}",
+            change,
+            generic=True,
+        )
 
 
-def receipt_values(mode: str, body: dict[str, Any] | None, changes: list[Change], draft: EvidenceDraft,
-                   observed_at: str, input_digest: str | None) -> dict[str, Any]:
-    cited = {f["source_ref"] for f in draft.facts.values()} | {c["source_ref"] for c in draft.claims.values()}
+def receipt_values(
+    mode: str,
+    body: dict[str, Any] | None,
+    changes: list[Change],
+    draft: EvidenceDraft,
+    observed_at: str,
+    input_digest: str | None,
+) -> dict[str, Any]:
+    cited = {f["source_ref"] for f in draft.facts.values()} | {
+        c["source_ref"] for c in draft.claims.values()
+    }
     cited |= {c["source_ref"] for c in draft.stale.values() if "source_ref" in c}
     for conflict in draft.conflicts.values():
         cited |= set(conflict["source_refs"])
@@ -159,11 +247,17 @@ def receipt_values(mode: str, body: dict[str, Any] | None, changes: list[Change]
     else:
         status = "material_change"
     return {
-        "observed_at": observed_at, "mode": mode, "status": status, "semantic_no_change": semantic,
-        "changed_item_count": len(change_refs), "cited_change_refs": sorted(change_refs & cited),
-        "uncited_change_count": uncited, "changed_fact_count": len(draft.facts),
+        "observed_at": observed_at,
+        "mode": mode,
+        "status": status,
+        "semantic_no_change": semantic,
+        "changed_item_count": len(change_refs),
+        "cited_change_refs": sorted(change_refs & cited),
+        "uncited_change_count": uncited,
+        "changed_fact_count": len(draft.facts),
         "recalled_claim_count": len(draft.claims),
         "stale_or_rejected_claim_count": len([c for c in draft.stale if c not in draft.claims]),
-        "conflict_count": len(draft.conflicts), "demoted_claim_count": draft.demoted,
+        "conflict_count": len(draft.conflicts),
+        "demoted_claim_count": draft.demoted,
         "input_digest": input_digest,
     }

@@ -80,7 +80,9 @@ def build_request(
 ) -> RetrievalRequest:
     """A bounded request under the profile's limits (see the module doc)."""
     scope_field = (labels or {}).get("scope_ref", "scope_ref")
-    scope = normalise_scope(cp.scope_ref or "" if scope_ref is None else scope_ref, field=scope_field)
+    scope = normalise_scope(
+        cp.scope_ref or "" if scope_ref is None else scope_ref, field=scope_field
+    )
     limit = cp.max_results if max_results is None else max_results
     timeout = cp.timeout_seconds if timeout_seconds is None else timeout_seconds
     check_request(
@@ -136,7 +138,9 @@ class UnavailableProvider:
         return unavailable(request, self.name, self.reason_code)
 
 
-def make_provider(ws: Workspace, cp: ContextProviderConfig, *, transient: bool = False) -> ContextProvider:
+def make_provider(
+    ws: Workspace, cp: ContextProviderConfig, *, transient: bool = False
+) -> ContextProvider:
     """The provider the profile selects (STYLE rule 10: an explicit table), ready to ``retrieve``.
 
     Provider modules are imported only here, lazily, so ``dcx status`` never

@@ -33,7 +33,9 @@ class DoctorOutcome(NamedTuple):
     identity: str | None
 
 
-def run_doctor(record: dict[str, Any], rev: dict[str, Any], *, cwd: str | None = None) -> DoctorOutcome:
+def run_doctor(
+    record: dict[str, Any], rev: dict[str, Any], *, cwd: str | None = None
+) -> DoctorOutcome:
     """Probe one revision (the caller passes the active one). Never raises for a bad extension."""
     revision = rev["revision"]
 

@@ -53,11 +53,19 @@ class _Strings(Field):
             raise bad(path, "expected a list of strings", "invalid_type")
         for index, item in enumerate(value):
             if not isinstance(item, str) or "\x00" in item or len(item) > ARG_MAX:
-                raise bad(f"{path}[{index}]", f"expected a string without NUL, at most {ARG_MAX} characters", "invalid_type")
+                raise bad(
+                    f"{path}[{index}]",
+                    f"expected a string without NUL, at most {ARG_MAX} characters",
+                    "invalid_type",
+                )
         if len(value) < self.min_items:
             raise bad(path, f"needs at least {self.min_items} item(s)", "too_few_items")
         if len(value) > self.max_items:
-            raise bad(path, f"holds {len(value)} items, over the limit of {self.max_items}", "too_many_items")
+            raise bad(
+                path,
+                f"holds {len(value)} items, over the limit of {self.max_items}",
+                "too_many_items",
+            )
         return list(value)
 
     def schema(self) -> dict[str, Any]:
@@ -66,7 +74,12 @@ class _Strings(Field):
 
 class _Entrypoint(Field):
     def check(self, value: Any, path: str) -> Any:
-        if not isinstance(value, str) or not value.strip() or "\x00" in value or len(value) > ARG_MAX:
+        if (
+            not isinstance(value, str)
+            or not value.strip()
+            or "\x00" in value
+            or len(value) > ARG_MAX
+        ):
             raise bad(path, "expected a command name or a path", "invalid_type")
         return value
 
@@ -80,14 +93,22 @@ def _runtime_shape(protocol: Field) -> Shape:
         {
             "protocol": protocol,
             "entrypoint": _Entrypoint(optional=True),
-            "python_module": Pattern(regex=r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", limit=200,
-                                     what="a dotted Python module name", optional=True),
+            "python_module": Pattern(
+                regex=r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*",
+                limit=200,
+                what="a dotted Python module name",
+                optional=True,
+            ),
             "args": _Strings(optional=True),
             "doctor_args": _Strings(min_items=1),
             "required_permissions": Tokens(min_items=1),
             "timeout_seconds": Int(lo=1, hi=120),
-            "env": Tokens(optional=True, item=Pattern(regex=r"[A-Za-z_][A-Za-z0-9_]*", limit=128,
-                                                      what="an environment variable name")),
+            "env": Tokens(
+                optional=True,
+                item=Pattern(
+                    regex=r"[A-Za-z_][A-Za-z0-9_]*", limit=128, what="an environment variable name"
+                ),
+            ),
         },
     )
 
@@ -101,7 +122,9 @@ def _manifest_shape(strict_protocol: bool) -> Shape:
         {
             "schema_version": Enum(values=(SCHEMA, LOOPX_SCHEMA)),
             "id": ExtensionId(),
-            "version": Pattern(regex=r"[0-9A-Za-z][0-9A-Za-z.+_-]*", limit=64, what="a version such as 1.2.0"),
+            "version": Pattern(
+                regex=r"[0-9A-Za-z][0-9A-Za-z.+_-]*", limit=64, what="a version such as 1.2.0"
+            ),
             "permissions": Tokens(min_items=1),
             "runtime": Obj(shape=_runtime_shape(protocol)),
             "implements": Records(shape=implements, ordered=True, max_items=64),
@@ -142,23 +165,36 @@ def normalise(data: Any, *, strict_protocol: bool = True) -> dict[str, Any]:
     clean = (_STRICT if strict_protocol else _STORED).check(data, "")
     runtime = clean["runtime"]
     if ("entrypoint" in runtime) == ("python_module" in runtime):
-        raise bad("runtime", "needs exactly one of entrypoint or python_module", "runtime_entrypoint")
+        raise bad(
+            "runtime", "needs exactly one of entrypoint or python_module", "runtime_entrypoint"
+        )
     if PERMISSION not in clean["permissions"]:
         raise bad("permissions", f"must include {PERMISSION!r}", "missing_permission")
     required = runtime["required_permissions"]
     if PERMISSION not in required:
-        raise bad("runtime.required_permissions", f"must include {PERMISSION!r}", "missing_permission")
+        raise bad(
+            "runtime.required_permissions", f"must include {PERMISSION!r}", "missing_permission"
+        )
     undeclared = [p for p in required if p not in clean["permissions"]]
     if undeclared:
-        raise bad("runtime.required_permissions", f"not declared in permissions: {', '.join(undeclared)}",
-                  "permission_not_declared")
+        raise bad(
+            "runtime.required_permissions",
+            f"not declared in permissions: {', '.join(undeclared)}",
+            "permission_not_declared",
+        )
     if len(clean["implements"]) != 1:
-        raise bad("implements", f"needs exactly one [[implements]] table, found {len(clean['implements'])}",
-                  "implements_count")
+        raise bad(
+            "implements",
+            f"needs exactly one [[implements]] table, found {len(clean['implements'])}",
+            "implements_count",
+        )
     implements = clean["implements"][0]
     if implements["protocol"] != runtime["protocol"]:
-        raise bad("implements[0].protocol", f"must equal runtime.protocol ({runtime['protocol']!r})",
-                  "protocol_mismatch")
+        raise bad(
+            "implements[0].protocol",
+            f"must equal runtime.protocol ({runtime['protocol']!r})",
+            "protocol_mismatch",
+        )
     out_runtime: dict[str, Any] = {"protocol": runtime["protocol"]}
     for key in ("entrypoint", "python_module"):
         if key in runtime:
@@ -192,8 +228,11 @@ def load_manifest(path: Path) -> Manifest:
         path = path / "extension.toml"
         display = display_name(path)
     if not path.is_file():
-        raise InvalidInput(f"{display}: no such manifest file", code="manifest_missing",
-                           hint="pass the path of an extension.toml")
+        raise InvalidInput(
+            f"{display}: no such manifest file",
+            code="manifest_missing",
+            hint="pass the path of an extension.toml",
+        )
     data, text = load_toml(path, display)
     try:
         normalised = normalise(data)

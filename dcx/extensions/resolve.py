@@ -65,7 +65,10 @@ def manifest_drifted(record: dict[str, Any], rev: dict[str, Any]) -> bool:
 
 
 def proof_valid(record: dict[str, Any], rev: dict[str, Any]) -> bool:
-    if record["doctor_verified_revision"] != rev["revision"] or record["doctor_verified_identity"] is None:
+    if (
+        record["doctor_verified_revision"] != rev["revision"]
+        or record["doctor_verified_identity"] is None
+    ):
         return False
     if runtime.identity(rev) != record["doctor_verified_identity"]:
         return False
@@ -87,11 +90,15 @@ def record_status(record: dict[str, Any]) -> tuple[str, bool]:
 
 def _one(ext_id: str, record: dict[str, Any]) -> tuple[dict[str, Any], Binding | None]:
     status, verified = record_status(record)
-    packet = readiness(status, ext_id, installed=True, enabled=record["enabled"], doctor_verified=verified)
+    packet = readiness(
+        status, ext_id, installed=True, enabled=record["enabled"], doctor_verified=verified
+    )
     return packet, (Binding(ext_id, active_record(record)) if status == "ready" else None)
 
 
-def resolve(ws: Workspace, extension_id: str | None = None) -> tuple[dict[str, Any], Binding | None]:
+def resolve(
+    ws: Workspace, extension_id: str | None = None
+) -> tuple[dict[str, Any], Binding | None]:
     """The readiness packet, and the binding to dispatch when it is ``ready``."""
     try:
         extensions = load_state(ws)["extensions"]
@@ -105,7 +112,7 @@ def resolve(ws: Workspace, extension_id: str | None = None) -> tuple[dict[str, A
     if not extensions:
         return readiness("extension_provider_not_installed"), None
     if len(extensions) == 1:
-        (only, record), = extensions.items()
+        ((only, record),) = extensions.items()
         return _one(only, record)
     statuses = {ext_id: record_status(record) for ext_id, record in sorted(extensions.items())}
     if all(status == "extension_incompatible" for status, _ in statuses.values()):

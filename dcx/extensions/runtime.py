@@ -39,8 +39,12 @@ _FIND_MODULE = (
 
 
 def _not_found(field: str, what: str) -> InvalidInput:
-    return InvalidInput(f"{field}: {what}", field=field, code="entrypoint_not_found",
-                        hint="install the package that provides it, or fix the manifest")
+    return InvalidInput(
+        f"{field}: {what}",
+        field=field,
+        code="entrypoint_not_found",
+        hint="install the package that provides it, or fix the manifest",
+    )
 
 
 def pin(runtime: dict[str, Any], manifest_dir: Path) -> dict[str, str]:
@@ -49,7 +53,9 @@ def pin(runtime: dict[str, Any], manifest_dir: Path) -> dict[str, str]:
         interpreter = os.path.abspath(sys.executable)  # keep the venv launcher, not its target
         origin = find_module(interpreter, runtime["python_module"], runtime.get("env", []))
         if origin is None:
-            raise _not_found("runtime.python_module", "the module is not importable by dcx's Python")
+            raise _not_found(
+                "runtime.python_module", "the module is not importable by dcx's Python"
+            )
         return {"entrypoint_path": interpreter, "module_path": origin}
     command = os.path.expanduser(runtime["entrypoint"])
     if os.sep in command or (os.altsep and os.altsep in command):
@@ -132,8 +138,12 @@ def identity(rev: dict[str, Any]) -> str | None:
         interpreter = _file_digest(rev["entrypoint_path"])
         if module_file is None or interpreter is None:
             return None
-        parts: dict[str, Any] = {"kind": "python_module", "module": runtime["python_module"],
-                                 "module_file": module_file, "interpreter": interpreter}
+        parts: dict[str, Any] = {
+            "kind": "python_module",
+            "module": runtime["python_module"],
+            "module_file": module_file,
+            "interpreter": interpreter,
+        }
     else:
         entrypoint = _file_digest(rev["entrypoint_path"])
         if entrypoint is None:

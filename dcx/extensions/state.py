@@ -56,7 +56,9 @@ _EXTENSION = Shape(
         "enabled": Bool(),
         "active_revision": _hex(REVISION_HEX),
         "rollback_revision": _hex(REVISION_HEX, nullable=True),
-        "revisions": Records(shape=_REVISION, id_field="revision", min_items=1, max_items=MAX_REVISIONS, ordered=True),
+        "revisions": Records(
+            shape=_REVISION, id_field="revision", min_items=1, max_items=MAX_REVISIONS, ordered=True
+        ),
         "doctor_verified_revision": _hex(REVISION_HEX, nullable=True),
         "doctor_verified_identity": _hex(64, nullable=True),
     },
@@ -89,7 +91,9 @@ def _check(data: Any) -> dict[str, Any]:
         for rev in record["revisions"]:
             snapshot = normalise(rev["manifest"], strict_protocol=False)
             if snapshot != rev["manifest"] or revision_of(snapshot) != rev["revision"]:
-                raise InvalidInput(f"extensions.{ext_id}: revision {rev['revision']} does not match its manifest")
+                raise InvalidInput(
+                    f"extensions.{ext_id}: revision {rev['revision']} does not match its manifest"
+                )
             if snapshot["id"] != ext_id:
                 raise InvalidInput(f"extensions.{ext_id}: a revision belongs to another extension")
             known.add(rev["revision"])
@@ -149,7 +153,9 @@ def add_revision(record: dict[str, Any], rev: dict[str, Any]) -> None:
 
     The active and rollback revisions are never pruned; the oldest other one goes first.
     """
-    record["revisions"] = [r for r in record["revisions"] if r["revision"] != rev["revision"]] + [rev]
+    record["revisions"] = [r for r in record["revisions"] if r["revision"] != rev["revision"]] + [
+        rev
+    ]
     keep = {record["active_revision"], record["rollback_revision"], rev["revision"]}
     while len(record["revisions"]) > MAX_REVISIONS:
         victim = next(r for r in record["revisions"] if r["revision"] not in keep)

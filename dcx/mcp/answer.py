@@ -54,8 +54,13 @@ def failed(exc: DcxError) -> Answer:
 def answer(tool: Tool, result: Result) -> Answer:
     if result.exit_code != ExitCode.OK:
         code, message = tool.failure or ("refused", f"{tool.name} did not pass: see data")
-        error = {"code": code, "message": message, "hint": None, "exit_code": int(result.exit_code),
-                 "data": result.data}
+        error = {
+            "code": code,
+            "message": message,
+            "hint": None,
+            "exit_code": int(result.exit_code),
+            "data": result.data,
+        }
         return Answer(True, dumps(error), error, "error", list(result.warnings))
     if result.raw_json is not None:  # show: the stored bytes exactly, as `dcx show --format json`
         text = result.raw_json.decode("utf-8")
@@ -118,8 +123,10 @@ def decision_uris(ws: Workspace) -> list[tuple[str, str]]:
     """(uri, decision id) of every decision, newest first."""
     from dcx.ops.log import log
 
-    return [(DECISIONS + row["decision_id"], row["decision_id"])
-            for row in log(ws=ws, decision_id=None, limit=None).data["decisions"]]
+    return [
+        (DECISIONS + row["decision_id"], row["decision_id"])
+        for row in log(ws=ws, decision_id=None, limit=None).data["decisions"]
+    ]
 
 
 def read_resource(ws: Workspace, uri: str) -> tuple[str, str]:
@@ -127,23 +134,31 @@ def read_resource(ws: Workspace, uri: str) -> tuple[str, str]:
     if uri.startswith(PACKETS):
         from dcx.ops.show import show
 
-        result = show(ws=ws, ref=unquote(uri[len(PACKETS):]))
+        result = show(ws=ws, ref=unquote(uri[len(PACKETS) :]))
         assert result.raw_json is not None
         return result.raw_json.decode("utf-8"), "application/json"
     if uri.startswith(DECISIONS):
         from dcx.ops._common import check_decision_id
         from dcx.ops.log import log
 
-        decision_id = unquote(uri[len(DECISIONS):])
+        decision_id = unquote(uri[len(DECISIONS) :])
         try:
             check_decision_id(decision_id)
         except InvalidInput:
-            raise InvalidInput("resource: expected dcx://decisions/<decision id>", field="uri",
-                               code="invalid_uri") from None
+            raise InvalidInput(
+                "resource: expected dcx://decisions/<decision id>", field="uri", code="invalid_uri"
+            ) from None
         rows = log(ws=ws, decision_id=decision_id, limit=None).data["decisions"]
         if not rows:
-            raise InvalidInput(f"no decision {decision_id} in this workspace", field="uri", code="decision_not_found",
-                               hint="the tool log lists the decisions")
+            raise InvalidInput(
+                f"no decision {decision_id} in this workspace",
+                field="uri",
+                code="decision_not_found",
+                hint="the tool log lists the decisions",
+            )
         return dumps(rows[0]), "application/json"
-    raise InvalidInput("resource: expected dcx://decisions/<id> or dcx://packets/<ref>", field="uri",
-                       code="invalid_uri")
+    raise InvalidInput(
+        "resource: expected dcx://decisions/<id> or dcx://packets/<ref>",
+        field="uri",
+        code="invalid_uri",
+    )

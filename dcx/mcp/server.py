@@ -42,8 +42,9 @@ def sdk_tool(tool: Tool) -> types.Tool:
         title=f"dcx {tool.name}",
         description=tool.description,
         input_schema=tool.input_schema(),
-        annotations=types.ToolAnnotations(read_only_hint=tool.read_only, destructive_hint=False,
-                                          open_world_hint=False),
+        annotations=types.ToolAnnotations(
+            read_only_hint=tool.read_only, destructive_hint=False, open_world_hint=False
+        ),
     )
 
 
@@ -67,8 +68,11 @@ def build(session: Session) -> Server[Any]:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = BY_NAME.get(params.name)
         if tool is None:
-            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name[:64]!r}",
-                           data={"code": "unknown_tool", "tools": sorted(BY_NAME)})
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"unknown tool {params.name[:64]!r}",
+                data={"code": "unknown_tool", "tools": sorted(BY_NAME)},
+            )
         async with serial:
             one = await anyio.to_thread.run_sync(answers.call, session, tool, params.arguments)
         return sdk_result(one)
@@ -76,29 +80,48 @@ def build(session: Session) -> Server[Any]:
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         async with serial:
             rows = await anyio.to_thread.run_sync(_decisions, session)
-        return types.ListResourcesResult(resources=[
-            types.Resource(uri=uri, name=decision_id, title=f"decision {decision_id}", mime_type="application/json",
-                           description="The decision's chain of packets and its next step.")
-            for uri, decision_id in rows
-        ])
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=uri,
+                    name=decision_id,
+                    title=f"decision {decision_id}",
+                    mime_type="application/json",
+                    description="The decision's chain of packets and its next step.",
+                )
+                for uri, decision_id in rows
+            ]
+        )
 
     async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[
-            types.ResourceTemplate(uri_template=answers.DECISIONS + "{decision_id}", name="decision",
-                                   mime_type="application/json",
-                                   description="A decision's chain of packets (as the log tool lists it)."),
-            types.ResourceTemplate(uri_template=answers.PACKETS + "{ref}", name="packet",
-                                   mime_type="application/json",
-                                   description="A stored packet, verified: its stored JSON exactly."),
-        ])
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=answers.DECISIONS + "{decision_id}",
+                    name="decision",
+                    mime_type="application/json",
+                    description="A decision's chain of packets (as the log tool lists it).",
+                ),
+                types.ResourceTemplate(
+                    uri_template=answers.PACKETS + "{ref}",
+                    name="packet",
+                    mime_type="application/json",
+                    description="A stored packet, verified: its stored JSON exactly.",
+                ),
+            ]
+        )
 
-    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(
+        ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
         uri = str(params.uri)
         async with serial:
             text, mime, error = await anyio.to_thread.run_sync(_read, session, uri)
         if error is not None:
             raise MCPError(types.INVALID_PARAMS, error["message"], data=error)
-        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, text=text, mime_type=mime)])
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, text=text, mime_type=mime)]
+        )
 
     return Server(
         "dcx",

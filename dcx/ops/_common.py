@@ -9,10 +9,14 @@ from dcx.core.workspace import Workspace
 from dcx.state.keys import load_key
 
 
-def packet_context(ws: Workspace, decision_id: str | None = None, agent_id: str | None = None) -> PacketContext:
+def packet_context(
+    ws: Workspace, decision_id: str | None = None, agent_id: str | None = None
+) -> PacketContext:
     """The envelope of a stored packet: goal, key id, decision and the acting agent (SPEC §3.1, §16)."""
     key = load_key(ws)
-    return PacketContext(goal_id=ws.goal_id, key_id=key.key_id, decision_id=decision_id, agent_id=agent_id)
+    return PacketContext(
+        goal_id=ws.goal_id, key_id=key.key_id, decision_id=decision_id, agent_id=agent_id
+    )
 
 
 def check_decision_id(value: str) -> str:
@@ -111,7 +115,9 @@ def validated(shape, data: object, display: str) -> dict:
     try:
         return shape.check(data, "")
     except InvalidInput as exc:
-        raise InvalidInput(f"{display}: {exc.message}", code=exc.code, field=exc.field, hint=exc.hint) from None
+        raise InvalidInput(
+            f"{display}: {exc.message}", code=exc.code, field=exc.field, hint=exc.hint
+        ) from None
 
 
 def require_agent(ws: Workspace, explicit: str | None) -> str:
@@ -125,7 +131,9 @@ def require_agent(ws: Workspace, explicit: str | None) -> str:
         profile = None
     agent = resolve_agent(profile, explicit)
     if agent is None:
-        raise InvalidInput("--agent-id: needed (the profile does not enable exactly one agent)", field="--agent-id")
+        raise InvalidInput(
+            "--agent-id: needed (the profile does not enable exactly one agent)", field="--agent-id"
+        )
     return check_token(agent, field="--agent-id")
 
 

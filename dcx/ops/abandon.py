@@ -19,18 +19,34 @@ from dcx.state import decisions, events
 CITED = ("assembly", "evidence", "proposal", "outcome", "commit")
 
 
-def abandon(*, ws: Workspace, decision_id: str, summary: str, agent_id: str | None, clock: Clock,
-            wait: float) -> Result:
+def abandon(
+    *,
+    ws: Workspace,
+    decision_id: str,
+    summary: str,
+    agent_id: str | None,
+    clock: Clock,
+    wait: float,
+) -> Result:
     check_decision_id(decision_id)
     check_text(summary, field="--summary")
     agent = require_agent(ws, agent_id)
     refs = [ref for kind in CITED if (ref := decisions.latest(ws, decision_id, kind)) is not None]
     if not refs:
-        raise InvalidInput(f"--decision-id: no decision {decision_id} in this workspace", field="--decision-id",
-                           code="unknown_decision", hint="`dcx log` lists the decisions")
+        raise InvalidInput(
+            f"--decision-id: no decision {decision_id} in this workspace",
+            field="--decision-id",
+            code="unknown_decision",
+            hint="`dcx log` lists the decisions",
+        )
     event = events.build_event(
-        goal_id=ws.goal_id, agent_id=agent, decision_id=decision_id, kind=events.ABANDON, summary=summary,
-        artifact_refs=refs, recorded_at=clock.now(),
+        goal_id=ws.goal_id,
+        agent_id=agent,
+        decision_id=decision_id,
+        kind=events.ABANDON,
+        summary=summary,
+        artifact_refs=refs,
+        recorded_at=clock.now(),
     )
     stored, appended = events.append_event(ws, event, wait=wait)
     return Result("abandon", {"event": stored, "appended": appended})

@@ -135,7 +135,11 @@ class Secrets:
         label = self.private.find(text)
         if label is not None:
             return label
-        if self.shingles and len(text) >= 2 * SHINGLE - 1 and any(w in self.shingles for w in _windows(text)):
+        if (
+            self.shingles
+            and len(text) >= 2 * SHINGLE - 1
+            and any(w in self.shingles for w in _windows(text))
+        ):
             return f"a run of {SHINGLE}+ words of source text"
         problem = public.unsafe_class(text)
         return f"unsafe text ({problem.replace('_', ' ')})" if problem else None
@@ -185,8 +189,12 @@ def audit(*, ws: Workspace) -> Result:
         scanned += 1
         for field, problem in _findings(path, secrets):
             findings.append({"file": ws.rel(path), "field": field, "problem": problem})
-    data = {"files_scanned": scanned, "private_values_known": len(secrets.values),
-            "findings": findings, "workspace": DC_DIR}
+    data = {
+        "files_scanned": scanned,
+        "private_values_known": len(secrets.values),
+        "findings": findings,
+        "workspace": DC_DIR,
+    }
     if findings:
         return Result("audit", data, status="error", exit_code=ExitCode.REFUSED)
     return Result("audit", data)

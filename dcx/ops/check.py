@@ -66,13 +66,23 @@ def _recall(ws: Workspace, state: Activation) -> dict[str, Any]:
 
         readiness, binding = resolve(ws, cp.config.get("extension_id"))
         ready = binding is not None
-        return {"provider": "extension", "status": "ready" if ready else "unavailable",
-                "reason_code": None if ready else readiness["status"], "next_action": readiness.get("next_action")}
+        return {
+            "provider": "extension",
+            "status": "ready" if ready else "unavailable",
+            "reason_code": None if ready else readiness["status"],
+            "next_action": readiness.get("next_action"),
+        }
     from dcx.evidence.recall import make_provider
 
-    provider = make_provider(ws, cp, transient=True)  # the same provider, config and preflight as recall
+    provider = make_provider(
+        ws, cp, transient=True
+    )  # the same provider, config and preflight as recall
     reason = provider.check(CHECK_TIMEOUT)
-    return {"provider": "openviking", "status": "ready" if reason is None else "unavailable", "reason_code": reason}
+    return {
+        "provider": "openviking",
+        "status": "ready" if reason is None else "unavailable",
+        "reason_code": reason,
+    }
 
 
 def live_checks(ws: Workspace, state: Activation) -> dict[str, Any]:

@@ -40,8 +40,12 @@ from dcx.state.redaction import Redacted, is_stub
 from dcx.state.refmap import RefMinter
 from dcx.state.store import Store
 
-ARTIFACT_KINDS = {"decision-evidence": "evidence", "decision-proposal": "proposal", "decision-outcome": "outcome",
-                  "decision-review": "review"}
+ARTIFACT_KINDS = {
+    "decision-evidence": "evidence",
+    "decision-proposal": "proposal",
+    "decision-outcome": "outcome",
+    "decision-review": "review",
+}
 
 
 def _refuse(code: str, message: str, hint: str | None = None) -> Refused:
@@ -49,8 +53,11 @@ def _refuse(code: str, message: str, hint: str | None = None) -> Refused:
 
 
 def _redacted(stub: dict[str, Any]) -> Redacted:
-    return Redacted(stub, code="chain_redacted",
-                    hint="a redacted packet cannot bind a commit: prepare the decision again")
+    return Redacted(
+        stub,
+        code="chain_redacted",
+        hint="a redacted packet cannot bind a commit: prepare the decision again",
+    )
 
 
 def event_log_path(ws: Workspace, profile, event_log: str | None) -> tuple[Path, str]:
@@ -59,7 +66,9 @@ def event_log_path(ws: Workspace, profile, event_log: str | None) -> tuple[Path,
     wanted = os.path.realpath(event_log)
     allowed = {os.path.realpath(ws.root / p) for p in profile.external_event_logs}
     if wanted not in allowed:
-        raise _refuse("event_log_not_allowed", "that event log is not listed in [commit] external_event_logs")
+        raise _refuse(
+            "event_log_not_allowed", "that event log is not listed in [commit] external_event_logs"
+        )
     return Path(wanted), "the external event log"
 
 
@@ -95,14 +104,20 @@ def chain_of(refs: list[str], indexed: set[str], decision_id: str) -> dict[str, 
     return {kind: (found[kind][0] if found[kind] else None) for kind in ARTIFACT_KINDS.values()}
 
 
-def _check_event(ws: Workspace, event: dict[str, Any], decision_id: str, display: str) -> dict[str, str | None]:
+def _check_event(
+    ws: Workspace, event: dict[str, Any], decision_id: str, display: str
+) -> dict[str, str | None]:
     """Step 1: the event recomputes and binds one chain of D."""
     if not events.id_recomputes(event):
-        raise _refuse("event_id_mismatch", f"{display}: the event id does not recompute from its body")
+        raise _refuse(
+            "event_id_mismatch", f"{display}: the event id does not recompute from its body"
+        )
     if event.get("goal_id") != ws.goal_id:
         raise _refuse("event_goal_mismatch", "the event belongs to another goal")
     if event.get("event_kind") not in events.KINDS:
-        raise _refuse("event_kind_not_allowed", f"event kind must be one of {', '.join(events.KINDS)}")
+        raise _refuse(
+            "event_kind_not_allowed", f"event kind must be one of {', '.join(events.KINDS)}"
+        )
     if event.get("status") != "committed":
         raise _refuse("event_not_committed", "the event's status is not committed")
     causality = event.get("causality")
@@ -115,7 +130,9 @@ def _check_event(ws: Workspace, event: dict[str, Any], decision_id: str, display
     return chain_of(refs, indexed, decision_id)
 
 
-def find_assembly(store: Store, ws: Workspace, decision_id: str, evidence_ref: str) -> dict[str, Any]:
+def find_assembly(
+    store: Store, ws: Workspace, decision_id: str, evidence_ref: str
+) -> dict[str, Any]:
     candidates, stubs = [], []
     for ref in decisions.refs_of(ws, decision_id, "assembly"):
         packet = store.get_or_stub(ref, kind="assembly")
@@ -132,10 +149,14 @@ def find_assembly(store: Store, ws: Workspace, decision_id: str, evidence_ref: s
             return here[0]
         committed = {r.get("assembly_ref") for r in _receipts_for(store, candidates)}
         if not here and len(committed & {c["assembly_ref"] for c in candidates}) == 1:
-            return next(c for c in candidates if c["assembly_ref"] in committed)  # a replay of the one committed
+            return next(
+                c for c in candidates if c["assembly_ref"] in committed
+            )  # a replay of the one committed
     if len(candidates) != 1:
-        raise _refuse("chain_ambiguous" if candidates else "chain_missing",
-                      f"{len(candidates)} assemblies of decision {decision_id} hold that evidence")
+        raise _refuse(
+            "chain_ambiguous" if candidates else "chain_missing",
+            f"{len(candidates)} assemblies of decision {decision_id} hold that evidence",
+        )
     return candidates[0]
 
 
@@ -149,8 +170,12 @@ def _receipts_for(store: Store, assemblies: list[dict[str, Any]]) -> list[dict[s
 def receipts_of(store: Store, decision_id: str, checkpoint_ref: str) -> list[dict[str, Any]]:
     """Stored receipts of one checkpoint — looked up in the store itself, not the index, so a
     commit killed between writing its receipt and indexing it is found."""
-    return [stored.packet for stored in store.iter_packets("commit")
-            if (stored.packet["decision_id"], stored.packet["checkpoint_ref"]) == (decision_id, checkpoint_ref)]
+    return [
+        stored.packet
+        for stored in store.iter_packets("commit")
+        if (stored.packet["decision_id"], stored.packet["checkpoint_ref"])
+        == (decision_id, checkpoint_ref)
+    ]
 
 
 def existing_receipt(store: Store, decision_id: str, checkpoint_ref: str, event_id: str):
@@ -171,41 +196,61 @@ def settled_by(store: Store, decision_id: str, checkpoint_ref: str, event_id: st
 def _already_settled(other: dict[str, Any], *, by_review: bool) -> Refused:
     """Another event's receipt spent this assembly: it is committed, not lost."""
     if by_review:
-        return _refuse("already_settled", f"this assembly was already committed by {other['receipt_ref']}",
-                       hint="prepare again for a new decision point")
+        return _refuse(
+            "already_settled",
+            f"this assembly was already committed by {other['receipt_ref']}",
+            hint="prepare again for a new decision point",
+        )
     decision_id = other["decision_id"]
     return _refuse(
         "already_committed",
         f"decision {decision_id} is already committed: receipt {other['receipt_ref']} "
         f"(event {other['event_id']}) advanced this assembly's cursors",
         hint=f"an assembly commits once; to advance again, `dcx prepare --decision-id {decision_id}` "
-             "anew and run the cycle on the new assembly (or commit the first event again to replay it)",
+        "anew and run the cycle on the new assembly (or commit the first event again to replay it)",
     )
 
 
 def replayed(ws: Workspace, receipt: dict[str, Any], observed_at: str, wait: float) -> Result:
     """Print the existing receipt; finish what an interrupted commit left (index line, companion)."""
-    decisions.append(ws, receipt["decision_id"], "commit", receipt["receipt_ref"], observed_at, wait=wait)
+    decisions.append(
+        ws, receipt["decision_id"], "commit", receipt["receipt_ref"], observed_at, wait=wait
+    )
     pending.remove(ws, receipt["assembly_ref"])
     return Result("commit", {"receipt": receipt, "replayed": True})
 
 
-def _check_pending(ws: Workspace, minter: RefMinter, asm: dict[str, Any], pend: dict[str, Any]) -> list[dict]:
+def _check_pending(
+    ws: Workspace, minter: RefMinter, asm: dict[str, Any], pend: dict[str, Any]
+) -> list[dict]:
     """Step 4: the companion matches the assembly and every disposition re-derives."""
     checkpoint = asm["checkpoint"]
-    if (pend["assembly_ref"], pend["evidence_packet_ref"], pend["checkpoint_ref"], pend["decision_id"]) != (
-        asm["assembly_ref"], asm["evidence"]["packet_ref"], checkpoint["checkpoint_ref"], asm["decision_id"]
+    if (
+        pend["assembly_ref"],
+        pend["evidence_packet_ref"],
+        pend["checkpoint_ref"],
+        pend["decision_id"],
+    ) != (
+        asm["assembly_ref"],
+        asm["evidence"]["packet_ref"],
+        checkpoint["checkpoint_ref"],
+        asm["decision_id"],
     ):
         raise _refuse("pending_mismatch", "the pending companion belongs to another assembly")
     sources = {row["source_id"]: row for row in asm["manifest"]["sources"]}
     try:
         derived = derive_rows(asm["scan_receipts"], sources, asm["evidence"], asm["rebase"])
     except KeyError:
-        raise _refuse("checkpoint_not_derivable", "a scanned source is missing from the embedded manifest") from None
+        raise _refuse(
+            "checkpoint_not_derivable", "a scanned source is missing from the embedded manifest"
+        ) from None
     # stored record lists are in canonical-JSON order (SPEC §3.1), not source order: compare as sets of rows
     by_source = lambda rows: sorted(rows, key=lambda r: r["source_id"])  # noqa: E731
     if by_source(derived) != by_source(checkpoint["rows"]):
-        raise _refuse("checkpoint_not_derivable", "the checkpoint does not follow from the receipts and evidence")
+        raise _refuse(
+            "checkpoint_not_derivable",
+            "the checkpoint does not follow from the receipts and evidence",
+        )
     ready = [row for row in checkpoint["rows"] if row["disposition"] == READY]
     ready_ids = {row["source_id"] for row in ready}
     if set(pend["proposed_cursors"]) != ready_ids or set(pend["expected_cursors"]) != ready_ids:
@@ -213,18 +258,26 @@ def _check_pending(ws: Workspace, minter: RefMinter, asm: dict[str, Any], pend: 
     for row in ready:
         sid = row["source_id"]
         if minter.cursor_ref(sid, pend["expected_cursors"][sid]) != row["cursor_before_ref"]:
-            raise _refuse("pending_mismatch", f"the expected cursor of {sid} does not match the checkpoint")
+            raise _refuse(
+                "pending_mismatch", f"the expected cursor of {sid} does not match the checkpoint"
+            )
         if minter.cursor_ref(sid, pend["proposed_cursors"][sid]) != row.get("cursor_after_ref"):
-            raise _refuse("pending_mismatch", f"the proposed cursor of {sid} does not match the checkpoint")
+            raise _refuse(
+                "pending_mismatch", f"the proposed cursor of {sid} does not match the checkpoint"
+            )
     if not ready:
         decision = asm["decision_id"]
         if asm.get("preview"):
-            hint = (f"this assembly is a preview, which never advances a cursor: run `dcx prepare --decision-id "
-                    f"{decision} --auto-rebase` (or --rebase FILE, or --baseline), then propose, outcome, "
-                    "writeback and commit again")
+            hint = (
+                f"this assembly is a preview, which never advances a cursor: run `dcx prepare --decision-id "
+                f"{decision} --auto-rebase` (or --rebase FILE, or --baseline), then propose, outcome, "
+                "writeback and commit again"
+            )
         else:
-            hint = (f"every source keeps its cursor (the reason is on each checkpoint row: "
-                    f"`dcx show {asm['assembly_ref']}`); prepare again when it is resolved")
+            hint = (
+                f"every source keeps its cursor (the reason is on each checkpoint row: "
+                f"`dcx show {asm['assembly_ref']}`); prepare again when it is resolved"
+            )
         raise _refuse("nothing_to_commit", "no source of this assembly is ready to advance", hint)
     return ready
 
@@ -232,12 +285,20 @@ def _check_pending(ws: Workspace, minter: RefMinter, asm: dict[str, Any], pend: 
 def check_gate_binding(rev: dict[str, Any], gate_event: dict[str, Any] | None) -> None:
     """A gated review still matches the gate event it cites (what verify and commit re-check)."""
     if gate_event is None:
-        raise _refuse("gate_event_missing", f"the review's gate event {rev['source_event_id']} is not in the log")
-    if (gates.disposition_of(gate_event) != rev["disposition"]
-            or gates.scoped_proposal(gate_event) != rev["proposal_packet_ref"]
-            or gate_event.get("todo_id") != rev["gate_todo_id"]
-            or gate_event.get("recorded_at") != rev["recorded_at"]):
-        raise _refuse("gate_mismatch", "the review does not match its gate event (disposition, scope, todo or time)")
+        raise _refuse(
+            "gate_event_missing",
+            f"the review's gate event {rev['source_event_id']} is not in the log",
+        )
+    if (
+        gates.disposition_of(gate_event) != rev["disposition"]
+        or gates.scoped_proposal(gate_event) != rev["proposal_packet_ref"]
+        or gate_event.get("todo_id") != rev["gate_todo_id"]
+        or gate_event.get("recorded_at") != rev["recorded_at"]
+    ):
+        raise _refuse(
+            "gate_mismatch",
+            "the review does not match its gate event (disposition, scope, todo or time)",
+        )
 
 
 class Plan(NamedTuple):
@@ -252,13 +313,27 @@ class Plan(NamedTuple):
     agents: tuple[str, ...] = ()  # the profile's enabled agents (the one-time cursor migration)
 
 
-def plan_commit(ws: Workspace, store: Store, state, decision_id: str, event_id: str,
-                chain: dict[str, dict[str, Any] | None], *, gate_event: dict[str, Any] | None = None,
-                wait: float, tidy: bool = True) -> Plan | Result:
+def plan_commit(
+    ws: Workspace,
+    store: Store,
+    state,
+    decision_id: str,
+    event_id: str,
+    chain: dict[str, dict[str, Any] | None],
+    *,
+    gate_event: dict[str, Any] | None = None,
+    wait: float,
+    tidy: bool = True,
+) -> Plan | Result:
     """Steps 2 to 5 on verified packets; a Result when the commit already happened (replay).
     ``tidy=False`` (a dry run) finds a replay without finishing what an interrupted commit left."""
     profile, registry = state.settings()
-    ev, prop, out, rev = chain["evidence"], chain.get("proposal"), chain.get("outcome"), chain.get("review")
+    ev, prop, out, rev = (
+        chain["evidence"],
+        chain.get("proposal"),
+        chain.get("outcome"),
+        chain.get("review"),
+    )
     if ev is None:
         raise _refuse("chain_missing", "the event names no evidence packet")
     asm = find_assembly(store, ws, decision_id, ev["packet_ref"])
@@ -274,13 +349,22 @@ def plan_commit(ws: Workspace, store: Store, state, decision_id: str, event_id: 
         if prop is None or out is None:
             raise _refuse("chain_missing", "the event names no proposal and outcome, nor a review")
         if profile.require_review:
-            raise _refuse("review_required", "the profile sets [commit] require_review = true: this decision is "
-                          "settled by review, not by an outcome", hint="dcx gate, then dcx review")
+            raise _refuse(
+                "review_required",
+                "the profile sets [commit] require_review = true: this decision is "
+                "settled by review, not by an outcome",
+                hint="dcx gate, then dcx review",
+            )
         if out["proposal_packet_ref"] != prop["packet_ref"]:
             raise _refuse("chain_mismatch", "the outcome is not bound to that proposal")
-        if same_actor(out["accepted_decision"]["accepted_by"], out["recorded_by"]) \
-                and not profile.allow_self_confirmation:
-            raise _refuse("self_confirmation_not_allowed", "the outcome was confirmed by the agent that recorded it")
+        if (
+            same_actor(out["accepted_decision"]["accepted_by"], out["recorded_by"])
+            and not profile.allow_self_confirmation
+        ):
+            raise _refuse(
+                "self_confirmation_not_allowed",
+                "the outcome was confirmed by the agent that recorded it",
+            )
         links = {"proposal_packet_ref": prop["packet_ref"], "outcome_packet_ref": out["packet_ref"]}
     else:
         if rev["evidence_packet_ref"] != ev["packet_ref"]:
@@ -289,15 +373,19 @@ def plan_commit(ws: Workspace, store: Store, state, decision_id: str, event_id: 
             if prop is not None:
                 raise _refuse("chain_mismatch", "a no_change review settles no proposal")
             if asm["rebase"]["status"] != "no_material_change":
-                raise _refuse("no_change_without_semantic_proof",
-                              "the assembly's rebase receipt does not say no_material_change")
+                raise _refuse(
+                    "no_change_without_semantic_proof",
+                    "the assembly's rebase receipt does not say no_material_change",
+                )
             links = {}
         else:
             if prop is None or rev.get("proposal_packet_ref") != prop["packet_ref"]:
                 raise _refuse("chain_mismatch", "the review is not bound to the event's proposal")
             check_gate_binding(rev, gate_event)
             if same_actor(rev["actor_ref"], state.agent_id) and not profile.allow_self_confirmation:
-                raise _refuse("self_confirmation_not_allowed", "the gate was decided by the acting agent")
+                raise _refuse(
+                    "self_confirmation_not_allowed", "the gate was decided by the acting agent"
+                )
             links = {"proposal_packet_ref": prop["packet_ref"]}
         links["review_packet_ref"] = rev["packet_ref"]
 
@@ -321,17 +409,30 @@ def plan_commit(ws: Workspace, store: Store, state, decision_id: str, event_id: 
         # it removes the companion, so look again before refusing
         found = existing_receipt(store, decision_id, checkpoint_ref, event_id)
         if found is not None:
-            return replayed(ws, found, asm["observed_at"], wait) if tidy else Result(
-                "commit", {"receipt": found, "replayed": True})
+            return (
+                replayed(ws, found, asm["observed_at"], wait)
+                if tidy
+                else Result("commit", {"receipt": found, "replayed": True})
+            )
         raise
     ready = _check_pending(ws, minter, asm, pend)
 
     # 5. nothing private changed since prepare
     if (profile.digest, registry.digest) != (pend["profile_digest"], pend["registry_digest"]):
-        raise _refuse("profile_changed", "profile.toml or sources.toml changed since prepare",
-                      hint="prepare again with the current profile")
-    return Plan(asm, pend, ready, {"evidence_packet_ref": ev["packet_ref"], **links}, event_id, state.agent_id,
-                tuple(profile.enabled_agents))
+        raise _refuse(
+            "profile_changed",
+            "profile.toml or sources.toml changed since prepare",
+            hint="prepare again with the current profile",
+        )
+    return Plan(
+        asm,
+        pend,
+        ready,
+        {"evidence_packet_ref": ev["packet_ref"], **links},
+        event_id,
+        state.agent_id,
+        tuple(profile.enabled_agents),
+    )
 
 
 def _compare(plan: Plan, current: dict[str, str]) -> dict[str, str]:
@@ -344,12 +445,17 @@ def _compare(plan: Plan, current: dict[str, str]) -> dict[str, str]:
         elif have == plan.pend["expected_cursors"][sid]:
             results[sid] = "advanced"
         else:
-            raise _refuse("cursor_moved", f"the committed cursor of {sid} moved since prepare",
-                          hint="prepare again: another decision advanced this source")
+            raise _refuse(
+                "cursor_moved",
+                f"the committed cursor of {sid} moved since prepare",
+                hint="prepare again: another decision advanced this source",
+            )
     return results
 
 
-def _cursors(ws: Workspace, plan: Plan, *, migrate: bool = True, wait: float = 5.0) -> dict[str, str]:
+def _cursors(
+    ws: Workspace, plan: Plan, *, migrate: bool = True, wait: float = 5.0
+) -> dict[str, str]:
     """The acting agent's committed cursors (SPEC §16); a dry run reads the shared file it would migrate."""
     if plan.agent_id is None:
         return read_cursors(ws)
@@ -366,8 +472,12 @@ def receipt_values(plan: Plan, results: dict[str, str]) -> dict[str, Any]:
         "event_id": plan.event_id,
         "status": "committed" if "advanced" in results.values() else "replayed",
         "sources": [
-            {"source_id": row["source_id"], "cursor_before_ref": row["cursor_before_ref"],
-             "cursor_after_ref": row["cursor_after_ref"], "result": results[row["source_id"]]}
+            {
+                "source_id": row["source_id"],
+                "cursor_before_ref": row["cursor_before_ref"],
+                "cursor_after_ref": row["cursor_after_ref"],
+                "result": results[row["source_id"]],
+            }
             for row in plan.ready
         ],
     }
@@ -375,12 +485,21 @@ def receipt_values(plan: Plan, results: dict[str, str]) -> dict[str, Any]:
 
 def preview_commit(ws: Workspace, plan: Plan) -> dict[str, Any]:
     """The receipt this plan would write now (``--dry-run``): cursors compared without the lock."""
-    return commit.SPEC.build(packet_context(ws, plan.asm["decision_id"], plan.agent_id),
-                             receipt_values(plan, _compare(plan, _cursors(ws, plan, migrate=False))))
+    return commit.SPEC.build(
+        packet_context(ws, plan.asm["decision_id"], plan.agent_id),
+        receipt_values(plan, _compare(plan, _cursors(ws, plan, migrate=False))),
+    )
 
 
-def apply_commit(ws: Workspace, store: Store, plan: Plan, *, wait: float, now: str,
-                 before_write: Sequence[tuple[str, Callable[[], None]]] = ()) -> Result:
+def apply_commit(
+    ws: Workspace,
+    store: Store,
+    plan: Plan,
+    *,
+    wait: float,
+    now: str,
+    before_write: Sequence[tuple[str, Callable[[], None]]] = (),
+) -> Result:
     """Steps 6 to 8 under the cursor lock: re-check, compare-and-swap, write, read back, receipt.
     ``before_write``: (fault step, write) pairs run in order under the lock once the swap is known
     to succeed — review's receipt and event; each is followed by its fault step."""
@@ -405,8 +524,11 @@ def apply_commit(ws: Workspace, store: Store, plan: Plan, *, wait: float, now: s
             fault_point("commit.after_cursor_write")
             if read_cursors(ws, plan.agent_id) != updated:
                 raise _refuse("readback_failed", "the cursor file did not read back as written")
-        receipt = store.put(commit.SPEC, packet_context(ws, decision_id, plan.agent_id),
-                            receipt_values(plan, results))
+        receipt = store.put(
+            commit.SPEC,
+            packet_context(ws, decision_id, plan.agent_id),
+            receipt_values(plan, results),
+        )
         fault_point("commit.after_receipt")
         decisions.append(ws, decision_id, "commit", receipt["receipt_ref"], now, wait=wait)
     fault_point("commit.after_index")
@@ -416,12 +538,27 @@ def apply_commit(ws: Workspace, store: Store, plan: Plan, *, wait: float, now: s
 
 def load_chain(store: Store, refs: dict[str, str | None]) -> dict[str, dict[str, Any] | None]:
     """Every packet of the chain, re-hashed on read."""
-    specs = {"evidence": evidence.SPEC, "proposal": proposal.SPEC, "outcome": outcome.SPEC, "review": review.SPEC}
-    return {kind: (store.get(ref, kind=specs[kind].kind) if ref else None) for kind, ref in refs.items()}
+    specs = {
+        "evidence": evidence.SPEC,
+        "proposal": proposal.SPEC,
+        "outcome": outcome.SPEC,
+        "review": review.SPEC,
+    }
+    return {
+        kind: (store.get(ref, kind=specs[kind].kind) if ref else None) for kind, ref in refs.items()
+    }
 
 
-def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log: str | None,
-                    agent_id: str | None, clock: Clock, wait: float) -> Result:
+def commit_decision(
+    *,
+    ws: Workspace,
+    decision_id: str,
+    event_id: str,
+    event_log: str | None,
+    agent_id: str | None,
+    clock: Clock,
+    wait: float,
+) -> Result:
     check_decision_id(decision_id)
     state = require_active(ws, agent_id)
     profile, _registry = state.settings()
@@ -434,8 +571,11 @@ def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log
     event = events.find_event(log, event_id, display)
     refs = _check_event(ws, event, decision_id, display)
     if decision_id in events.abandoned(events.read_log(ws.events, ws.rel(ws.events))):
-        raise _refuse("decision_abandoned", f"decision {decision_id} was abandoned (`dcx abandon`)",
-                      "prepare a new decision id to take the work up again")
+        raise _refuse(
+            "decision_abandoned",
+            f"decision {decision_id} was abandoned (`dcx abandon`)",
+            "prepare a new decision id to take the work up again",
+        )
     try:
         chain = load_chain(store, refs)
     except Redacted as exc:
@@ -445,8 +585,12 @@ def commit_decision(*, ws: Workspace, decision_id: str, event_id: str, event_log
     if rev is not None and rev.get("source_event_id"):
         # the gate sits in events.jsonl or in a host log the profile lists
         matches = [e for e in gate_logs(ws, profile) if e.get("event_id") == rev["source_event_id"]]
-        gate_event = events.find_event(matches, rev["source_event_id"], display) if matches else None
-    plan = plan_commit(ws, store, state, decision_id, event_id, chain, gate_event=gate_event, wait=wait)
+        gate_event = (
+            events.find_event(matches, rev["source_event_id"], display) if matches else None
+        )
+    plan = plan_commit(
+        ws, store, state, decision_id, event_id, chain, gate_event=gate_event, wait=wait
+    )
     if isinstance(plan, Result):
         return plan
     return apply_commit(ws, store, plan, wait=wait, now=clock.now())

@@ -35,10 +35,15 @@ def _profiles(plan: Plan) -> list[Profile]:
         except DcxError as exc:
             raise plan.error(field, f"not a valid profile ({exc.message})") from None
         if not profile.enabled or not profile.enabled_agents:
-            raise plan.error(field, f"{plan.shown(entry.profile)} is not enabled for an agent "
-                                    "(enabled = true and enabled_agents are needed to recall)")
+            raise plan.error(
+                field,
+                f"{plan.shown(entry.profile)} is not enabled for an agent "
+                "(enabled = true and enabled_agents are needed to recall)",
+            )
         if profile.context_provider.provider == "none":
-            raise plan.error(field, f"{plan.shown(entry.profile)} has no [context_provider]: nothing to compare")
+            raise plan.error(
+                field, f"{plan.shown(entry.profile)} has no [context_provider]: nothing to compare"
+            )
         out.append(profile)
     return out
 
@@ -49,12 +54,25 @@ def _freeze(plan: Plan, body: dict[str, Any]) -> None:
     atomic_write(plan.lock, corpus_mod.lock_bytes(body))
 
 
-def _profile_row(name: str, profile: Profile, max_results: int, runs: tuple[QueryRun, ...],
-                 qrels: dict[str, dict[str, int]], ks: tuple[int, ...]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _profile_row(
+    name: str,
+    profile: Profile,
+    max_results: int,
+    runs: tuple[QueryRun, ...],
+    qrels: dict[str, dict[str, int]],
+    ks: tuple[int, ...],
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     answerable = {q for q, judged in qrels.items() if any(g > 0 for g in judged.values())}
-    measured = {r.query_id: list(r.ranking) for r in runs if r.status == "completed" and r.query_id in answerable}
+    measured = {
+        r.query_id: list(r.ranking)
+        for r in runs
+        if r.status == "completed" and r.query_id in answerable
+    }
     values = {k: metrics.per_query(qrels, measured, k) for k in ks}
-    at_k = [{"k": k, **{m: metrics.mean([values[k][q][m] for q in measured]) for m in metrics.NAMES}} for k in ks]
+    at_k = [
+        {"k": k, **{m: metrics.mean([values[k][q][m] for q in measured]) for m in metrics.NAMES}}
+        for k in ks
+    ]
     hard = [r for r in runs if r.query_id not in answerable]
     versions = sorted({r.provider_version for r in runs if r.provider_version})
     row = {
@@ -64,14 +82,19 @@ def _profile_row(name: str, profile: Profile, max_results: int, runs: tuple[Quer
         "max_results": max_results,
         "queries_run": len(runs),
         "queries_measured": len(measured),
-        "unavailable": [{"query_id": r.query_id, "reason_code": r.reason_code or "unavailable"}
-                        for r in runs if r.status != "completed"],
+        "unavailable": [
+            {"query_id": r.query_id, "reason_code": r.reason_code or "unavailable"}
+            for r in runs
+            if r.status != "completed"
+        ],
         "items": sum(r.items for r in runs),
         "matched_items": sum(r.items - r.unmatched for r in runs),
         "unmatched_items": sum(r.unmatched for r in runs),
         "spanning_items": sum(r.spanning for r in runs),
         "metrics": at_k,
-        "latency_ms": _percentiles([r.latency_ms for r in runs if r.latency_ms is not None and r.status == "completed"]),
+        "latency_ms": _percentiles(
+            [r.latency_ms for r in runs if r.latency_ms is not None and r.status == "completed"]
+        ),
         "wall_ms": _percentiles([r.wall_ms for r in runs]),
         "unanswerable": {
             "queries": len(hard),
@@ -92,7 +115,9 @@ def _profile_row(name: str, profile: Profile, max_results: int, runs: tuple[Quer
             "unmatched": r.unmatched,
             "latency_ms": r.latency_ms,
             "wall_ms": r.wall_ms,
-            "metrics": [{"k": k, **values[k][r.query_id]} for k in ks] if r.query_id in measured else [],
+            "metrics": [{"k": k, **values[k][r.query_id]} for k in ks]
+            if r.query_id in measured
+            else [],
         }
         for r in runs
     ]
@@ -121,7 +146,9 @@ def compare(
     qrels = load_qrels(plan, queries, docids)
     profiles = _profiles(plan)
     metrics.require()  # before the runs, not after them
-    body = corpus_mod.lock_body(plan, documents, plan.queries_path.read_bytes(), plan.qrels_path.read_bytes())
+    body = corpus_mod.lock_body(
+        plan, documents, plan.queries_path.read_bytes(), plan.qrels_path.read_bytes()
+    )
     if freeze:
         _freeze(plan, body)
     corpus_mod.check_lock(plan, body)
@@ -130,10 +157,14 @@ def compare(
     per_query: list[dict[str, Any]] = []
     for entry, profile in zip(plan.profiles, profiles, strict=True):
         try:
-            runs = run_profile(plan, entry, profile, queries, matcher=matcher, clock=clock, progress=progress)
+            runs = run_profile(
+                plan, entry, profile, queries, matcher=matcher, clock=clock, progress=progress
+            )
         except SetupError as exc:
             raise plan.error(exc.field, exc.problem, code="compare_setup_failed") from None
-        row, rows_q = _profile_row(entry.name, profile, effective_max_results(plan, entry), runs, qrels, plan.k)
+        row, rows_q = _profile_row(
+            entry.name, profile, effective_max_results(plan, entry), runs, qrels, plan.k
+        )
         rows.append(row)
         per_query.extend(rows_q)
     answerable = sum(1 for q in queries if any(g > 0 for g in qrels.get(q.query_id, {}).values()))
@@ -151,15 +182,22 @@ def compare(
             "documents": len(docids),
             "lock_blake3": blake3(plan.lock.read_bytes()).hexdigest(),
         },
-        "queries": {"total": len(queries), "answerable": answerable, "unanswerable": len(queries) - answerable},
+        "queries": {
+            "total": len(queries),
+            "answerable": answerable,
+            "unanswerable": len(queries) - answerable,
+        },
         "profiles": rows,
         "per_query": per_query,
     }
     if include_queries:
         report["query_text"] = [_query_text(q) for q in queries]
     report = packet.SHAPE.check(report)
-    warnings = [f"{row['name']}: {len(row['unavailable'])} of {row['queries_run']} queries unavailable"
-                for row in rows if row["unavailable"]]
+    warnings = [
+        f"{row['name']}: {len(row['unavailable'])} of {row['queries_run']} queries unavailable"
+        for row in rows
+        if row["unavailable"]
+    ]
     if report_dir is not None:
         from dcx.comparison.report import write_report
 
@@ -173,6 +211,9 @@ def _query_text(query: Query) -> dict[str, str]:
     try:
         public.check_text(query.query, field="query", limit=1000)
     except DcxError:
-        raise InvalidInput(f"--include-queries: query {query.query_id} does not pass the public-safety check",
-                           code="unsafe_public_text", hint="leave --include-queries out") from None
+        raise InvalidInput(
+            f"--include-queries: query {query.query_id} does not pass the public-safety check",
+            code="unsafe_public_text",
+            hint="leave --include-queries out",
+        ) from None
     return {"query_id": query.query_id, "query": query.query, "query_summary": query.query_summary}

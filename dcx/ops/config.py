@@ -30,8 +30,15 @@ DEFAULT_FRESHNESS = 86_400
 PROVIDER_KEYS = ("max_results", "timeout_seconds")
 
 
-def _edit(ws: Workspace, path: Path, template: str, mutate: Callable[[Any], None],
-          check: Callable[[dict[str, Any], str, str], Any], *, wait: float) -> bool:
+def _edit(
+    ws: Workspace,
+    path: Path,
+    template: str,
+    mutate: Callable[[Any], None],
+    check: Callable[[dict[str, Any], str, str], Any],
+    *,
+    wait: float,
+) -> bool:
     """Apply ``mutate`` to the TOML document at ``path``; validate; write. True when the bytes changed."""
     import tomlkit
 
@@ -44,8 +51,11 @@ def _edit(ws: Workspace, path: Path, template: str, mutate: Callable[[Any], None
         try:
             doc = tomlkit.parse(before)
         except tomlkit.exceptions.ParseError as exc:
-            raise InvalidInput(f"{display}: invalid TOML: {exc}", code="invalid_toml",
-                               hint="fix the file by hand first; dcx edits only files it can read") from None
+            raise InvalidInput(
+                f"{display}: invalid TOML: {exc}",
+                code="invalid_toml",
+                hint="fix the file by hand first; dcx edits only files it can read",
+            ) from None
         mutate(doc)
         after = tomlkit.dumps(doc)
         if not after.endswith("\n"):
@@ -75,7 +85,9 @@ def _edit_profile(ws: Workspace, mutate: Callable[[Any], None], *, wait: float) 
 
 
 def _edit_registry(ws: Workspace, mutate: Callable[[Any], None], *, wait: float) -> bool:
-    return _edit(ws, ws.sources, f'schema_version = "{REGISTRY_SCHEMA}"\n', mutate, parse_registry, wait=wait)
+    return _edit(
+        ws, ws.sources, f'schema_version = "{REGISTRY_SCHEMA}"\n', mutate, parse_registry, wait=wait
+    )
 
 
 # --- enable / disable -----------------------------------------------------------------------------
@@ -104,8 +116,12 @@ def enable(*, ws: Workspace, agents: Sequence[str], wait: float = 5.0) -> Result
         changed = _edit_profile(ws, mutate, wait=wait)
     except InvalidInput as exc:
         if exc.field == "enabled_agents":
-            raise InvalidInput("no agent is enabled for this goal", field="--agent", code="agent_required",
-                               hint="name one: dcx enable --agent AGENT_ID") from None
+            raise InvalidInput(
+                "no agent is enabled for this goal",
+                field="--agent",
+                code="agent_required",
+                hint="name one: dcx enable --agent AGENT_ID",
+            ) from None
         raise
     return Result("enable", {"enabled": True, "agents_added": added, "changed": changed})
 
@@ -132,8 +148,9 @@ def _check_path(ws: Workspace, path: str) -> None:
             "locator_outside_root": "a relative path may not leave the goal root; give an absolute path instead",
             "locator_inside_workspace": ".decision-context/ is dcx's own folder, never a source",
         }
-        raise InvalidInput(f"--path: {code.replace('_', ' ')}", field="--path", code=code,
-                           hint=hints.get(code)) from None
+        raise InvalidInput(
+            f"--path: {code.replace('_', ' ')}", field="--path", code=code, hint=hints.get(code)
+        ) from None
 
 
 def source_add(
@@ -155,7 +172,9 @@ def source_add(
     (``files`` or ``repos``) is added when there is none."""
     check_token(source_id, field="ID")
     if priority not in PRIORITIES:
-        raise InvalidInput(f"--priority: expected one of {', '.join(PRIORITIES)}", field="--priority")
+        raise InvalidInput(
+            f"--priority: expected one of {', '.join(PRIORITIES)}", field="--priority"
+        )
     kind = kind or ("repository" if git else "document")
     if kind not in SOURCE_KINDS:
         raise InvalidInput(f"--kind: expected one of {', '.join(SOURCE_KINDS)}", field="--kind")
@@ -165,13 +184,18 @@ def source_add(
         if ref is not None:
             raise InvalidInput("--ref: only with --git", field="--ref", code="usage_error")
         if not path:
-            raise InvalidInput("--path: required (or --git REPO --ref REF)", field="--path", code="usage_error")
+            raise InvalidInput(
+                "--path: required (or --git REPO --ref REF)", field="--path", code="usage_error"
+            )
         _check_path(ws, path)
         binding_id, adapter = LOCAL_FILE_BINDING, "local-file"
     else:
         if not ref:
-            raise InvalidInput("--ref: required with --git (a branch, tag or commit)", field="--ref",
-                               code="usage_error")
+            raise InvalidInput(
+                "--ref: required with --git (a branch, tag or commit)",
+                field="--ref",
+                code="usage_error",
+            )
         binding_id, adapter = GIT_BINDING, "git"
     added_binding: list[str] = []
 
@@ -180,16 +204,25 @@ def source_add(
 
         sources = doc.get("sources")
         if sources is not None and any(s.get("source_id") == source_id for s in sources):
-            raise InvalidInput(f"ID: a source {source_id!r} exists already", field="ID", code="duplicate_id",
-                               hint=f"remove it first: dcx source rm {source_id}")
+            raise InvalidInput(
+                f"ID: a source {source_id!r} exists already",
+                field="ID",
+                code="duplicate_id",
+                hint=f"remove it first: dcx source rm {source_id}",
+            )
         bindings = doc.get("bindings")
         if bindings is None:
             bindings = tomlkit.aot()
             _spaced(doc).append("bindings", bindings)
-        if not any(b.get("adapter") == adapter and b.get("provider_id") == binding_id for b in bindings):
+        if not any(
+            b.get("adapter") == adapter and b.get("provider_id") == binding_id for b in bindings
+        ):
             if any(b.get("provider_id") == binding_id for b in bindings):
-                raise InvalidInput(f"bindings: provider_id {binding_id!r} is not a {adapter} binding",
-                                   field="bindings", code="binding_conflict")
+                raise InvalidInput(
+                    f"bindings: provider_id {binding_id!r} is not a {adapter} binding",
+                    field="bindings",
+                    code="binding_conflict",
+                )
             bindings.append(tomlkit.item({"provider_id": binding_id, "adapter": adapter}))
             added_binding.append(binding_id)
         locator = tomlkit.inline_table()
@@ -221,17 +254,31 @@ def source_add(
         sources.append(row)
 
     _edit_registry(ws, mutate, wait=wait)
-    return Result("source add", {"source_id": source_id, "bindings_added": added_binding, "adapter": adapter,
-                                 "scan_mode": "on_demand" if on_demand else "incremental", "priority": priority})
+    return Result(
+        "source add",
+        {
+            "source_id": source_id,
+            "bindings_added": added_binding,
+            "adapter": adapter,
+            "scan_mode": "on_demand" if on_demand else "incremental",
+            "priority": priority,
+        },
+    )
 
 
 def source_rm(*, ws: Workspace, source_id: str, wait: float = 5.0) -> Result:
     def mutate(doc: Any) -> None:
         sources = doc.get("sources")
-        index = next((i for i, s in enumerate(sources or []) if s.get("source_id") == source_id), None)
+        index = next(
+            (i for i, s in enumerate(sources or []) if s.get("source_id") == source_id), None
+        )
         if index is None:
-            raise InvalidInput(f"ID: no source {source_id!r} in {ws.rel(ws.sources)}", field="ID",
-                               code="unknown_source", hint="`dcx source list` shows the sources")
+            raise InvalidInput(
+                f"ID: no source {source_id!r} in {ws.rel(ws.sources)}",
+                field="ID",
+                code="unknown_source",
+                hint="`dcx source list` shows the sources",
+            )
         del sources[index]
         if len(sources) == 0:
             del doc["sources"]
@@ -295,5 +342,12 @@ def provider_set(
                 section[key] = value
 
     changed = _edit_profile(ws, mutate, wait=wait)
-    return Result("provider set", {"provider": provider, "config_keys_set": sorted(k for k, _ in pairs),
-                                   "config_keys_dropped": dropped, "changed": changed})
+    return Result(
+        "provider set",
+        {
+            "provider": provider,
+            "config_keys_set": sorted(k for k, _ in pairs),
+            "config_keys_dropped": dropped,
+            "changed": changed,
+        },
+    )

@@ -39,7 +39,11 @@ def _receipts(ws: Workspace, key_id: str) -> list[dict[str, Any]]:
             receipt = json.loads(path.read_bytes())
         except (OSError, ValueError):
             continue  # verify's file check reports it
-        if isinstance(receipt, dict) and receipt.get("key_id") == key_id and isinstance(receipt.get("sources"), list):
+        if (
+            isinstance(receipt, dict)
+            and receipt.get("key_id") == key_id
+            and isinstance(receipt.get("sources"), list)
+        ):
             out.append(receipt)
     out.sort(key=lambda r: (when.get(str(r.get("receipt_ref")), ""), str(r.get("receipt_ref"))))
     return out
@@ -63,8 +67,12 @@ def unbacked(ws: Workspace) -> list[dict[str, Any]]:
     if found is None or not files:
         return []
     minter, key_id = found
-    backed = {(row.get("source_id"), row.get("cursor_after_ref"))
-              for receipt in _receipts(ws, key_id) for row in receipt["sources"] if isinstance(row, dict)}
+    backed = {
+        (row.get("source_id"), row.get("cursor_after_ref"))
+        for receipt in _receipts(ws, key_id)
+        for row in receipt["sources"]
+        if isinstance(row, dict)
+    }
     out = []
     for agent in files:
         try:
@@ -88,8 +96,12 @@ def _rewound_value(ws: Workspace, key_id: str, agent: str | None, source_id: str
         for row in receipt["sources"]:
             if isinstance(row, dict) and row.get("source_id") == source_id:
                 fields = reveal(ws, str(row.get("cursor_after_ref")))
-                if isinstance(fields, list) and len(fields) == 2 and fields[0] == source_id \
-                        and isinstance(fields[1], str):
+                if (
+                    isinstance(fields, list)
+                    and len(fields) == 2
+                    and fields[0] == source_id
+                    and isinstance(fields[1], str)
+                ):
                     return fields[1]
     return None
 
@@ -105,7 +117,9 @@ def rewind(ws: Workspace, rows: list[dict[str, Any]], *, wait: float) -> list[di
     for agent in dict.fromkeys(r["agent_id"] for r in rows):
         path = cursor_path(ws, agent)
         with file_lock(path, wait=wait, display=ws.rel(path)):
-            stale = {r["source_id"] for r in unbacked(ws) if r["agent_id"] == agent}  # again, under the lock
+            stale = {
+                r["source_id"] for r in unbacked(ws) if r["agent_id"] == agent
+            }  # again, under the lock
             if not stale:
                 continue
             current = read_cursors(ws, agent)
@@ -115,7 +129,12 @@ def rewind(ws: Workspace, rows: list[dict[str, Any]], *, wait: float) -> list[di
                     current.pop(source_id, None)
                 else:
                     current[source_id] = value
-                done.append({"agent_id": agent, "source_id": source_id,
-                             "rewound_to": "none" if value is None else "backed_cursor"})
+                done.append(
+                    {
+                        "agent_id": agent,
+                        "source_id": source_id,
+                        "rewound_to": "none" if value is None else "backed_cursor",
+                    }
+                )
             write_cursors(ws, current, agent)
     return done

@@ -15,9 +15,26 @@ from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.state.store import Store
 
-ID_FIELDS = ("source_id", "fact_id", "claim_id", "conflict_id", "objective_id", "alternative_id", "action_id",
-             "stop_id", "outcome_id", "transition_id", "assumption_id", "source_ref", "provider", "change_ref",
-             "provider_ref", "priority", "receipt_ref", "packet_ref")
+ID_FIELDS = (
+    "source_id",
+    "fact_id",
+    "claim_id",
+    "conflict_id",
+    "objective_id",
+    "alternative_id",
+    "action_id",
+    "stop_id",
+    "outcome_id",
+    "transition_id",
+    "assumption_id",
+    "source_ref",
+    "provider",
+    "change_ref",
+    "provider_ref",
+    "priority",
+    "receipt_ref",
+    "packet_ref",
+)
 
 
 def _key(item: Any) -> str | None:
@@ -73,7 +90,9 @@ def _inside(path: str, record: str) -> bool:
 
 def _empty_marker(path: str, side: dict[str, Any], other: dict[str, Any]) -> bool:
     """``path: []`` on one side while the other holds that list's records."""
-    return side.get(path) == [] and path not in other and any(q.startswith(path + "[") for q in other)
+    return (
+        side.get(path) == [] and path not in other and any(q.startswith(path + "[") for q in other)
+    )
 
 
 def diff(*, ws: Workspace, left: str, right: str) -> Result:
@@ -81,7 +100,9 @@ def diff(*, ws: Workspace, left: str, right: str) -> Result:
     a_ref, b_ref = store.resolve(left), store.resolve(right)
     a_kind, b_kind = store.kind_of(a_ref), store.kind_of(b_ref)
     if a_kind != b_kind:
-        raise InvalidInput(f"cannot diff packets of two kinds ({a_kind}, {b_kind})", code="kind_mismatch")
+        raise InvalidInput(
+            f"cannot diff packets of two kinds ({a_kind}, {b_kind})", code="kind_mismatch"
+        )
     from dcx.packets import KINDS
 
     a_packet, b_packet = store.get(a_ref), store.get(b_ref)
@@ -97,8 +118,14 @@ def diff(*, ws: Workspace, left: str, right: str) -> Result:
     for path in sorted(set(a) | set(b) | set(outer)):
         if path in outer:
             change, record = whole[path]
-            changes.append({"path": path, "change": change, "old" if change == "removed" else "new": record})
-        elif any(_inside(path, q) for q in outer) or _empty_marker(path, a, b) or _empty_marker(path, b, a):
+            changes.append(
+                {"path": path, "change": change, "old" if change == "removed" else "new": record}
+            )
+        elif (
+            any(_inside(path, q) for q in outer)
+            or _empty_marker(path, a, b)
+            or _empty_marker(path, b, a)
+        ):
             continue  # told by the record-level change
         elif path not in b:
             changes.append({"path": path, "change": "removed", "old": a[path]})

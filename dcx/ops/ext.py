@@ -56,7 +56,9 @@ def row(ext_id: str, record: dict[str, Any]) -> dict[str, Any]:
         "manifest_changed": manifest_drifted(record, rev),
         "runtime": "python_module" if "python_module" in runtime_spec else "entrypoint",
         "protocol": runtime_spec["protocol"],
-        "readiness": readiness(status, ext_id, installed=True, enabled=record["enabled"], doctor_verified=verified),
+        "readiness": readiness(
+            status, ext_id, installed=True, enabled=record["enabled"], doctor_verified=verified
+        ),
     }
 
 
@@ -81,8 +83,12 @@ def _same_pin(a: dict[str, Any], b: dict[str, Any]) -> bool:
 def _require(state: dict[str, Any], ext_id: str) -> dict[str, Any]:
     record = state["extensions"].get(ext_id)
     if record is None:
-        raise InvalidInput(f"extension {ext_id!r} is not installed", code="extension_not_installed",
-                           field="ID", hint="see `dcx ext list`, or install it with `dcx ext install PATH`")
+        raise InvalidInput(
+            f"extension {ext_id!r} is not installed",
+            code="extension_not_installed",
+            field="ID",
+            hint="see `dcx ext list`, or install it with `dcx ext install PATH`",
+        )
     return record
 
 
@@ -102,8 +108,17 @@ def _doctor_and_record(ws: Workspace, ext_id: str, wait: float) -> DoctorOutcome
     return outcome
 
 
-def _result(command: str, ws: Workspace, ext_id: str, action: str, *, changed: bool, dry_run: bool,
-            revision: str | None, doctor: DoctorOutcome | None) -> Result:
+def _result(
+    command: str,
+    ws: Workspace,
+    ext_id: str,
+    action: str,
+    *,
+    changed: bool,
+    dry_run: bool,
+    revision: str | None,
+    doctor: DoctorOutcome | None,
+) -> Result:
     record = load_state(ws)["extensions"].get(ext_id)
     data = {
         "action": action,
@@ -111,21 +126,38 @@ def _result(command: str, ws: Workspace, ext_id: str, action: str, *, changed: b
         "dry_run": dry_run,
         "extension_id": ext_id,
         "revision": revision,
-        "doctor": None if doctor is None else {
-            "passed": doctor.passed, "reason_code": doctor.reason_code, "revision": doctor.revision},
+        "doctor": None
+        if doctor is None
+        else {
+            "passed": doctor.passed,
+            "reason_code": doctor.reason_code,
+            "revision": doctor.revision,
+        },
         "extension": None if record is None else row(ext_id, record),
     }
     failed = doctor is not None and not doctor.passed
-    return Result(command, data, status="error" if failed else "ok",
-                  exit_code=ExitCode.REFUSED if failed else ExitCode.OK)
+    return Result(
+        command,
+        data,
+        status="error" if failed else "ok",
+        exit_code=ExitCode.REFUSED if failed else ExitCode.OK,
+    )
 
 
 def _maybe_doctor(ws: Workspace, ext_id: str, wait: float, *, run: bool) -> DoctorOutcome | None:
     return _doctor_and_record(ws, ext_id, wait) if run else None
 
 
-def install(*, ws: Workspace, path: str, enable: bool = True, doctor: bool = True,
-            clock: Clock, dry_run: bool = False, wait: float = 5.0) -> Result:
+def install(
+    *,
+    ws: Workspace,
+    path: str,
+    enable: bool = True,
+    doctor: bool = True,
+    clock: Clock,
+    dry_run: bool = False,
+    wait: float = 5.0,
+) -> Result:
     ext_id, rev = _new_revision(path, clock)
 
     def plan(state: dict[str, Any]) -> str:
@@ -134,31 +166,62 @@ def install(*, ws: Workspace, path: str, enable: bool = True, doctor: bool = Tru
             return "install"
         active = active_record(existing)
         if active["revision"] != rev["revision"] or not _same_pin(active, rev):
-            raise Refused(f"extension {ext_id!r} is already installed from another revision or location",
-                          code="extension_already_installed", hint="use `dcx ext upgrade PATH` to replace it")
+            raise Refused(
+                f"extension {ext_id!r} is already installed from another revision or location",
+                code="extension_already_installed",
+                hint="use `dcx ext upgrade PATH` to replace it",
+            )
         return "none"
 
     action = plan(load_state(ws))
     if dry_run:
-        return _result("ext install", ws, ext_id, action, changed=action != "none", dry_run=True,
-                       revision=rev["revision"], doctor=None)
+        return _result(
+            "ext install",
+            ws,
+            ext_id,
+            action,
+            changed=action != "none",
+            dry_run=True,
+            revision=rev["revision"],
+            doctor=None,
+        )
     if action == "install":
         with locked(ws, wait) as state:
             action = plan(state)
             if action == "install":
                 state["extensions"][ext_id] = {
-                    "enabled": enable, "active_revision": rev["revision"], "rollback_revision": None,
-                    "revisions": [rev], "doctor_verified_revision": None, "doctor_verified_identity": None}
+                    "enabled": enable,
+                    "active_revision": rev["revision"],
+                    "rollback_revision": None,
+                    "revisions": [rev],
+                    "doctor_verified_revision": None,
+                    "doctor_verified_identity": None,
+                }
                 save_state(ws, state)
     record = load_state(ws)["extensions"][ext_id]
     run = doctor and (action == "install" or record_status(record)[1] is False)
     outcome = _maybe_doctor(ws, ext_id, wait, run=run)
-    return _result("ext install", ws, ext_id, action, changed=action != "none", dry_run=False,
-                   revision=rev["revision"], doctor=outcome)
+    return _result(
+        "ext install",
+        ws,
+        ext_id,
+        action,
+        changed=action != "none",
+        dry_run=False,
+        revision=rev["revision"],
+        doctor=outcome,
+    )
 
 
-def upgrade(*, ws: Workspace, path: str, clock: Clock, doctor: bool = True, dry_run: bool = False,
-            wait: float = 5.0) -> Result:
+def upgrade(
+    *,
+    ws: Workspace,
+    path: str,
+    clock: Clock,
+    doctor: bool = True,
+    dry_run: bool = False,
+    wait: float = 5.0,
+) -> Result:
     ext_id, rev = _new_revision(path, clock)
 
     def apply(state: dict[str, Any]) -> str:
@@ -167,7 +230,9 @@ def upgrade(*, ws: Workspace, path: str, clock: Clock, doctor: bool = True, dry_
         if active["revision"] == rev["revision"]:
             if _same_pin(active, rev):
                 return "none"
-            record["revisions"] = [rev if r["revision"] == rev["revision"] else r for r in record["revisions"]]
+            record["revisions"] = [
+                rev if r["revision"] == rev["revision"] else r for r in record["revisions"]
+            ]
             return "upgrade"  # same manifest, re-pinned entrypoint
         record["rollback_revision"] = record["active_revision"]
         record["active_revision"] = rev["revision"]
@@ -176,8 +241,16 @@ def upgrade(*, ws: Workspace, path: str, clock: Clock, doctor: bool = True, dry_
 
     action = apply(load_state(ws))  # applied to a throwaway copy: planning only
     if dry_run:
-        return _result("ext upgrade", ws, ext_id, action, changed=action != "none", dry_run=True,
-                       revision=rev["revision"], doctor=None)
+        return _result(
+            "ext upgrade",
+            ws,
+            ext_id,
+            action,
+            changed=action != "none",
+            dry_run=True,
+            revision=rev["revision"],
+            doctor=None,
+        )
     if action != "none":
         with locked(ws, wait) as state:
             action = apply(state)
@@ -186,11 +259,21 @@ def upgrade(*, ws: Workspace, path: str, clock: Clock, doctor: bool = True, dry_
     record = load_state(ws)["extensions"][ext_id]
     run = doctor and (action != "none" or record_status(record)[1] is False)
     outcome = _maybe_doctor(ws, ext_id, wait, run=run)
-    return _result("ext upgrade", ws, ext_id, action, changed=action != "none", dry_run=False,
-                   revision=rev["revision"], doctor=outcome)
+    return _result(
+        "ext upgrade",
+        ws,
+        ext_id,
+        action,
+        changed=action != "none",
+        dry_run=False,
+        revision=rev["revision"],
+        doctor=outcome,
+    )
 
 
-def set_enabled(*, ws: Workspace, ext_id: str, enabled: bool, dry_run: bool = False, wait: float = 5.0) -> Result:
+def set_enabled(
+    *, ws: Workspace, ext_id: str, enabled: bool, dry_run: bool = False, wait: float = 5.0
+) -> Result:
     command = "ext enable" if enabled else "ext disable"
     verb = "enable" if enabled else "disable"
     record = _require(load_state(ws), ext_id)
@@ -202,49 +285,99 @@ def set_enabled(*, ws: Workspace, ext_id: str, enabled: bool, dry_run: bool = Fa
             current["enabled"] = enabled
             if changed:
                 save_state(ws, state)
-    return _result(command, ws, ext_id, verb if changed else "none", changed=changed, dry_run=dry_run,
-                   revision=record["active_revision"], doctor=None)
+    return _result(
+        command,
+        ws,
+        ext_id,
+        verb if changed else "none",
+        changed=changed,
+        dry_run=dry_run,
+        revision=record["active_revision"],
+        doctor=None,
+    )
 
 
-def rollback(*, ws: Workspace, ext_id: str, doctor: bool = True, dry_run: bool = False, wait: float = 5.0) -> Result:
+def rollback(
+    *, ws: Workspace, ext_id: str, doctor: bool = True, dry_run: bool = False, wait: float = 5.0
+) -> Result:
     def apply(state: dict[str, Any]) -> str:
         record = _require(state, ext_id)
         target = record["rollback_revision"]
         if target is None or revision_record(record, target) is None:
-            raise Refused(f"extension {ext_id!r} has no revision to roll back to", code="no_rollback_revision",
-                          hint="rollback needs an earlier `dcx ext upgrade`")
+            raise Refused(
+                f"extension {ext_id!r} has no revision to roll back to",
+                code="no_rollback_revision",
+                hint="rollback needs an earlier `dcx ext upgrade`",
+            )
         record["active_revision"], record["rollback_revision"] = target, record["active_revision"]
         return target
 
     target = apply(load_state(ws))
     if dry_run:
-        return _result("ext rollback", ws, ext_id, "rollback", changed=True, dry_run=True, revision=target, doctor=None)
+        return _result(
+            "ext rollback",
+            ws,
+            ext_id,
+            "rollback",
+            changed=True,
+            dry_run=True,
+            revision=target,
+            doctor=None,
+        )
     with locked(ws, wait) as state:
         target = apply(state)
         save_state(ws, state)
     outcome = _maybe_doctor(ws, ext_id, wait, run=doctor)
-    return _result("ext rollback", ws, ext_id, "rollback", changed=True, dry_run=False, revision=target, doctor=outcome)
+    return _result(
+        "ext rollback",
+        ws,
+        ext_id,
+        "rollback",
+        changed=True,
+        dry_run=False,
+        revision=target,
+        doctor=outcome,
+    )
 
 
-def doctor(*, ws: Workspace, ext_id: str | None, all_: bool = False, dry_run: bool = False,
-           wait: float = 5.0) -> Result:
+def doctor(
+    *,
+    ws: Workspace,
+    ext_id: str | None,
+    all_: bool = False,
+    dry_run: bool = False,
+    wait: float = 5.0,
+) -> Result:
     if (ext_id is None) == (not all_):
-        raise InvalidInput("ext doctor: give one extension ID or --all", code="usage_error", field="ID")
+        raise InvalidInput(
+            "ext doctor: give one extension ID or --all", code="usage_error", field="ID"
+        )
     state = load_state(ws)
     ids: list[str] = sorted(state["extensions"]) if ext_id is None else [ext_id]
     for one in ids:
         _require(state, one)
     results = [
-        _result("ext doctor", ws, one, "doctor", changed=not dry_run, dry_run=dry_run,
-                revision=state["extensions"][one]["active_revision"],
-                doctor=None if dry_run else _doctor_and_record(ws, one, wait))
+        _result(
+            "ext doctor",
+            ws,
+            one,
+            "doctor",
+            changed=not dry_run,
+            dry_run=dry_run,
+            revision=state["extensions"][one]["active_revision"],
+            doctor=None if dry_run else _doctor_and_record(ws, one, wait),
+        )
         for one in ids
     ]
     if not all_:
         return results[0]
     failed = any(r.exit_code for r in results)
-    return Result("ext doctor", {"dry_run": dry_run, "results": [r.data for r in results]},
-                  status="error" if failed else "ok", exit_code=ExitCode.REFUSED if failed else ExitCode.OK)
+    return Result(
+        "ext doctor",
+        {"dry_run": dry_run, "results": [r.data for r in results]},
+        status="error" if failed else "ok",
+        exit_code=ExitCode.REFUSED if failed else ExitCode.OK,
+    )
 
 
 def list_(*, ws: Workspace) -> Result:

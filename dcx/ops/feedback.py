@@ -23,7 +23,9 @@ from dcx.state import decisions
 from dcx.state.store import Store
 
 
-def _assembly_retrieval(store: Store, ws: Workspace, decision_id: str, evidence_ref: str) -> dict[str, Any] | None:
+def _assembly_retrieval(
+    store: Store, ws: Workspace, decision_id: str, evidence_ref: str
+) -> dict[str, Any] | None:
     for ref in decisions.refs_of(ws, decision_id, "assembly"):
         packet = store.get(ref, kind="assembly")
         if packet["evidence"]["packet_ref"] == evidence_ref:
@@ -31,7 +33,9 @@ def _assembly_retrieval(store: Store, ws: Workspace, decision_id: str, evidence_
     return None
 
 
-def evaluate(ev: dict[str, Any], out: dict[str, Any], retrieval: dict[str, Any] | None) -> dict[str, Any]:
+def evaluate(
+    ev: dict[str, Any], out: dict[str, Any], retrieval: dict[str, Any] | None
+) -> dict[str, Any]:
     """Telemetry, ineligible reasons and the candidate (pure: easy to test)."""
     recalled = ev["recalled_claims"]
     stale = ev["stale_or_rejected_claims"]
@@ -43,7 +47,9 @@ def evaluate(ev: dict[str, Any], out: dict[str, Any], retrieval: dict[str, Any] 
     telemetry = {
         "count_mode": "retrieval_receipt" if retrieval else "evidence_records",
         "retrieval_status": retrieval["status"] if retrieval else "not_run",
-        "provider_result_count": retrieval["result_count"] if retrieval else len(recalled) + rejected_by_read,
+        "provider_result_count": retrieval["result_count"]
+        if retrieval
+        else len(recalled) + rejected_by_read,
         "accepted_claim_count": len(recalled),
         "stale_or_rejected_claim_count": len(stale),
         "rejected_by_exact_read_count": rejected_by_read,
@@ -74,7 +80,9 @@ def evaluate(ev: dict[str, Any], out: dict[str, Any], retrieval: dict[str, Any] 
             "review_required": True,
             "ingested": False,
             "activated": False,
-            "summary": f"Exact-read confirmed recall preceded a verified outcome in decision {ev['decision_id']}"[:220],
+            "summary": f"Exact-read confirmed recall preceded a verified outcome in decision {ev['decision_id']}"[
+                :220
+            ],
             "evidence_packet_ref": ev["packet_ref"],
             "outcome_packet_ref": out["packet_ref"],
             "claim_ids": [c["claim_id"] for c in recalled],
@@ -82,35 +90,58 @@ def evaluate(ev: dict[str, Any], out: dict[str, Any], retrieval: dict[str, Any] 
     return {"telemetry": telemetry, "ineligible_reasons": sorted(reasons), "candidate": candidate}
 
 
-def record_feedback(*, ws: Workspace, decision_id: str, outcome_ref: str | None,
-                    clock: Clock, wait: float, agent_id: str | None = None) -> Result:
+def record_feedback(
+    *,
+    ws: Workspace,
+    decision_id: str,
+    outcome_ref: str | None,
+    clock: Clock,
+    wait: float,
+    agent_id: str | None = None,
+) -> Result:
     check_decision_id(decision_id)
     store = Store(ws)
     agent = acting_agent(ws, agent_id)
     known = decisions.refs_of(ws, decision_id, "outcome")
     chains = read_chains(ws, store, decision_id, agent)
-    reviews = [store.get(ref, kind=review.SPEC.kind) for ref in decisions.refs_of(ws, decision_id, "review")]
+    reviews = [
+        store.get(ref, kind=review.SPEC.kind)
+        for ref in decisions.refs_of(ws, decision_id, "review")
+    ]
     if outcome_ref is None:
         if not known:
             settled = reviews[-1]["disposition"] if reviews else None
             if settled in ("reject", "defer", "no_change"):
-                raise Refused(f"decision {decision_id} was settled by review ({settled}): no outcome is expected, "
-                              "so there is nothing to learn from", code="outcome_missing")
+                raise Refused(
+                    f"decision {decision_id} was settled by review ({settled}): no outcome is expected, "
+                    "so there is nothing to learn from",
+                    code="outcome_missing",
+                )
             due = " (the approve left an observed outcome due)" if settled == "approve" else ""
-            raise Refused(f"decision {decision_id} has no outcome{due}", code="outcome_missing",
-                          hint=f"run `dcx outcome --decision-id {decision_id}` first")
+            raise Refused(
+                f"decision {decision_id} has no outcome{due}",
+                code="outcome_missing",
+                hint=f"run `dcx outcome --decision-id {decision_id}` first",
+            )
         own = chains.own("outcome") if chains.why != "latest" else []
         outcome_ref = own[-1] if own else known[-1]  # the own chain's latest outcome (SPEC §16)
     else:
         outcome_ref = store.resolve(outcome_ref)
         if outcome_ref not in known:
-            raise Refused(f"{outcome_ref} is not an outcome of decision {decision_id}", code="outcome_not_in_decision")
+            raise Refused(
+                f"{outcome_ref} is not an outcome of decision {decision_id}",
+                code="outcome_not_in_decision",
+            )
     out = store.get(outcome_ref, kind=outcome.SPEC.kind)
     ev = store.get(out["evidence_packet_ref"], kind=evidence.SPEC.kind)
     retrieval = _assembly_retrieval(store, ws, decision_id, ev["packet_ref"])
     verdict = evaluate(ev, out, retrieval)
-    approved = [r for r in reviews if r["disposition"] == "approve"
-                and r.get("proposal_packet_ref") == out["proposal_packet_ref"]]
+    approved = [
+        r
+        for r in reviews
+        if r["disposition"] == "approve"
+        and r.get("proposal_packet_ref") == out["proposal_packet_ref"]
+    ]
     values = {
         "evidence_packet_ref": ev["packet_ref"],
         "outcome_packet_ref": out["packet_ref"],
@@ -123,14 +154,20 @@ def record_feedback(*, ws: Workspace, decision_id: str, outcome_ref: str | None,
     }
     existing = _same_feedback(store, ws, decision_id, values)
     if existing is not None:  # same inputs, same packet: the time of asking is not an input
-        return Result("feedback", {"feedback": existing, "recorded": False}, warnings=chains.warnings)
+        return Result(
+            "feedback", {"feedback": existing, "recorded": False}, warnings=chains.warnings
+        )
     values["observed_at"] = clock.now()
     packet = store.put(feedback.SPEC, packet_context(ws, decision_id, agent), values)
-    decisions.append(ws, decision_id, "feedback", packet["feedback_ref"], packet["observed_at"], wait=wait)
+    decisions.append(
+        ws, decision_id, "feedback", packet["feedback_ref"], packet["observed_at"], wait=wait
+    )
     return Result("feedback", {"feedback": packet, "recorded": True}, warnings=chains.warnings)
 
 
-def _same_feedback(store: Store, ws: Workspace, decision_id: str, values: dict[str, Any]) -> dict[str, Any] | None:
+def _same_feedback(
+    store: Store, ws: Workspace, decision_id: str, values: dict[str, Any]
+) -> dict[str, Any] | None:
     """The decision's stored feedback that says exactly ``values`` (every field but the time), if any."""
     for ref in reversed(decisions.refs_of(ws, decision_id, "feedback")):
         packet = store.get(ref, kind=feedback.SPEC.kind)

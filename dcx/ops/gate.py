@@ -22,8 +22,19 @@ from dcx.state import decisions, events, gates
 from dcx.state.store import Store
 
 
-def gate(*, ws: Workspace, decision_id: str, disposition: str, by: str, summary: str, todo_id: str | None,
-         proposal_ref: str | None, agent_id: str | None, clock: Clock, wait: float) -> Result:
+def gate(
+    *,
+    ws: Workspace,
+    decision_id: str,
+    disposition: str,
+    by: str,
+    summary: str,
+    todo_id: str | None,
+    proposal_ref: str | None,
+    agent_id: str | None,
+    clock: Clock,
+    wait: float,
+) -> Result:
     check_decision_id(decision_id)
     if disposition not in gates.DISPOSITIONS:
         raise InvalidInput("give one of --approve, --reject or --defer", field="--approve")
@@ -34,27 +45,47 @@ def gate(*, ws: Workspace, decision_id: str, disposition: str, by: str, summary:
     if same_actor(actor, agent) and not self_confirmation_allowed(ws):
         raise InvalidInput(
             f"--by: {actor} is the acting agent ({agent}); a person or another agent decides a gate",
-            field="--by", code="self_confirmation_not_allowed",
+            field="--by",
+            code="self_confirmation_not_allowed",
             hint="name who decided, or set [commit] allow_self_confirmation = true in the profile",
         )
     store = Store(ws)
     known = decisions.refs_of(ws, decision_id, "proposal")
     if not known:
-        raise Refused(f"decision {decision_id} has no proposal to gate", code="proposal_missing",
-                      hint=f"run `dcx propose --decision-id {decision_id}` first")
+        raise Refused(
+            f"decision {decision_id} has no proposal to gate",
+            code="proposal_missing",
+            hint=f"run `dcx propose --decision-id {decision_id}` first",
+        )
     chosen = known[-1] if proposal_ref is None else store.resolve(proposal_ref)
     if chosen not in known:
-        raise Refused(f"--proposal: {chosen} is not a proposal of decision {decision_id}",
-                      code="proposal_not_in_decision", field="--proposal")
+        raise Refused(
+            f"--proposal: {chosen} is not a proposal of decision {decision_id}",
+            code="proposal_not_in_decision",
+            field="--proposal",
+        )
     prop = store.get(chosen, kind=proposal.SPEC.kind)
     warnings = []
     if chosen != known[-1]:
-        warnings.append(f"{chosen} is not the decision's latest proposal ({known[-1]}): "
-                        "`dcx review` settles only the latest one")
+        warnings.append(
+            f"{chosen} is not the decision's latest proposal ({known[-1]}): "
+            "`dcx review` settles only the latest one"
+        )
     event = gates.build_gate_event(
-        goal_id=ws.goal_id, agent_id=agent, decision_id=decision_id, disposition=disposition, actor=actor,
-        summary=summary, todo_id=todo, evidence_ref=prop["evidence_packet_ref"], proposal_ref=chosen,
+        goal_id=ws.goal_id,
+        agent_id=agent,
+        decision_id=decision_id,
+        disposition=disposition,
+        actor=actor,
+        summary=summary,
+        todo_id=todo,
+        evidence_ref=prop["evidence_packet_ref"],
+        proposal_ref=chosen,
         recorded_at=clock.now(),
     )
     stored, appended = events.append_event(ws, event, wait=wait)
-    return Result("gate", {"event": stored, "appended": appended, "disposition": disposition}, warnings=warnings)
+    return Result(
+        "gate",
+        {"event": stored, "appended": appended, "disposition": disposition},
+        warnings=warnings,
+    )

@@ -76,7 +76,9 @@ def _pending_verdicts(ws: Workspace, store: Store) -> dict[Path, str | None]:
     return out
 
 
-def _superseded(ws: Workspace, store: Store, decision: str, ref: str, evidence_ref: str | None) -> bool:
+def _superseded(
+    ws: Workspace, store: Store, decision: str, ref: str, evidence_ref: str | None
+) -> bool:
     assemblies = decisions.refs_of(ws, decision, "assembly")
     if not assemblies or assemblies[-1] == ref or ref not in assemblies:
         return False
@@ -112,7 +114,12 @@ def gc(*, ws: Workspace, dry_run: bool, now: float | None = None) -> Result:
     now = time.time() if now is None else now
     store = Store(ws)
     verdicts = _pending_verdicts(ws, store)
-    drop: dict[str, list[tuple[Path, str]]] = {"pending": [], "temp": [], "trees": [], "stat_caches": []}
+    drop: dict[str, list[tuple[Path, str]]] = {
+        "pending": [],
+        "temp": [],
+        "trees": [],
+        "stat_caches": [],
+    }
     kept_recent = 0
     kept_pending = []
     for path, reason in verdicts.items():

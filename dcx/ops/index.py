@@ -31,9 +31,15 @@ def index(
     profile, registry = state.settings()
     # the key exists before anything recalls: recall itself never creates a file
     load_key(ws)
+
     def list_files(source, tick):
-        return listing(ws, source, max_scan_bytes=profile.max_scan_bytes,
-                       max_read_bytes=profile.max_read_bytes, progress=tick)
+        return listing(
+            ws,
+            source,
+            max_scan_bytes=profile.max_scan_bytes,
+            max_read_bytes=profile.max_read_bytes,
+            progress=tick,
+        )
 
     report = update_index(
         ws,
@@ -58,8 +64,13 @@ def index(
     unavailable = [r for r in sources if r["status"] == "unavailable"]
     warnings = [f"{r['source_id']}: not indexed ({r['reason_code']})" for r in unavailable]
     if provider != "bm25":
-        use = ("recall is off" if provider == "none" else
-               f"recall reads {provider}; this index only matches its items to authority files")
-        warnings.append(f"the recall provider is {provider}, not bm25: {use} "
-                        "([context_provider] provider in profile.toml)")
+        use = (
+            "recall is off"
+            if provider == "none"
+            else f"recall reads {provider}; this index only matches its items to authority files"
+        )
+        warnings.append(
+            f"the recall provider is {provider}, not bm25: {use} "
+            "([context_provider] provider in profile.toml)"
+        )
     return Result("index", data, status="partial" if unavailable else "ok", warnings=warnings)

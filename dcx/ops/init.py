@@ -125,15 +125,20 @@ def init(*, root: Path, goal_id: str | None, agent_id: str | None, nested: bool 
     root = root.resolve()
     goal = goal_id or goal_id_from_name(root.name)
     if not GOAL_ID_RE.fullmatch(goal):
-        raise InvalidInput("--goal-id: expected a token ([A-Za-z0-9][A-Za-z0-9_.:-]*)", field="--goal-id")
+        raise InvalidInput(
+            "--goal-id: expected a token ([A-Za-z0-9][A-Za-z0-9_.:-]*)", field="--goal-id"
+        )
     if agent_id is not None and not GOAL_ID_RE.fullmatch(agent_id):
-        raise InvalidInput("--agent-id: expected a token ([A-Za-z0-9][A-Za-z0-9_.:-]*)", field="--agent-id")
+        raise InvalidInput(
+            "--agent-id: expected a token ([A-Za-z0-9][A-Za-z0-9_.:-]*)", field="--agent-id"
+        )
     ws = Workspace(root)
     if ws.workspace_toml.exists():
         if goal_id is not None and goal_id != ws.goal_id:
             raise InvalidInput(
                 f"--goal-id: this workspace already serves goal {ws.goal_id!r}",
-                field="--goal-id", code="goal_exists",
+                field="--goal-id",
+                code="goal_exists",
                 hint="a workspace serves one goal: leave out --goal-id, or init another folder",
             )
         goal = ws.goal_id  # an existing workspace keeps its goal
@@ -147,7 +152,7 @@ def init(*, root: Path, goal_id: str | None, agent_id: str | None, nested: bool 
                 "would sit inside that goal's authority",
                 code="nested_workspace",
                 hint="init the goal somewhere no source covers, or pass --nested to create it anyway "
-                     "(the outer goal never scans a .decision-context/ folder)",
+                "(the outer goal never scans a .decision-context/ folder)",
             )
     created: list[str] = []
 
@@ -179,6 +184,11 @@ def init(*, root: Path, goal_id: str | None, agent_id: str | None, nested: bool 
         created.append(ws.rel(ws.key_path))
     return Result(
         "init",
-        {"goal_id": goal, "agent_id": agent_id, "workspace": DC_DIR, "created": created,
-         "already_initialised": not created},
+        {
+            "goal_id": goal,
+            "agent_id": agent_id,
+            "workspace": DC_DIR,
+            "created": created,
+            "already_initialised": not created,
+        },
     )

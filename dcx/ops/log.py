@@ -35,13 +35,17 @@ def describe(kind: str, packet: dict[str, Any]) -> str:
         mode = "preview" if packet["preview"] else f"{packet['mode']} rebase"
         return f"{mode} · coverage {packet['coverage_status']} · {packet['checkpoint']['ready_count']} ready"
     if kind == "evidence":
-        return (f"{len(packet['changed_facts'])} fact(s) · {len(packet['recalled_claims'])} accepted"
-                f" · {len(packet['stale_or_rejected_claims'])} stale/rejected · {len(packet['conflicts'])} conflict(s)")
+        return (
+            f"{len(packet['changed_facts'])} fact(s) · {len(packet['recalled_claims'])} accepted"
+            f" · {len(packet['stale_or_rejected_claims'])} stale/rejected · {len(packet['conflicts'])} conflict(s)"
+        )
     if kind == "proposal":
         rec = packet["recommended_decision"]
         return f"recommends {rec['option_id']} ({rec['confidence']:g})"
     if kind == "outcome":
-        return f"{packet['verification_status']} · accepted {packet['accepted_decision']['option_id']}"
+        return (
+            f"{packet['verification_status']} · accepted {packet['accepted_decision']['option_id']}"
+        )
     if kind == "commit":
         moved = sum(1 for s in packet["sources"] if s["result"] == "advanced")
         return f"{packet['status']} · {moved} cursor(s) advanced"
@@ -56,27 +60,40 @@ def describe(kind: str, packet: dict[str, Any]) -> str:
 def details(kind: str, packet: dict[str, Any]) -> dict[str, Any]:
     """The machine fields behind ``describe``'s line: counts and disposition codes."""
     if kind == "assembly":
-        return {"preview": packet["preview"], "mode": packet["mode"], "coverage_status": packet["coverage_status"],
-                "ready_count": packet["checkpoint"]["ready_count"]}
+        return {
+            "preview": packet["preview"],
+            "mode": packet["mode"],
+            "coverage_status": packet["coverage_status"],
+            "ready_count": packet["checkpoint"]["ready_count"],
+        }
     if kind == "evidence":
-        return {"facts": len(packet["changed_facts"]), "accepted_claims": len(packet["recalled_claims"]),
-                "stale_or_rejected_claims": len(packet["stale_or_rejected_claims"]),
-                "conflicts": len(packet["conflicts"])}
+        return {
+            "facts": len(packet["changed_facts"]),
+            "accepted_claims": len(packet["recalled_claims"]),
+            "stale_or_rejected_claims": len(packet["stale_or_rejected_claims"]),
+            "conflicts": len(packet["conflicts"]),
+        }
     if kind == "proposal":
         rec = packet["recommended_decision"]
         return {"option_id": rec["option_id"], "confidence": rec["confidence"]}
     if kind == "outcome":
-        return {"verification_status": packet["verification_status"],
-                "option_id": packet["accepted_decision"]["option_id"]}
+        return {
+            "verification_status": packet["verification_status"],
+            "option_id": packet["accepted_decision"]["option_id"],
+        }
     if kind == "commit":
-        return {"status": packet["status"],
-                "advanced": sum(1 for s in packet["sources"] if s["result"] == "advanced")}
+        return {
+            "status": packet["status"],
+            "advanced": sum(1 for s in packet["sources"] if s["result"] == "advanced"),
+        }
     if kind == "feedback":
         return {"candidate_emitted": packet["candidate_emitted"]}
     return {}
 
 
-def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _chain(
+    store: Store, ws: Workspace, decision_id: str, all_events: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """The decision's packets in the order they happened. The rebase receipt and
     checkpoint are shown by the assembly that embeds them; its evidence follows it;
     each event follows the outcome it references."""
@@ -87,15 +104,24 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
     for entry in entries:
         if entry["kind"] == "assembly" and not is_stub(packets[entry["ref"]]):
             asm = packets[entry["ref"]]
-            embedded.update({asm["evidence"]["packet_ref"], asm["rebase"]["rebase_ref"],
-                             asm["checkpoint"]["checkpoint_ref"], asm["coverage"]["coverage_ref"],
-                             asm["freshness"]["freshness_ref"]})
+            embedded.update(
+                {
+                    asm["evidence"]["packet_ref"],
+                    asm["rebase"]["rebase_ref"],
+                    asm["checkpoint"]["checkpoint_ref"],
+                    asm["coverage"]["coverage_ref"],
+                    asm["freshness"]["freshness_ref"],
+                }
+            )
             embedded.update(r["receipt_ref"] for r in asm["scan_receipts"])
             if asm.get("retrieval"):
                 embedded.add(asm["retrieval"]["retrieval_ref"])
     for seq, entry in enumerate(entries):
         ref, kind = entry["ref"], entry["kind"]
-        if kind in ("rebase", "checkpoint", "scan", "coverage", "freshness", "retrieval") or ref in embedded:
+        if (
+            kind in ("rebase", "checkpoint", "scan", "coverage", "freshness", "retrieval")
+            or ref in embedded
+        ):
             continue  # shown by (or right after) the assembly that embeds it
         packet = packets[ref]
         rows.append(_row(kind, ref, entry.get("observed_at"), packet, (seq, 0)))
@@ -108,17 +134,31 @@ def _chain(store: Store, ws: Workspace, decision_id: str, all_events: list[dict[
             continue
         anchors = [seq_of[r] for r in event.get("artifact_refs", []) if r in seq_of]
         place = (max(anchors)[0], 2) if anchors else (len(entries), 0)
-        evidence_refs = [r for r in event.get("artifact_refs", []) if str(r).startswith("decision-evidence-")]
-        rows.append({"kind": "event", "ref": event["event_id"], "short_ref": event["event_id"][:18],
-                     "observed_at": event.get("recorded_at"), "_seq": place,
-                     "details": {"event_kind": event.get("event_kind")}, "status": _event_status(event),
-                     "agent_id": event.get("agent_id") if isinstance(event.get("agent_id"), str) else None,
-                     "chain_evidence_ref": evidence_refs[0] if evidence_refs else None})
+        evidence_refs = [
+            r for r in event.get("artifact_refs", []) if str(r).startswith("decision-evidence-")
+        ]
+        rows.append(
+            {
+                "kind": "event",
+                "ref": event["event_id"],
+                "short_ref": event["event_id"][:18],
+                "observed_at": event.get("recorded_at"),
+                "_seq": place,
+                "details": {"event_kind": event.get("event_kind")},
+                "status": _event_status(event),
+                "agent_id": event.get("agent_id")
+                if isinstance(event.get("agent_id"), str)
+                else None,
+                "chain_evidence_ref": evidence_refs[0] if evidence_refs else None,
+            }
+        )
     seen: set[str] = set()
     unique = [r for r in rows if not (r["ref"] in seen or seen.add(r["ref"]))]
     unique.sort(key=lambda r: r["_seq"])
     keys = {r["chain_evidence_ref"] for r in unique if r["chain_evidence_ref"]}
-    if len(keys) > 1:  # two agents' (or hosts') chains of one decision: each shown whole, apart (SPEC §16)
+    if (
+        len(keys) > 1
+    ):  # two agents' (or hosts') chains of one decision: each shown whole, apart (SPEC §16)
         first: dict[str, tuple[int, int]] = {}
         for row in unique:
             if row["chain_evidence_ref"]:
@@ -138,13 +178,22 @@ def _event_status(event: dict[str, Any]) -> str:
     return text[:120]
 
 
-def _row(kind: str, ref: str, observed_at: str | None, packet: dict[str, Any], seq: tuple[int, int]) -> dict[str, Any]:
+def _row(
+    kind: str, ref: str, observed_at: str | None, packet: dict[str, Any], seq: tuple[int, int]
+) -> dict[str, Any]:
     stub = is_stub(packet)
     status = f"redacted ({packet['reason_code']})" if stub else describe(kind, packet)
-    return {"kind": kind, "ref": ref, "short_ref": short(ref), "observed_at": observed_at,
-            "status": status, "details": {} if stub else details(kind, packet), "_seq": seq,
-            "agent_id": None if stub else agent_of(packet),
-            "chain_evidence_ref": None if stub else evidence_of(packet)}
+    return {
+        "kind": kind,
+        "ref": ref,
+        "short_ref": short(ref),
+        "observed_at": observed_at,
+        "status": status,
+        "details": {} if stub else details(kind, packet),
+        "_seq": seq,
+        "agent_id": None if stub else agent_of(packet),
+        "chain_evidence_ref": None if stub else evidence_of(packet),
+    }
 
 
 def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
@@ -166,18 +215,40 @@ def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
         kinds = {row["kind"] for row in chain}
         mine = [e for e in all_events if (e.get("causality") or {}).get("decision_id") == ident]
         settled = cycle.settlement(mine)
-        outcomes = [p for p in (store.get_or_stub(r, kind="outcome") for r in decisions.refs_of(ws, ident, "outcome"))
-                    if not is_stub(p)]
+        outcomes = [
+            p
+            for p in (
+                store.get_or_stub(r, kind="outcome")
+                for r in decisions.refs_of(ws, ident, "outcome")
+            )
+            if not is_stub(p)
+        ]
         observed = cycle.outcome_observed(outcomes, settled["approved"])
         latest = decisions.latest(ws, ident, "assembly")
-        preview = latest is not None and store.get_or_stub(latest, kind="assembly").get("preview") is True
-        where = cycle.standing(kinds, settled, observed, require_review=require_review, latest_is_preview=preview)
-        where = cycle.commit_here(where, any(pending.path_for(ws, r).exists()
-                                             for r in decisions.refs_of(ws, ident, "assembly")))
-        index_times = [e["observed_at"] for e in decisions.entries(ws, ident) if isinstance(e.get("observed_at"), str)]
+        preview = (
+            latest is not None and store.get_or_stub(latest, kind="assembly").get("preview") is True
+        )
+        where = cycle.standing(
+            kinds, settled, observed, require_review=require_review, latest_is_preview=preview
+        )
+        where = cycle.commit_here(
+            where,
+            any(pending.path_for(ws, r).exists() for r in decisions.refs_of(ws, ident, "assembly")),
+        )
+        index_times = [
+            e["observed_at"]
+            for e in decisions.entries(ws, ident)
+            if isinstance(e.get("observed_at"), str)
+        ]
         event_times = [e["recorded_at"] for e in mine if isinstance(e.get("recorded_at"), str)]
-        rows.append({"decision_id": ident, "last_observed_at": cycle.last_observed(index_times, event_times),
-                     **where, "chain": chain})
+        rows.append(
+            {
+                "decision_id": ident,
+                "last_observed_at": cycle.last_observed(index_times, event_times),
+                **where,
+                "chain": chain,
+            }
+        )
     rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
     if limit is not None:
         rows = rows[:limit]
@@ -187,8 +258,15 @@ def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
             receipt = stored.packet
             if receipt.get("decision_id"):
                 continue  # a prepare run's receipt: shown in its decision's chain
-            scans.append({"ref": stored.ref, "short_ref": short(stored.ref), "source_id": receipt["source_id"],
-                          "status": receipt["status"], "observed_at": receipt["observed_at"],
-                          "changed_count": receipt["changed_count"]})
+            scans.append(
+                {
+                    "ref": stored.ref,
+                    "short_ref": short(stored.ref),
+                    "source_id": receipt["source_id"],
+                    "status": receipt["status"],
+                    "observed_at": receipt["observed_at"],
+                    "changed_count": receipt["changed_count"],
+                }
+            )
         scans.sort(key=lambda r: (r["observed_at"], r["ref"]), reverse=True)
     return Result("log", {"decisions": rows, "goal_scans": scans})

@@ -24,7 +24,10 @@ def open_session(*, ws: Workspace, agent_id: str | None) -> Session:
     activation gate, exactly as for the command it mirrors.
     """
     if importlib.util.find_spec("mcp") is None:
-        raise NoWorkspace("the MCP Python SDK is not installed", code="mcp_unavailable",
-                          hint="pip install 'dcx[mcp]' (make install does)")
+        raise NoWorkspace(
+            "the MCP Python SDK is not installed",
+            code="mcp_unavailable",
+            hint="pip install 'dcx[mcp]' (make install does)",
+        )
     agent = check_token(agent_id, field="--agent-id") if agent_id is not None else None
     return Session(ws=ws, agent_id=agent)

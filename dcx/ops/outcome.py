@@ -30,7 +30,9 @@ def self_confirmation_allowed(ws: Workspace) -> bool:
     return bool(profile and profile.allow_self_confirmation)
 
 
-def check_acceptance(accepted: dict, proposal_packet: dict, agent: str, allow_self: bool, display: str) -> None:
+def check_acceptance(
+    accepted: dict, proposal_packet: dict, agent: str, allow_self: bool, display: str
+) -> None:
     options = {proposal_packet["recommended_decision"]["option_id"]} | {
         a["alternative_id"] for a in proposal_packet["alternatives"]
     }
@@ -49,8 +51,16 @@ def check_acceptance(accepted: dict, proposal_packet: dict, agent: str, allow_se
         )
 
 
-def record_outcome(*, ws: Workspace, decision_id: str, source: str | None, agent_id: str | None,
-                   clock: Clock, wait: float, document: object = None) -> Result:
+def record_outcome(
+    *,
+    ws: Workspace,
+    decision_id: str,
+    source: str | None,
+    agent_id: str | None,
+    clock: Clock,
+    wait: float,
+    document: object = None,
+) -> Result:
     check_decision_id(decision_id)
     agent = require_agent(ws, agent_id)
     data, display = json_input(source, document, flag="--from", name="outcome")
@@ -64,17 +74,29 @@ def record_outcome(*, ws: Workspace, decision_id: str, source: str | None, agent
         )
     store = Store(ws)
     chains = read_chains(ws, store, decision_id, agent)
-    latest = chains.own_latest("proposal") if chains.why != "latest" else decisions.latest(ws, decision_id, "proposal")
+    latest = (
+        chains.own_latest("proposal")
+        if chains.why != "latest"
+        else decisions.latest(ws, decision_id, "proposal")
+    )
     if latest is None:
-        raise Refused(f"decision {decision_id} has no proposal", code="proposal_missing",
-                      hint=f"run `dcx propose --decision-id {decision_id}` first")
+        raise Refused(
+            f"decision {decision_id} has no proposal",
+            code="proposal_missing",
+            hint=f"run `dcx propose --decision-id {decision_id}` first",
+        )
     given = clean.pop("proposal_packet_ref", None)
     proposal_ref = given or latest
     if given is not None and given not in decisions.refs_of(ws, decision_id, "proposal"):
-        raise Refused(f"{display}: proposal_packet_ref is not a proposal of decision {decision_id}",
-                      code="proposal_not_in_decision", field="proposal_packet_ref")
+        raise Refused(
+            f"{display}: proposal_packet_ref is not a proposal of decision {decision_id}",
+            code="proposal_not_in_decision",
+            field="proposal_packet_ref",
+        )
     prop = store.get(proposal_ref, kind=proposal.SPEC.kind)
-    check_acceptance(clean["accepted_decision"], prop, agent, self_confirmation_allowed(ws), display)
+    check_acceptance(
+        clean["accepted_decision"], prop, agent, self_confirmation_allowed(ws), display
+    )
     packet = store.put(
         outcome.SPEC,
         packet_context(ws, decision_id, agent),
@@ -84,8 +106,11 @@ def record_outcome(*, ws: Workspace, decision_id: str, source: str | None, agent
             "evidence_packet_ref": prop["evidence_packet_ref"],
             "observed_at": clock.now(),
             "recorded_by": agent,
-            "reward_memory_candidate_eligible": clean["verification_status"] == "verified" and bool(verified_outcomes),
+            "reward_memory_candidate_eligible": clean["verification_status"] == "verified"
+            and bool(verified_outcomes),
         },
     )
-    decisions.append(ws, decision_id, "outcome", packet["packet_ref"], packet["observed_at"], wait=wait)
+    decisions.append(
+        ws, decision_id, "outcome", packet["packet_ref"], packet["observed_at"], wait=wait
+    )
     return Result("outcome", {"outcome": packet}, warnings=chains.warnings)

@@ -77,25 +77,43 @@ def _changes(scans, reads, minter: RefMinter) -> list[Change]:
         source_reads = reads.get(scan.source_id, {})
         for item in scan.items:
             read = source_reads.get(item.resource_ref)
-            out.append(Change(
-                source_id=scan.source_id, path=item.resource_ref, revision=item.revision, change=item.change,
-                content_kind=content_kind_after_read(item, read),
-                change_ref=minter.change_ref(scan.source_id, item.resource_ref),
-                revision_ref=minter.revision_ref(scan.source_id, item.resource_ref, item.revision),
-                read_status=read.status if read is not None else None,
-                content=read.content if read is not None and read.status == "verified" else None,
-                observed_at=item.observed_at,
-            ))
+            out.append(
+                Change(
+                    source_id=scan.source_id,
+                    path=item.resource_ref,
+                    revision=item.revision,
+                    change=item.change,
+                    content_kind=content_kind_after_read(item, read),
+                    change_ref=minter.change_ref(scan.source_id, item.resource_ref),
+                    revision_ref=minter.revision_ref(
+                        scan.source_id, item.resource_ref, item.revision
+                    ),
+                    read_status=read.status if read is not None else None,
+                    content=read.content
+                    if read is not None and read.status == "verified"
+                    else None,
+                    observed_at=item.observed_at,
+                )
+            )
     return out
 
 
-def authority_reader(ws: Workspace, profile: Profile, registry: Registry, minter: RefMinter,
-                     changes: list[Change]) -> AuthorityReader:
+def authority_reader(
+    ws: Workspace, profile: Profile, registry: Registry, minter: RefMinter, changes: list[Change]
+) -> AuthorityReader:
     """The assembler's reader of current authority, wired to the planes: exact reads of files as
     they are now (the source plane) and content candidates from the bm25 index (the providers)."""
-    files = CurrentFiles(ws, max_read_bytes=profile.max_read_bytes, timeout_seconds=profile.scan_timeout_seconds)
-    return AuthorityReader(registry, minter, changes, read_file=files.read, chunk_of=parse_resource_ref,
-                           find_by_content=lambda text: find_by_content(ws, text, MAX_CONTENT_CANDIDATES))
+    files = CurrentFiles(
+        ws, max_read_bytes=profile.max_read_bytes, timeout_seconds=profile.scan_timeout_seconds
+    )
+    return AuthorityReader(
+        registry,
+        minter,
+        changes,
+        read_file=files.read,
+        chunk_of=parse_resource_ref,
+        find_by_content=lambda text: find_by_content(ws, text, MAX_CONTENT_CANDIDATES),
+    )
 
 
 def _provider_health(scans, run, observed_at: str) -> list[dict[str, Any]]:
@@ -106,19 +124,40 @@ def _provider_health(scans, run, observed_at: str) -> list[dict[str, Any]]:
     for provider_id, group in by_provider.items():
         bad = [s for s in group if not s.ok]
         status = "healthy" if not bad else ("unavailable" if len(bad) == len(group) else "degraded")
-        rows.append({"provider": provider_id, "status": status, "observed_at": observed_at, "fail_open": True,
-                     "reason_code": bad[0].reason_code if bad else None})
+        rows.append(
+            {
+                "provider": provider_id,
+                "status": status,
+                "observed_at": observed_at,
+                "fail_open": True,
+                "reason_code": bad[0].reason_code if bad else None,
+            }
+        )
     if run is not None:
         answer = run.retrieval
-        rows.append({"provider": answer.provider, "status": "healthy" if answer.ok else "unavailable",
-                     "reason_code": answer.reason_code, "observed_at": observed_at, "fail_open": True})
+        rows.append(
+            {
+                "provider": answer.provider,
+                "status": "healthy" if answer.ok else "unavailable",
+                "reason_code": answer.reason_code,
+                "observed_at": observed_at,
+                "fail_open": True,
+            }
+        )
     return [{k: v for k, v in r.items() if v is not None} for r in rows]
 
 
 def _show_content(changes: list[Change], run: RecallRun | None) -> Result:
     items = [
-        {"source_id": c.source_id, "path": c.path, "change_ref": c.change_ref, "revision_ref": c.revision_ref,
-         "change": c.change, "content_kind": c.content_kind, "content": c.content}
+        {
+            "source_id": c.source_id,
+            "path": c.path,
+            "change_ref": c.change_ref,
+            "revision_ref": c.revision_ref,
+            "change": c.change,
+            "content_kind": c.content_kind,
+            "content": c.content,
+        }
         for c in changes
     ]
     results = [
@@ -193,7 +232,9 @@ def prepare(
     mode = _mode(rebase_file, rebase_document, auto_rebase, baseline, show_content, query_file)
     state = require_active(ws, agent_id)
     profile, registry = state.settings()
-    body, input_digest = _rebase_input(rebase_file, rebase_document) if mode == "agent" else (None, None)
+    body, input_digest = (
+        _rebase_input(rebase_file, rebase_document) if mode == "agent" else (None, None)
+    )
     now = clock.now()
     key = load_key(ws)
     minter = RefMinter(ws, key, record=not show_content)
@@ -201,31 +242,91 @@ def prepare(
     ctx = PacketContext(ws.goal_id, key.key_id, decision_id, agent)
     # recall first: its request bounds are input checks (exit 2) that must come before any scan
     request = _recall_request(profile, query, query_file, query_summary, scope, now)
-    seen = observe(ws, profile, registry, source_ids, request, mode, agent, minter=minter, clock=clock, wait=wait,
-                   progress=progress, transient=show_content)
+    seen = observe(
+        ws,
+        profile,
+        registry,
+        source_ids,
+        request,
+        mode,
+        agent,
+        minter=minter,
+        clock=clock,
+        wait=wait,
+        progress=progress,
+        transient=show_content,
+    )
     if show_content:
         return _show_content(seen.changes, seen.run)
-    acct = account(ws, decision_id, profile, registry, seen, mode, body, minter=minter, now=now, ctx=ctx)
-    goal_ctx = PacketContext(ws.goal_id, key.key_id)  # the manifest describes the registry: no agent made it
-    packets = assemble(ctx, goal_ctx, registry, seen, acct, minter=minter, mode=mode, body=body,
-                       input_digest=input_digest, now=now, agent_id=agent)
-    persist(ws, decision_id, profile, registry, key.key_id, seen, acct, packets, minter=minter, now=now, wait=wait)
+    acct = account(
+        ws, decision_id, profile, registry, seen, mode, body, minter=minter, now=now, ctx=ctx
+    )
+    goal_ctx = PacketContext(
+        ws.goal_id, key.key_id
+    )  # the manifest describes the registry: no agent made it
+    packets = assemble(
+        ctx,
+        goal_ctx,
+        registry,
+        seen,
+        acct,
+        minter=minter,
+        mode=mode,
+        body=body,
+        input_digest=input_digest,
+        now=now,
+        agent_id=agent,
+    )
+    persist(
+        ws,
+        decision_id,
+        profile,
+        registry,
+        key.key_id,
+        seen,
+        acct,
+        packets,
+        minter=minter,
+        now=now,
+        wait=wait,
+    )
     return _result(seen, acct, packets, mode)
 
 
-def _mode(rebase_file: str | None, rebase_document: object, auto_rebase: bool, baseline: bool,
-          show_content: bool, query_file: str | None) -> str:
+def _mode(
+    rebase_file: str | None,
+    rebase_document: object,
+    auto_rebase: bool,
+    baseline: bool,
+    show_content: bool,
+    query_file: str | None,
+) -> str:
     """The mode the flags choose (``show_content`` is ``none``, writing nothing); one at a time."""
     agent_rebase = rebase_file is not None or rebase_document is not None
-    chosen = [flag for flag, on in (("--rebase", agent_rebase), ("--auto-rebase", auto_rebase),
-                                     ("--baseline", baseline), ("--show-content", show_content)) if on]
+    chosen = [
+        flag
+        for flag, on in (
+            ("--rebase", agent_rebase),
+            ("--auto-rebase", auto_rebase),
+            ("--baseline", baseline),
+            ("--show-content", show_content),
+        )
+        if on
+    ]
     if len(chosen) > 1:
-        raise InvalidInput(f"{' and '.join(chosen)} cannot be combined", field=chosen[1], code="flags_exclusive")
+        raise InvalidInput(
+            f"{' and '.join(chosen)} cannot be combined", field=chosen[1], code="flags_exclusive"
+        )
     if rebase_file == "-" and query_file == "-":
-        raise InvalidInput("--rebase - and --query-file -: only one input can come from stdin",
-                           field="--query-file", code="stdin_twice",
-                           hint="put the query or the rebase input in a file")
-    return "agent" if agent_rebase else "auto" if auto_rebase else "baseline" if baseline else "none"
+        raise InvalidInput(
+            "--rebase - and --query-file -: only one input can come from stdin",
+            field="--query-file",
+            code="stdin_twice",
+            hint="put the query or the rebase input in a file",
+        )
+    return (
+        "agent" if agent_rebase else "auto" if auto_rebase else "baseline" if baseline else "none"
+    )
 
 
 def _rebase_input(rebase_file: str | None, rebase_document: object) -> tuple[dict[str, Any], str]:
@@ -234,15 +335,26 @@ def _rebase_input(rebase_file: str | None, rebase_document: object) -> tuple[dic
 
     raw, display = json_input(rebase_file, rebase_document, flag="--rebase", name="rebase")
     body = validated(rebase.INPUT, raw, display)
-    if body.get("semantic_no_change") and any(body.get(k) for k in (
-            "changed_facts", "recalled_claims", "stale_or_rejected_claims", "conflicts")):
-        raise InvalidInput(f"{display}: semantic_no_change cannot come with records",
-                           field="semantic_no_change", code="semantic_no_change_with_records")
+    if body.get("semantic_no_change") and any(
+        body.get(k)
+        for k in ("changed_facts", "recalled_claims", "stale_or_rejected_claims", "conflicts")
+    ):
+        raise InvalidInput(
+            f"{display}: semantic_no_change cannot come with records",
+            field="semantic_no_change",
+            code="semantic_no_change_with_records",
+        )
     return body, content_digest(body)[:32]
 
 
-def _recall_request(profile: Profile, query: str | None, query_file: str | None, query_summary: str | None,
-                    scope: str | None, now: str) -> RetrievalRequest | None:
+def _recall_request(
+    profile: Profile,
+    query: str | None,
+    query_file: str | None,
+    query_summary: str | None,
+    scope: str | None,
+    now: str,
+) -> RetrievalRequest | None:
     if query is None and query_file is None:
         return None
     import sys
@@ -253,31 +365,69 @@ def _recall_request(profile: Profile, query: str | None, query_file: str | None,
     if not query_summary:
         raise InvalidInput("--query-summary: required with --query", field="--query-summary")
     text, _ = read_query(query, query_file, sys.stdin)
-    return build_request(profile.context_provider, scope_ref=scope, query=text, query_summary=query_summary,
-                         max_results=None, timeout_seconds=None, observed_at=now,
-                         labels={"scope_ref": "--scope", "query": "--query", "query_summary": "--query-summary"})
+    return build_request(
+        profile.context_provider,
+        scope_ref=scope,
+        query=text,
+        query_summary=query_summary,
+        max_results=None,
+        timeout_seconds=None,
+        observed_at=now,
+        labels={"scope_ref": "--scope", "query": "--query", "query_summary": "--query-summary"},
+    )
 
 
-def observe(ws: Workspace, profile: Profile, registry: Registry, source_ids: list[str],
-            request: RetrievalRequest | None, mode: str, agent_id: str, *, minter: RefMinter, clock: Clock,
-            wait: float, progress: Any, transient: bool) -> Observed:
+def observe(
+    ws: Workspace,
+    profile: Profile,
+    registry: Registry,
+    source_ids: list[str],
+    request: RetrievalRequest | None,
+    mode: str,
+    agent_id: str,
+    *,
+    minter: RefMinter,
+    clock: Clock,
+    wait: float,
+    progress: Any,
+    transient: bool,
+) -> Observed:
     """Scan the selected sources against the committed cursors, exact-read (no reads for a
     baseline: it adopts), and recall once when there is a request."""
     from dcx.evidence.recall import run_recall
 
     selected = select_sources(registry, source_ids)
     providers = Providers(ws, profile, registry, progress=progress, persist=not transient)
-    committed = agent_cursors(ws, agent_id, profile.enabled_agents, wait=wait)  # this agent's (SPEC §16)
-    scans = scan_sources(providers, selected, committed=committed, clock=clock, adopt=mode == "baseline")
-    reads = {} if mode == "baseline" else {s.source_id: exact_read_scan(providers, s, clock=clock) for s in scans}
+    committed = agent_cursors(
+        ws, agent_id, profile.enabled_agents, wait=wait
+    )  # this agent's (SPEC §16)
+    scans = scan_sources(
+        providers, selected, committed=committed, clock=clock, adopt=mode == "baseline"
+    )
+    reads = (
+        {}
+        if mode == "baseline"
+        else {s.source_id: exact_read_scan(providers, s, clock=clock) for s in scans}
+    )
     run = None
     if request is not None:
         run = run_recall(ws, profile, request, minter=minter, clock=clock, transient=transient)
     return Observed(scans, reads, run, _changes(scans, reads, minter))
 
 
-def account(ws: Workspace, decision_id: str, profile: Profile, registry: Registry, seen: Observed, mode: str,
-            body: dict[str, Any] | None, *, minter: RefMinter, now: str, ctx: PacketContext) -> Account:
+def account(
+    ws: Workspace,
+    decision_id: str,
+    profile: Profile,
+    registry: Registry,
+    seen: Observed,
+    mode: str,
+    body: dict[str, Any] | None,
+    *,
+    minter: RefMinter,
+    now: str,
+    ctx: PacketContext,
+) -> Account:
     """Freshness as it will be once this run's reads are recorded, then the evidence draft:
     facts and claims by the mode's rules, every changed item cited."""
     read_at = read_times(seen.scans, seen.reads)
@@ -286,13 +436,21 @@ def account(ws: Workspace, decision_id: str, profile: Profile, registry: Registr
         if source_id not in last_reads or parse_ts(stamp) > parse_ts(last_reads[source_id]):
             last_reads[source_id] = stamp
     fresh = build_freshness(ctx, registry, seen.scans, last_reads, now)
-    freshness_of = {row["source_id"]: ("current" if row["status"] == "fresh" else "stale") for row in fresh["sources"]}
+    freshness_of = {
+        row["source_id"]: ("current" if row["status"] == "fresh" else "stale")
+        for row in fresh["sources"]
+    }
     draft = EvidenceDraft(now, freshness_of)
     reader = authority_reader(ws, profile, registry, minter, seen.changes)
     if mode == "auto":
-        earlier = [Store(ws).get(ref, kind="evidence") for ref in decisions.refs_of(ws, decision_id, "evidence")]
+        earlier = [
+            Store(ws).get(ref, kind="evidence")
+            for ref in decisions.refs_of(ws, decision_id, "evidence")
+        ]
         policies = {s.source_id: s.exact_read_policy for s in registry.sources}
-        rebasing.auto(draft, seen.changes, policies, reader, seen.run, previous_claims(earlier), minter)
+        rebasing.auto(
+            draft, seen.changes, policies, reader, seen.run, previous_claims(earlier), minter
+        )
     elif mode == "agent":
         rebasing.agent(draft, body or {}, seen.changes, reader, seen.run, minter)
     elif mode == "baseline":
@@ -302,93 +460,198 @@ def account(ws: Workspace, decision_id: str, profile: Profile, registry: Registr
     return Account(read_at, fresh, draft)
 
 
-def assemble(ctx: PacketContext, goal_ctx: PacketContext, registry: Registry, seen: Observed, acct: Account, *,
-             minter: RefMinter, mode: str, body: dict[str, Any] | None, input_digest: str | None, now: str,
-             agent_id: str) -> Packets:
+def assemble(
+    ctx: PacketContext,
+    goal_ctx: PacketContext,
+    registry: Registry,
+    seen: Observed,
+    acct: Account,
+    *,
+    minter: RefMinter,
+    mode: str,
+    body: dict[str, Any] | None,
+    input_digest: str | None,
+    now: str,
+    agent_id: str,
+) -> Packets:
     """Every packet of the run, built and validated, the assembly embedding them last. The run's
     own packets carry the decision; the manifest stays goal-level."""
-    receipts = [build_scan_receipt(ctx, s, seen.reads.get(s.source_id, {}), minter) for s in seen.scans]
-    coverage = build_coverage(ctx, registry, seen.scans, seen.reads, reads_required=mode != "baseline")
+    receipts = [
+        build_scan_receipt(ctx, s, seen.reads.get(s.source_id, {}), minter) for s in seen.scans
+    ]
+    coverage = build_coverage(
+        ctx, registry, seen.scans, seen.reads, reads_required=mode != "baseline"
+    )
     man = build_manifest(goal_ctx, registry)
-    evidence_packet = evidence.SPEC.build(ctx, {
-        "observed_at": now, "visibility": "public_safe", **acct.draft.records(),
-        "provider_health": _provider_health(seen.scans, seen.run, now),
-    })
-    rebase_packet = rebase.SPEC.build(ctx, rebasing.receipt_values(mode, body, seen.changes, acct.draft, now,
-                                                                   input_digest))
-    rows = derive_rows(receipts, {row["source_id"]: row for row in man["sources"]}, evidence_packet, rebase_packet)
+    evidence_packet = evidence.SPEC.build(
+        ctx,
+        {
+            "observed_at": now,
+            "visibility": "public_safe",
+            **acct.draft.records(),
+            "provider_health": _provider_health(seen.scans, seen.run, now),
+        },
+    )
+    rebase_packet = rebase.SPEC.build(
+        ctx, rebasing.receipt_values(mode, body, seen.changes, acct.draft, now, input_digest)
+    )
+    rows = derive_rows(
+        receipts, {row["source_id"]: row for row in man["sources"]}, evidence_packet, rebase_packet
+    )
     ready = [r for r in rows if r["disposition"] == READY]
-    checkpoint_packet = checkpoint.SPEC.build(ctx, {
-        "observed_at": now, "rows": rows, "ready_count": len(ready), "preserve_count": len(rows) - len(ready),
-    })
+    checkpoint_packet = checkpoint.SPEC.build(
+        ctx,
+        {
+            "observed_at": now,
+            "rows": rows,
+            "ready_count": len(ready),
+            "preserve_count": len(rows) - len(ready),
+        },
+    )
     retrieval_packet = seen.run.receipt(ctx) if seen.run is not None else None
-    assembly_packet = assembly.SPEC.build(ctx, {
-        "observed_at": now, "agent_id": agent_id, "mode": mode, "preview": mode == "none",
-        "coverage_status": coverage["status"], "manifest": man, "scan_receipts": receipts, "coverage": coverage,
-        "freshness": acct.freshness, "retrieval": retrieval_packet, "evidence": evidence_packet,
-        "rebase": rebase_packet, "checkpoint": checkpoint_packet,
-    })
-    return Packets(man, receipts, coverage, acct.freshness, retrieval_packet, evidence_packet, rebase_packet,
-                   checkpoint_packet, assembly_packet, ready)
+    assembly_packet = assembly.SPEC.build(
+        ctx,
+        {
+            "observed_at": now,
+            "agent_id": agent_id,
+            "mode": mode,
+            "preview": mode == "none",
+            "coverage_status": coverage["status"],
+            "manifest": man,
+            "scan_receipts": receipts,
+            "coverage": coverage,
+            "freshness": acct.freshness,
+            "retrieval": retrieval_packet,
+            "evidence": evidence_packet,
+            "rebase": rebase_packet,
+            "checkpoint": checkpoint_packet,
+        },
+    )
+    return Packets(
+        man,
+        receipts,
+        coverage,
+        acct.freshness,
+        retrieval_packet,
+        evidence_packet,
+        rebase_packet,
+        checkpoint_packet,
+        assembly_packet,
+        ready,
+    )
 
 
-def persist(ws: Workspace, decision_id: str, profile: Profile, registry: Registry, key_id: str, seen: Observed,
-            acct: Account, packets: Packets, *, minter: RefMinter, now: str, wait: float) -> None:
+def persist(
+    ws: Workspace,
+    decision_id: str,
+    profile: Profile,
+    registry: Registry,
+    key_id: str,
+    seen: Observed,
+    acct: Account,
+    packets: Packets,
+    *,
+    minter: RefMinter,
+    now: str,
+    wait: float,
+) -> None:
     """Store the parts first and the assembly last, then append the decision index (one append
     under one lock) and write the private pending companion. The cursor file is never touched."""
     minter.flush()
     record_freshness(ws, acct.read_at, wait=wait)
     store = Store(ws)
-    stored = [(manifest.SPEC, packets.manifest)] + [(scan_packets.SPEC, r) for r in packets.receipts] + [
-        (coverage_packets.SPEC, packets.coverage), (freshness_packets.SPEC, packets.freshness)]
+    stored = (
+        [(manifest.SPEC, packets.manifest)]
+        + [(scan_packets.SPEC, r) for r in packets.receipts]
+        + [(coverage_packets.SPEC, packets.coverage), (freshness_packets.SPEC, packets.freshness)]
+    )
     if packets.retrieval is not None:
         stored.append((retrieval.SPEC, packets.retrieval))
-    stored += [(evidence.SPEC, packets.evidence), (rebase.SPEC, packets.rebase),
-               (checkpoint.SPEC, packets.checkpoint), (assembly.SPEC, packets.assembly)]
+    stored += [
+        (evidence.SPEC, packets.evidence),
+        (rebase.SPEC, packets.rebase),
+        (checkpoint.SPEC, packets.checkpoint),
+        (assembly.SPEC, packets.assembly),
+    ]
     for spec, packet in stored:
         store.put_built(spec, packet)
-    indexed = [(spec.kind, packet[spec.ref_field]) for spec, packet in stored if spec is not manifest.SPEC]
+    indexed = [
+        (spec.kind, packet[spec.ref_field]) for spec, packet in stored if spec is not manifest.SPEC
+    ]
     decisions.append_many(ws, decision_id, indexed, now, wait=wait)
     by_id = {s.source_id: s for s in seen.scans}
-    pending.write(ws, {
-        "goal_id": ws.goal_id, "decision_id": decision_id, "assembly_ref": packets.assembly["assembly_ref"],
-        "evidence_packet_ref": packets.evidence["packet_ref"], "checkpoint_ref": packets.checkpoint["checkpoint_ref"],
-        "profile_digest": profile.digest, "registry_digest": registry.digest, "key_id": key_id,
-        "expected_cursors": {r["source_id"]: by_id[r["source_id"]].cursor_before for r in packets.ready},
-        "proposed_cursors": {r["source_id"]: by_id[r["source_id"]].cursor_after for r in packets.ready},
-        "exact_reads": [{"source_id": c.source_id, "resource_ref": c.path, "revision": c.revision}
-                        for c in seen.changes if c.read_status == "verified"],
-    })
+    pending.write(
+        ws,
+        {
+            "goal_id": ws.goal_id,
+            "decision_id": decision_id,
+            "assembly_ref": packets.assembly["assembly_ref"],
+            "evidence_packet_ref": packets.evidence["packet_ref"],
+            "checkpoint_ref": packets.checkpoint["checkpoint_ref"],
+            "profile_digest": profile.digest,
+            "registry_digest": registry.digest,
+            "key_id": key_id,
+            "expected_cursors": {
+                r["source_id"]: by_id[r["source_id"]].cursor_before for r in packets.ready
+            },
+            "proposed_cursors": {
+                r["source_id"]: by_id[r["source_id"]].cursor_after for r in packets.ready
+            },
+            "exact_reads": [
+                {"source_id": c.source_id, "resource_ref": c.path, "revision": c.revision}
+                for c in seen.changes
+                if c.read_status == "verified"
+            ],
+        },
+    )
 
 
 def _result(seen: Observed, acct: Account, packets: Packets, mode: str) -> Result:
     coverage_status = packets.coverage["status"]
     run = seen.run
-    partial = coverage_status == "partial" or (run is not None and not run.retrieval.ok) or any(
-        not s.ok for s in seen.scans)
+    partial = (
+        coverage_status == "partial"
+        or (run is not None and not run.retrieval.ok)
+        or any(not s.ok for s in seen.scans)
+    )
     warnings = []
     if coverage_status == "partial":
-        warnings.append("coverage is partial: a required (p0) source was not fully scanned and read")
+        warnings.append(
+            "coverage is partial: a required (p0) source was not fully scanned and read"
+        )
     for scan in seen.scans:
         if not scan.ok:
-            warnings.append(f"source {scan.source_id} is {scan.status} ({scan.reason_code}); it keeps its cursor")
+            warnings.append(
+                f"source {scan.source_id} is {scan.status} ({scan.reason_code}); it keeps its cursor"
+            )
     if run is not None and not run.retrieval.ok:
         from dcx.providers.reasons import hint
 
         advice = hint(run.retrieval.reason_code)
-        warnings.append(f"recall is unavailable ({run.retrieval.reason_code}); the evidence rests on authority alone"
-                        + (f" (hint: {advice})" if advice else ""))
+        warnings.append(
+            f"recall is unavailable ({run.retrieval.reason_code}); the evidence rests on authority alone"
+            + (f" (hint: {advice})" if advice else "")
+        )
     ready = len(packets.ready)
     rows = len(packets.checkpoint["rows"])
-    return Result("prepare", {
-        "assembly": packets.assembly,
-        "summary": {
-            "assembly_ref": packets.assembly["assembly_ref"],
-            "evidence_packet_ref": packets.evidence["packet_ref"],
-            "mode": mode, "preview": mode == "none", "coverage_status": coverage_status,
-            "changed_items": len(seen.changes), "facts": len(acct.draft.facts),
-            "accepted_claims": len(acct.draft.claims),
-            "stale_or_rejected_claims": packets.rebase["stale_or_rejected_claim_count"],
-            "ready_sources": ready, "preserved_sources": rows - ready,
+    return Result(
+        "prepare",
+        {
+            "assembly": packets.assembly,
+            "summary": {
+                "assembly_ref": packets.assembly["assembly_ref"],
+                "evidence_packet_ref": packets.evidence["packet_ref"],
+                "mode": mode,
+                "preview": mode == "none",
+                "coverage_status": coverage_status,
+                "changed_items": len(seen.changes),
+                "facts": len(acct.draft.facts),
+                "accepted_claims": len(acct.draft.claims),
+                "stale_or_rejected_claims": packets.rebase["stale_or_rejected_claim_count"],
+                "ready_sources": ready,
+                "preserved_sources": rows - ready,
+            },
         },
-    }, status="partial" if partial else "ok", warnings=warnings)
+        status="partial" if partial else "ok",
+        warnings=warnings,
+    )

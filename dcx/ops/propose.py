@@ -21,7 +21,9 @@ from dcx.state.store import Store
 
 def latest_evidence(ws: Workspace, decision_id: str, chains: Chains | None = None) -> str:
     """The own chain's evidence (SPEC §16: this host's pending assembly, else the agent's own), else the latest."""
-    ref = chains.own_evidence if chains is not None else decisions.latest(ws, decision_id, "evidence")
+    ref = (
+        chains.own_evidence if chains is not None else decisions.latest(ws, decision_id, "evidence")
+    )
     if ref is None:
         raise Refused(
             f"decision {decision_id} has no evidence packet",
@@ -31,8 +33,16 @@ def latest_evidence(ws: Workspace, decision_id: str, chains: Chains | None = Non
     return ref
 
 
-def propose(*, ws: Workspace, decision_id: str, source: str | None, agent_id: str | None,
-            clock: Clock, wait: float, document: object = None) -> Result:
+def propose(
+    *,
+    ws: Workspace,
+    decision_id: str,
+    source: str | None,
+    agent_id: str | None,
+    clock: Clock,
+    wait: float,
+    document: object = None,
+) -> Result:
     check_decision_id(decision_id)
     agent = require_agent(ws, agent_id)
     data, display = json_input(source, document, flag="--from", name="proposal")
@@ -54,5 +64,7 @@ def propose(*, ws: Workspace, decision_id: str, source: str | None, agent_id: st
         packet_context(ws, decision_id, agent),
         {**clean, "evidence_packet_ref": latest, "observed_at": clock.now(), "proposed_by": agent},
     )
-    decisions.append(ws, decision_id, "proposal", packet["packet_ref"], packet["observed_at"], wait=wait)
+    decisions.append(
+        ws, decision_id, "proposal", packet["packet_ref"], packet["observed_at"], wait=wait
+    )
     return Result("propose", {"proposal": packet}, warnings=chains.warnings)

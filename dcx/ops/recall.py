@@ -48,7 +48,9 @@ QUERY_FILE_MAX_BYTES = 4 * QUERY_MAX + 2
 def read_query(query: str | None, query_file: str | None, stdin: IO[Any] | None) -> tuple[str, str]:
     """(query text, the flag it came from). Exactly one of --query / --query-file."""
     if (query is None) == (query_file is None):
-        raise InvalidInput("give exactly one of --query and --query-file", field="--query", code="usage_error")
+        raise InvalidInput(
+            "give exactly one of --query and --query-file", field="--query", code="usage_error"
+        )
     if query is not None:
         return query, "--query"
     try:
@@ -63,8 +65,11 @@ def read_query(query: str | None, query_file: str | None, stdin: IO[Any] | None)
     except OSError:
         raise InvalidInput("--query-file: cannot read it", field="--query-file") from None
     if len(data) > QUERY_FILE_MAX_BYTES:
-        raise InvalidInput(f"--query-file: over the limit of {QUERY_MAX} characters", field="--query-file",
-                           code="text_too_long")
+        raise InvalidInput(
+            f"--query-file: over the limit of {QUERY_MAX} characters",
+            field="--query-file",
+            code="text_too_long",
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -113,8 +118,14 @@ def recall(
     before = profile.digest
     text, source_flag = read_query(query, query_file, stdin)
     return recall_once(
-        ws=ws, state=state, scope=scope, query=text, query_summary=query_summary,
-        max_results=max_results, timeout=timeout, clock=clock,
+        ws=ws,
+        state=state,
+        scope=scope,
+        query=text,
+        query_summary=query_summary,
+        max_results=max_results,
+        timeout=timeout,
+        clock=clock,
         labels={**LABELS, "query": source_flag},
         profile_unchanged=lambda: _profile_digest(ws) == before,
     )
@@ -152,14 +163,21 @@ def recall_once(
         labels=labels,
     )
     key = _key(ws)
-    run = run_recall(ws, profile, request, minter=RefMinter(ws, key, record=False), clock=clock, transient=True)
+    run = run_recall(
+        ws, profile, request, minter=RefMinter(ws, key, record=False), clock=clock, transient=True
+    )
     if profile_unchanged is not None and not profile_unchanged():
         changed = unavailable(
-            request, run.retrieval.provider, "profile_changed_during_recall",
-            provider_version=run.retrieval.provider_version, search_performed=run.retrieval.search_performed,
+            request,
+            run.retrieval.provider,
+            "profile_changed_during_recall",
+            provider_version=run.retrieval.provider_version,
+            search_performed=run.retrieval.search_performed,
         )._replace(latency_ms=run.retrieval.latency_ms)
         run = RecallRun(request, changed, ())
-    receipt = run.receipt(PacketContext(goal_id=ws.goal_id, key_id=key.key_id, agent_id=state.agent_id))
+    receipt = run.receipt(
+        PacketContext(goal_id=ws.goal_id, key_id=key.key_id, agent_id=state.agent_id)
+    )
     packet = recall_packet.build(
         goal_id=ws.goal_id,
         agent_id=state.agent_id,

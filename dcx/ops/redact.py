@@ -48,8 +48,11 @@ def redact(*, ws: Workspace, ref: str, reason_code: str, clock: Clock, wait: flo
     kind = store.kind_of(full)
     path = store.path_for(kind, full)
     if not path.exists():
-        raise Refused(f"packet {full} is missing from packets/{kind}/", code="packet_missing",
-                      hint="run `dcx verify` to list missing and corrupt packets")
+        raise Refused(
+            f"packet {full} is missing from packets/{kind}/",
+            code="packet_missing",
+            hint="run `dcx verify` to list missing and corrupt packets",
+        )
     with file_lock(path, wait=wait, display=ws.rel(path)):
         data = path.read_bytes()
         try:
@@ -58,18 +61,27 @@ def redact(*, ws: Workspace, ref: str, reason_code: str, clock: Clock, wait: flo
             packet = None
         if is_stub(packet) and check_stub(packet, kind, full) is None:
             return Result("redact", {"stub": packet, "file": ws.rel(path), "redacted": False})
-        stub = STUB.check({
-            "schema_version": SCHEMA,
-            "redacted_ref": full,
-            "kind": kind,
-            **_kept(packet, ws),
-            "removed_blake3": digest(data),
-            "removed_size": len(data),
-            "reason_code": reason_code,
-            "redacted_at": clock.now(),
-        })
+        stub = STUB.check(
+            {
+                "schema_version": SCHEMA,
+                "redacted_ref": full,
+                "kind": kind,
+                **_kept(packet, ws),
+                "removed_blake3": digest(data),
+                "removed_size": len(data),
+                "reason_code": reason_code,
+                "redacted_at": clock.now(),
+            }
+        )
         from dcx.core.canonical import pretty_bytes
 
         atomic_write(path, pretty_bytes(stub), mode=PACKET_MODE)
-    return Result("redact", {"stub": stub, "file": ws.rel(path), "redacted": True,
-                             "schema_version_removed": KINDS[kind].schema_version})
+    return Result(
+        "redact",
+        {
+            "stub": stub,
+            "file": ws.rel(path),
+            "redacted": True,
+            "schema_version_removed": KINDS[kind].schema_version,
+        },
+    )

@@ -50,7 +50,9 @@ from dcx.state.store import verify_parsed
 SCHEMA = "dcx_decision_quality_report_v0"
 MEASURED_KINDS = ("assembly", "proposal", "outcome", "review")
 # stored apart by prepare and read here through the assembly that embeds them
-EMBEDDED_KINDS = frozenset({"scan", "coverage", "freshness", "retrieval", "evidence", "rebase", "checkpoint"})
+EMBEDDED_KINDS = frozenset(
+    {"scan", "coverage", "freshness", "retrieval", "evidence", "rebase", "checkpoint"}
+)
 
 
 # -- loading -------------------------------------------------------------------
@@ -108,7 +110,9 @@ class Verdicts:
         # that cannot be written (read-only clone, full disk) is simply not kept.
         try:
             self.path.parent.mkdir(mode=0o700, exist_ok=True)
-            atomic_write(self.path, "\n".join(sorted(self.known | self.new)).encode() + b"\n", mode=0o600)
+            atomic_write(
+                self.path, "\n".join(sorted(self.known | self.new)).encode() + b"\n", mode=0o600
+            )
         except OSError:
             pass
 
@@ -136,7 +140,9 @@ class Loaded:
         self.verdicts.save()
 
     def _leave_out(self, path: Any, ref: str, problem: str) -> None:
-        self.left_out.append({"goal_id": self.goal_id, "file": self.ws.rel(path), "ref": ref, "problem": problem})
+        self.left_out.append(
+            {"goal_id": self.goal_id, "file": self.ws.rel(path), "ref": ref, "problem": problem}
+        )
 
     def _entries(self, ident: str) -> list[dict[str, Any]]:
         """The index lines in (observed_at, line) order, as ``decisions.entries`` gives them;
@@ -148,12 +154,17 @@ class Loaded:
         except (OSError, UnicodeDecodeError):
             return decisions.entries(self.ws, ident)
         if not text.endswith("\n"):
-            return decisions.entries(self.ws, ident)  # a torn last line: the careful reader skips it
+            return decisions.entries(
+                self.ws, ident
+            )  # a torn last line: the careful reader skips it
         try:
             rows = json.loads("[" + text.rstrip("\n").replace("\n", ",") + "]")
         except ValueError:
             return decisions.entries(self.ws, ident)
-        if not all(type(r) is dict and type(r.get("ref")) is str and type(r.get("kind")) is str for r in rows):
+        if not all(
+            type(r) is dict and type(r.get("ref")) is str and type(r.get("kind")) is str
+            for r in rows
+        ):
             return decisions.entries(self.ws, ident)
         order = sorted(range(len(rows)), key=lambda i: (str(rows[i].get("observed_at", "")), i))
         return [rows[i] for i in order]
@@ -183,7 +194,11 @@ class Loaded:
     def _read(self, kind: str, ref: str, ident: str) -> dict[str, Any] | None:
         match = REF_RE.fullmatch(ref)
         if not match or match.group("prefix") != KINDS[kind].prefix:
-            self._leave_out(self.ws.decisions / f"{ident}.jsonl", ref[:160], f"indexed as {kind}, which its ref is not")
+            self._leave_out(
+                self.ws.decisions / f"{ident}.jsonl",
+                ref[:160],
+                f"indexed as {kind}, which its ref is not",
+            )
             return None
         path = os.path.join(self.packets_dir, kind, f"{ref}.json")
         try:
@@ -199,7 +214,9 @@ class Loaded:
         if self.verdicts.passed(key):
             packet = json.loads(data)
         else:
-            problem, parsed = verify_parsed(kind, ref, data)  # dcx verify's own check of a stored file
+            problem, parsed = verify_parsed(
+                kind, ref, data
+            )  # dcx verify's own check of a stored file
             if problem or parsed is None:
                 self._leave_out(Path(path), ref, problem or "not a JSON object")
                 return None
@@ -221,16 +238,23 @@ class Loaded:
 # -- the use case ------------------------------------------------------------------
 
 
-def report(*, workspaces: list[Workspace], decision_id: str | None = None, since: str | None = None,
-           html: str | None = None) -> Result:
+def report(
+    *,
+    workspaces: list[Workspace],
+    decision_id: str | None = None,
+    since: str | None = None,
+    html: str | None = None,
+) -> Result:
     since_ts = normalise_ts(since, field="--since") if since else None
     seen_goals: dict[str, int] = {}
     for index, ws in enumerate(workspaces):
         if ws.goal_id in seen_goals:
             raise InvalidInput(
                 f"-C #{index + 1} serves goal {ws.goal_id}, like -C #{seen_goals[ws.goal_id] + 1}",
-                code="goal_repeated", field="-C",
-                hint="give each goal once; merge two agents' histories of one goal with git first")
+                code="goal_repeated",
+                field="-C",
+                hint="give each goal once; merge two agents' histories of one goal with git first",
+            )
         seen_goals[ws.goal_id] = index
 
     goals, all_rows, left_out = [], [], []
@@ -241,15 +265,17 @@ def report(*, workspaces: list[Workspace], decision_id: str | None = None, since
         all_rows += rows
         left_out += item.left_out
         pinned = _pinned_key(item.ws)
-        goals.append({
-            "goal_id": item.goal_id,
-            "summary": summarise(rows),
-            "providers": provider_rows(item.goal_id, merge_providers(rows)),
-            "agents": sorted({a for r in rows for a in r["agents"]}),
-            "key_ids": dict(sorted(item.key_ids.items())),
-            "foreign_key_ids": _foreign(item.key_ids, pinned),
-            "other_packets": dict(sorted(item.other_packets.items())),
-        })
+        goals.append(
+            {
+                "goal_id": item.goal_id,
+                "summary": summarise(rows),
+                "providers": provider_rows(item.goal_id, merge_providers(rows)),
+                "agents": sorted({a for r in rows for a in r["agents"]}),
+                "key_ids": dict(sorted(item.key_ids.items())),
+                "foreign_key_ids": _foreign(item.key_ids, pinned),
+                "other_packets": dict(sorted(item.other_packets.items())),
+            }
+        )
 
     accepted_stale = [c for r in all_rows for c in r["accepted_stale"]]
     data = {
@@ -263,22 +289,32 @@ def report(*, workspaces: list[Workspace], decision_id: str | None = None, since
         "accepted_stale_claims": accepted_stale,
         "left_out": left_out,
     }
-    warnings = [f"{row['goal_id']}: {row['file']}: {row['problem']} (left out of the report)" for row in left_out]
+    warnings = [
+        f"{row['goal_id']}: {row['file']}: {row['problem']} (left out of the report)"
+        for row in left_out
+    ]
     for goal in goals:
         if goal["foreign_key_ids"]:
-            warnings.append(f"{goal['goal_id']}: packets minted with another key ({', '.join(goal['foreign_key_ids'])})"
-                            " are measured; their opaque refs are not compared with this key's")
+            warnings.append(
+                f"{goal['goal_id']}: packets minted with another key ({', '.join(goal['foreign_key_ids'])})"
+                " are measured; their opaque refs are not compared with this key's"
+            )
     if html:
         from dcx.core.fsutil import atomic_write
         from dcx.report_html import render_html
 
         target = Path(html)
         if not target.parent.is_dir():
-            raise InvalidInput(f"--html: the folder of {target.name} does not exist", field="--html")
+            raise InvalidInput(
+                f"--html: the folder of {target.name} does not exist", field="--html"
+            )
         atomic_write(target, render_html(data).encode())
     if accepted_stale:
-        warnings.insert(0, f"{len(accepted_stale)} accepted stale claim(s): a recalled claim was accepted against "
-                           "an authority revision that is not current")
+        warnings.insert(
+            0,
+            f"{len(accepted_stale)} accepted stale claim(s): a recalled claim was accepted against "
+            "an authority revision that is not current",
+        )
         return Result("report", data, status="error", warnings=warnings, exit_code=ExitCode.REFUSED)
     return Result("report", data, status="partial" if left_out else "ok", warnings=warnings)
 

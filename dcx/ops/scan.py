@@ -51,5 +51,11 @@ def scan(
             store.put_built(scan_packet.SPEC, receipt)
             receipts.append(receipt)
     partial = any(not one.ok for one in scans)
-    warnings = [] if selected else ["no source selected: sources.toml has no enabled incremental or snapshot source"]
-    return Result("scan", {"receipts": receipts}, status="partial" if partial else "ok", warnings=warnings)
+    warnings = (
+        []
+        if selected
+        else ["no source selected: sources.toml has no enabled incremental or snapshot source"]
+    )
+    return Result(
+        "scan", {"receipts": receipts}, status="partial" if partial else "ok", warnings=warnings
+    )

@@ -54,8 +54,11 @@ def show(*, ws: Workspace, ref: str, reveal_refs: bool = False) -> Result:
         except InvalidInput as again:
             if again.code != "ref_not_found":
                 raise
-            raise InvalidInput(f"no packet or event matches {ref.strip()[:80]!r}", code="ref_not_found",
-                               field="ref") from None
+            raise InvalidInput(
+                f"no packet or event matches {ref.strip()[:80]!r}",
+                code="ref_not_found",
+                field="ref",
+            ) from None
     kind = store.kind_of(full)
     packet = store.get_or_stub(full)
     raw = store.path_for(kind, full).read_bytes()

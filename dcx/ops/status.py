@@ -25,14 +25,21 @@ def is_preview(ws: Workspace, assembly_ref: str | None) -> bool:
     if assembly_ref is None:
         return False
     try:
-        return json.loads((ws.packets / "assembly" / f"{assembly_ref}.json").read_bytes()).get("preview") is True
+        return (
+            json.loads((ws.packets / "assembly" / f"{assembly_ref}.json").read_bytes()).get(
+                "preview"
+            )
+            is True
+        )
     except (OSError, ValueError, AttributeError):
         return False
 
 
 def _count_json(folder) -> int:
     try:
-        return sum(1 for name in os.listdir(folder) if name.endswith(".json") and not name.startswith("."))
+        return sum(
+            1 for name in os.listdir(folder) if name.endswith(".json") and not name.startswith(".")
+        )
     except FileNotFoundError:
         return 0
 
@@ -85,13 +92,25 @@ def _decision_steps(ws: Workspace, events: list[str], require_review: bool) -> l
         decision = path.stem
         mine = by_decision.get(decision, [])
         settled = cycle.settlement(mine)
-        observed = cycle.outcome_observed(_outcomes(ws, outcome_refs) if settled["approved"] else [],
-                                          settled["approved"])
-        where = cycle.standing(kinds, settled, observed, require_review=require_review,
-                               latest_is_preview=is_preview(ws, assembly[2] if assembly else None))
+        observed = cycle.outcome_observed(
+            _outcomes(ws, outcome_refs) if settled["approved"] else [], settled["approved"]
+        )
+        where = cycle.standing(
+            kinds,
+            settled,
+            observed,
+            require_review=require_review,
+            latest_is_preview=is_preview(ws, assembly[2] if assembly else None),
+        )
         where = cycle.commit_here(where, pending_here)
         event_times = [e["recorded_at"] for e in mine if isinstance(e.get("recorded_at"), str)]
-        rows.append({"decision_id": decision, "last_observed_at": cycle.last_observed(times, event_times), **where})
+        rows.append(
+            {
+                "decision_id": decision,
+                "last_observed_at": cycle.last_observed(times, event_times),
+                **where,
+            }
+        )
     rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
     return rows
 
@@ -106,8 +125,11 @@ def key_ids(ws: Workspace) -> dict[str, Any]:
         secret = b""
     local = Key(secret).key_id if len(secret) == KEY_BYTES else None
     pinned = pinned_key_id(ws)
-    return {"pinned_key_id": pinned, "local_key_id": local,
-            "matches": pinned is not None and local == pinned}
+    return {
+        "pinned_key_id": pinned,
+        "local_key_id": local,
+        "matches": pinned is not None and local == pinned,
+    }
 
 
 def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Result:
@@ -118,7 +140,9 @@ def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Resul
             if folder.is_dir() and not is_temp(folder):
                 kinds[folder.name] = _count_json(folder)
     events, _ = read_lines(ws.events)
-    events = list(dict.fromkeys(events))  # a line a union merge brought twice counts once (SPEC §16)
+    events = list(
+        dict.fromkeys(events)
+    )  # a line a union merge brought twice counts once (SPEC §16)
     agent = state.agent_id
     plain = bool(agent) and "/" not in agent and "\\" not in agent and agent not in (".", "..")
     cursor_file = ws.private / "cursors" / f"{agent}.json" if plain else ws.cursors
@@ -135,7 +159,9 @@ def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Resul
         "events": len(events),
         "committed_cursors": cursor_count,
         "pending_assemblies": _count_json(ws.pending),
-        "decisions": _decision_steps(ws, events, bool(state.profile and state.profile.require_review)),
+        "decisions": _decision_steps(
+            ws, events, bool(state.profile and state.profile.require_review)
+        ),
     }
     data: dict[str, Any] = {"activation": state.public(), "workspace": summary, "key": key_ids(ws)}
     if check:

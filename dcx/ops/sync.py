@@ -43,11 +43,31 @@ from dcx.core.workspace import DC_DIR, Workspace
 from dcx.state import decisions, pending
 
 GIT_TIMEOUT = 120.0  # seconds per git call (a pull or push over a network)
-GIT_ALLOW = ("SSH_AUTH_SOCK", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS",
-             "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
-             "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME", "USER")
-GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", "GIT_PAGER": "cat",
-           "GIT_MERGE_AUTOEDIT": "no", "LC_ALL": "C", "LANG": "C"}
+GIT_ALLOW = (
+    "SSH_AUTH_SOCK",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "GIT_CONFIG_GLOBAL",
+    "XDG_CONFIG_HOME",
+    "USER",
+)
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_EDITOR": "true",
+    "GIT_PAGER": "cat",
+    "GIT_MERGE_AUTOEDIT": "no",
+    "LC_ALL": "C",
+    "LANG": "C",
+}
 GIT_FLAGS = ("-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat", "--no-pager")
 
 
@@ -59,8 +79,13 @@ def git(ws: Workspace, *args: str, timeout: float = GIT_TIMEOUT) -> tuple[int | 
     """One git call in the workspace's root through the subprocess boundary: (exit status, stdout)."""
     from dcx.core.process import run_bounded
 
-    outcome = run_bounded(["git", *GIT_FLAGS, *args], timeout=timeout, env_allow=GIT_ALLOW, extra_env=GIT_ENV,
-                          cwd=str(ws.root))
+    outcome = run_bounded(
+        ["git", *GIT_FLAGS, *args],
+        timeout=timeout,
+        env_allow=GIT_ALLOW,
+        extra_env=GIT_ENV,
+        cwd=str(ws.root),
+    )
     if outcome.status == "spawn_failed":
         raise _refuse("sync_git_missing", "git could not be run", hint="install git")
     if outcome.status != "exited":
@@ -81,28 +106,44 @@ def _first_publish(ws: Workspace) -> tuple[str, str] | None:
         return None
     code, branch = git(ws, "symbolic-ref", "--quiet", "--short", "HEAD")
     if code != 0:
-        raise _refuse("sync_pull_failed", "HEAD is detached: there is no branch to pull into",
-                      hint="git switch BRANCH, then sync again")
+        raise _refuse(
+            "sync_pull_failed",
+            "HEAD is detached: there is no branch to pull into",
+            hint="git switch BRANCH, then sync again",
+        )
     branch = branch.strip()
     remotes = git(ws, "remote")[1].split()
     if not remotes:
-        raise _refuse("sync_pull_failed", "the goal repository has no remote to pull from",
-                      hint="git remote add origin URL, then dcx sync --push")
+        raise _refuse(
+            "sync_pull_failed",
+            "the goal repository has no remote to pull from",
+            hint="git remote add origin URL, then dcx sync --push",
+        )
     remote = "origin" if "origin" in remotes else remotes[0]
     code, heads = git(ws, "ls-remote", "--heads", remote, branch)
     if code != 0:
-        raise _refuse("sync_pull_failed", f"remote {remote} is unreachable", hint="check the remote, then sync again")
+        raise _refuse(
+            "sync_pull_failed",
+            f"remote {remote} is unreachable",
+            hint="check the remote, then sync again",
+        )
     if heads.strip():
-        raise _refuse("sync_pull_failed", f"branch {branch} has no upstream, but {remote} already has it",
-                      hint=f"git branch --set-upstream-to={remote}/{branch}, then sync again")
+        raise _refuse(
+            "sync_pull_failed",
+            f"branch {branch} has no upstream, but {remote} already has it",
+            hint=f"git branch --set-upstream-to={remote}/{branch}, then sync again",
+        )
     return remote, branch
 
 
 def _changed_paths(ws: Workspace) -> list[str]:
     code, out = git(ws, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
     if code != 0:
-        raise _refuse("sync_not_git", "the workspace is not in a git work tree git can read",
-                      hint="clone the goal repository, or `git init` it")
+        raise _refuse(
+            "sync_not_git",
+            "the workspace is not in a git work tree git can read",
+            hint="clone the goal repository, or `git init` it",
+        )
     paths, fields = [], out.split("\0")
     i = 0
     while i < len(fields):
@@ -125,7 +166,9 @@ def _moved_by_pull(ws: Workspace, top: str, before: str, after: str) -> list[dic
     if before == after:
         return []
     rel = os.path.relpath(ws.decisions, top)
-    code, out = git(ws, "diff", "--no-ext-diff", "--unified=0", "--no-color", before, after, "--", rel)
+    code, out = git(
+        ws, "diff", "--no-ext-diff", "--unified=0", "--no-color", before, after, "--", rel
+    )
     if code != 0:
         return []
     moved: dict[str, dict[str, Any]] = {}
@@ -133,13 +176,17 @@ def _moved_by_pull(ws: Workspace, top: str, before: str, after: str) -> list[dic
     for line in out.splitlines():
         if line.startswith("+++ "):
             name = line[4:].strip()
-            current = os.path.splitext(os.path.basename(name))[0] if name.endswith(".jsonl") else None
+            current = (
+                os.path.splitext(os.path.basename(name))[0] if name.endswith(".jsonl") else None
+            )
         elif line.startswith("+") and current is not None:
             try:
                 entry = json.loads(line[1:])
             except ValueError:
                 continue
-            row = moved.setdefault(current, {"decision_id": current, "new_lines": 0, "kinds": set()})
+            row = moved.setdefault(
+                current, {"decision_id": current, "new_lines": 0, "kinds": set()}
+            )
             row["new_lines"] += 1
             if isinstance(entry, dict) and isinstance(entry.get("kind"), str):
                 row["kinds"].add(entry["kind"])
@@ -163,13 +210,22 @@ def _rescan(ws: Workspace, agent_id: str | None, clock: Clock) -> dict[str, Any]
     from dcx.state.cursors import agent_cursors
 
     state = activation(ws, agent_id)
-    if not state.usable or state.profile is None or state.registry is None or state.agent_id is None:
+    if (
+        not state.usable
+        or state.profile is None
+        or state.registry is None
+        or state.agent_id is None
+    ):
         return {"performed": False, "reason_code": state.reason_code or state.status, "sources": []}
     selected = select_sources(state.registry)
     committed = agent_cursors(ws, state.agent_id, state.profile.enabled_agents)
-    scans = scan_sources(Providers(ws, state.profile, state.registry), selected, committed=committed,
-                         clock=clock)
-    rows = [{"source_id": s.source.source_id, "status": s.status, "changed_count": len(s.items)} for s in scans]
+    scans = scan_sources(
+        Providers(ws, state.profile, state.registry), selected, committed=committed, clock=clock
+    )
+    rows = [
+        {"source_id": s.source.source_id, "status": s.status, "changed_count": len(s.items)}
+        for s in scans
+    ]
     return {"performed": True, "reason_code": None, "sources": rows}
 
 
@@ -178,31 +234,53 @@ def sync(*, ws: Workspace, push: bool, agent_id: str | None, clock: Clock, wait:
 
     code, top = git(ws, "rev-parse", "--show-toplevel")
     if code != 0 or not top.strip():
-        raise _refuse("sync_not_git", "the workspace is not in a git work tree",
-                      hint="clone the goal repository, or `git init` it")
+        raise _refuse(
+            "sync_not_git",
+            "the workspace is not in a git work tree",
+            hint="clone the goal repository, or `git init` it",
+        )
     top = top.strip()
     changed = _changed_paths(ws)
     unrelated = [p for p in changed if not _inside_workspace(ws, top, p)]
     if unrelated:
-        raise _refuse("sync_dirty_worktree", f"{len(unrelated)} uncommitted change(s) outside {DC_DIR}/",
-                      hint="commit or stash them first: sync commits only the workspace's public half")
+        raise _refuse(
+            "sync_dirty_worktree",
+            f"{len(unrelated)} uncommitted change(s) outside {DC_DIR}/",
+            hint="commit or stash them first: sync commits only the workspace's public half",
+        )
     committed_public = False
     if changed:
         rel = os.path.relpath(ws.dc, top)
         if git(ws, "add", "-A", "--", rel)[0] != 0:
             raise _refuse("sync_commit_failed", f"git add of {DC_DIR}/ failed")
         who = f" ({agent_id})" if agent_id else ""
-        if git(ws, "commit", "-q", "--no-verify", "-m", f"dcx sync: decisions of goal {ws.goal_id}{who}")[0] != 0:
-            raise _refuse("sync_commit_failed", f"git commit of {DC_DIR}/ failed",
-                          hint="set user.name and user.email for git")
+        if (
+            git(
+                ws,
+                "commit",
+                "-q",
+                "--no-verify",
+                "-m",
+                f"dcx sync: decisions of goal {ws.goal_id}{who}",
+            )[0]
+            != 0
+        ):
+            raise _refuse(
+                "sync_commit_failed",
+                f"git commit of {DC_DIR}/ failed",
+                hint="set user.name and user.email for git",
+            )
         committed_public = True
     before = git(ws, "rev-parse", "HEAD")[1].strip()
     publish = _first_publish(ws)  # (remote, branch) when this branch has no upstream yet
     if publish is None:
         code, _ = git(ws, "pull", "--no-rebase", "--no-edit", "-q")
         if code != 0:
-            raise _refuse("sync_pull_failed", "git pull --no-rebase did not complete (a conflict, or the remote "
-                          "is unreachable)", hint="see `git status`; resolve, then sync again")
+            raise _refuse(
+                "sync_pull_failed",
+                "git pull --no-rebase did not complete (a conflict, or the remote is unreachable)",
+                hint="see `git status`; resolve, then sync again",
+            )
     after = git(ws, "rev-parse", "HEAD")[1].strip()
     checked = verify(ws=ws, repair=False, wait=wait)
     problems = checked.data["problems"]
@@ -210,8 +288,11 @@ def sync(*, ws: Workspace, push: bool, agent_id: str | None, clock: Clock, wait:
         "committed_public_changes": committed_public,
         "pulled": before != after,
         "head": after,
-        "verify": {"problems": len(problems), "unbacked_cursors": checked.data["unbacked_cursors"],
-                   "foreign_key_ids": checked.data["foreign_key_ids"]},
+        "verify": {
+            "problems": len(problems),
+            "unbacked_cursors": checked.data["unbacked_cursors"],
+            "foreign_key_ids": checked.data["foreign_key_ids"],
+        },
         "rescan": _rescan(ws, agent_id, clock),
         "pending_here": _pending_here(ws),
         "moved_by_others": _moved_by_pull(ws, top, before, after),
@@ -219,19 +300,26 @@ def sync(*, ws: Workspace, push: bool, agent_id: str | None, clock: Clock, wait:
     }
     if push:
         if problems:
-            raise _refuse("sync_verify_failed", f"verify found {len(problems)} problem(s): nothing was pushed",
-                          hint="dcx verify")
+            raise _refuse(
+                "sync_verify_failed",
+                f"verify found {len(problems)} problem(s): nothing was pushed",
+                hint="dcx verify",
+            )
         upstream = ("-u", *publish) if publish else ()
         if git(ws, "push", "-q", *upstream)[0] != 0:
-            raise _refuse("sync_push_failed", "git push did not complete (rejected, no upstream, or unreachable)",
-                          hint="sync again: a push that races another host's is rejected, then merged")
+            raise _refuse(
+                "sync_push_failed",
+                "git push did not complete (rejected, no upstream, or unreachable)",
+                hint="sync again: a push that races another host's is rejected, then merged",
+            )
         data["pushed"] = True
     warnings = list(checked.warnings)
     data["upstream"] = None if publish else "tracked"
     if publish and not push:
-        warnings.append(f"branch {publish[1]} is not on {publish[0]} yet: nothing to pull; "
-                        "dcx sync --push publishes it")
+        warnings.append(
+            f"branch {publish[1]} is not on {publish[0]} yet: nothing to pull; "
+            "dcx sync --push publishes it"
+        )
     if problems:
         warnings.append(f"verify found {len(problems)} problem(s) after the pull: dcx verify")
     return Result("sync", data, warnings=warnings)
-

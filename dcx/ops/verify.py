@@ -67,7 +67,9 @@ class Checker:
         self.redacted_rows: list[dict[str, Any]] = []
         self.unchecked: list[str] = []  # gate events of reviews that no log on this host holds
 
-    def problem(self, path: Path, message: str, *, ref: str | None = None, field: str | None = None) -> None:
+    def problem(
+        self, path: Path, message: str, *, ref: str | None = None, field: str | None = None
+    ) -> None:
         row: dict[str, Any] = {"file": self.ws.rel(path), "problem": message}
         if ref:
             row["ref"] = ref
@@ -89,9 +91,15 @@ class Checker:
                 continue
             if is_stub(packet):  # redacted: reported, not a problem; its links still resolve
                 self.redacted[path.stem] = packet
-                self.redacted_rows.append({"file": self.ws.rel(path), "ref": path.stem, "kind": kind,
-                                           "reason_code": packet["reason_code"],
-                                           "redacted_at": packet["redacted_at"]})
+                self.redacted_rows.append(
+                    {
+                        "file": self.ws.rel(path),
+                        "ref": path.stem,
+                        "kind": kind,
+                        "reason_code": packet["reason_code"],
+                        "redacted_at": packet["redacted_at"],
+                    }
+                )
                 continue
             self.packets[path.stem] = packet
             self.key_ids.add(packet["key_id"])
@@ -108,7 +116,10 @@ class Checker:
             return None, f"names {ref}, which does not verify"
         for other in KINDS:
             if self.store.path_for(other, ref).exists():
-                return None, f"names {ref}, which sits in packets/{other}/ instead of packets/{kind}/"
+                return (
+                    None,
+                    f"names {ref}, which sits in packets/{other}/ instead of packets/{kind}/",
+                )
         return None, f"names {ref}, which does not exist"
 
     def links(self) -> None:
@@ -121,10 +132,14 @@ class Checker:
                 target, why = self.target(target_ref)
                 if why:
                     self.problem(path, why, ref=ref, field=field)
-                elif target is not None and packet.get("decision_id") and target.get("decision_id") not in (
-                    None, packet["decision_id"]
+                elif (
+                    target is not None
+                    and packet.get("decision_id")
+                    and target.get("decision_id") not in (None, packet["decision_id"])
                 ):
-                    self.problem(path, f"names {target_ref} of another decision", ref=ref, field=field)
+                    self.problem(
+                        path, f"names {target_ref} of another decision", ref=ref, field=field
+                    )
 
     def semantics(self) -> None:
         """What a re-hash cannot see: a packet rewritten with a recomputed ref that breaks
@@ -140,19 +155,30 @@ class Checker:
                 for key in ("changed_facts", "recalled_claims", "stale_or_rejected_claims"):
                     for record in packet[key]:
                         if record.get("source_ref") and record["source_ref"] not in listed:
-                            self.problem(path, f"{key} cites a source its source_revisions do not list",
-                                         ref=ref, field=key)
+                            self.problem(
+                                path,
+                                f"{key} cites a source its source_revisions do not list",
+                                ref=ref,
+                                field=key,
+                            )
             elif kind == "assembly":
                 rows = {row["source_id"]: row for row in packet["manifest"]["sources"]}
                 try:
-                    derived = derive_rows(packet["scan_receipts"], rows, packet["evidence"], packet["rebase"])
+                    derived = derive_rows(
+                        packet["scan_receipts"], rows, packet["evidence"], packet["rebase"]
+                    )
                 except KeyError:
                     derived = None
                 stored = packet["checkpoint"]["rows"]
                 if derived is None or sorted(derived, key=lambda r: r["source_id"]) != sorted(
-                        stored, key=lambda r: r["source_id"]):
-                    self.problem(path, "the checkpoint does not follow from the receipts, evidence and rebase",
-                                 ref=ref, field="checkpoint")
+                    stored, key=lambda r: r["source_id"]
+                ):
+                    self.problem(
+                        path,
+                        "the checkpoint does not follow from the receipts, evidence and rebase",
+                        ref=ref,
+                        field="checkpoint",
+                    )
 
     def reviews(self) -> None:
         """Review receipts against their rules and the gate and validation events they bind (SPEC §10)."""
@@ -178,25 +204,51 @@ class Checker:
                 self.unchecked.append(gate_id)
                 continue
             if not events.id_recomputes(gate):
-                self.problem(path, f"its gate event {gate_id} does not recompute", ref=ref, field="source_event_id")
-            elif (gates.disposition_of(gate), gates.scoped_proposal(gate), gate.get("todo_id"),
-                  gate.get("recorded_at")) != (packet["disposition"], packet.get("proposal_packet_ref"),
-                                               packet.get("gate_todo_id"), packet["recorded_at"]):
-                self.problem(path, f"does not match its gate event {gate_id} (disposition, scope, todo or time)",
-                             ref=ref, field="source_event_id")
+                self.problem(
+                    path,
+                    f"its gate event {gate_id} does not recompute",
+                    ref=ref,
+                    field="source_event_id",
+                )
+            elif (
+                gates.disposition_of(gate),
+                gates.scoped_proposal(gate),
+                gate.get("todo_id"),
+                gate.get("recorded_at"),
+            ) != (
+                packet["disposition"],
+                packet.get("proposal_packet_ref"),
+                packet.get("gate_todo_id"),
+                packet["recorded_at"],
+            ):
+                self.problem(
+                    path,
+                    f"does not match its gate event {gate_id} (disposition, scope, todo or time)",
+                    ref=ref,
+                    field="source_event_id",
+                )
         for number, event in enumerate(logs, start=1):
             details = event.get("details") if isinstance(event.get("details"), dict) else {}
             if details.get("capability") != "decision_context":
                 continue
-            named = [r for r in event.get("artifact_refs") or [] if str(r).startswith("decision-review-")]
+            named = [
+                r for r in event.get("artifact_refs") or [] if str(r).startswith("decision-review-")
+            ]
             for review_ref in named:
                 packet = reviews.get(review_ref)
                 if packet is None:
                     continue  # a missing or broken packet is reported by the link checks
                 cause = (event.get("causality") or {}).get("caused_by")
-                if details.get("disposition") != packet["disposition"] or cause != packet.get("source_event_id"):
-                    self.problem(self.ws.events, f"line {number}: the validation event does not match review "
-                                 f"{review_ref} (disposition or caused_by)", ref=review_ref, field=f"line {number}")
+                if details.get("disposition") != packet["disposition"] or cause != packet.get(
+                    "source_event_id"
+                ):
+                    self.problem(
+                        self.ws.events,
+                        f"line {number}: the validation event does not match review "
+                        f"{review_ref} (disposition or caused_by)",
+                        ref=review_ref,
+                        field=f"line {number}",
+                    )
 
     def _external_events(self) -> list[dict[str, Any]]:
         from dcx.core.errors import DcxError
@@ -232,13 +284,17 @@ class Checker:
                     self.problem(path, f"{where}: not a packet ref", field=where)
                     continue
                 if BY_PREFIX[match.group("prefix")].folder != kind:
-                    self.problem(path, f"{where}: {ref} is not a {kind} packet", ref=ref, field=where)
+                    self.problem(
+                        path, f"{where}: {ref} is not a {kind} packet", ref=ref, field=where
+                    )
                     continue
                 target, why = self.target(ref)
                 if why:
                     self.problem(path, f"{where}: {why}", ref=ref, field=where)
                 elif target is not None and target.get("decision_id") != path.stem:
-                    self.problem(path, f"{where}: {ref} belongs to another decision", ref=ref, field=where)
+                    self.problem(
+                        path, f"{where}: {ref} belongs to another decision", ref=ref, field=where
+                    )
         return len(indexes)
 
     def event_log(self) -> int:
@@ -260,19 +316,32 @@ class Checker:
                 continue
             ident = event.get("event_id")
             if not events.id_recomputes(event):
-                self.problem(self.ws.events, f"{where}: event id does not recompute (forged or edited)",
-                             field=f"{where}.event_id")
+                self.problem(
+                    self.ws.events,
+                    f"{where}: event id does not recompute (forged or edited)",
+                    field=f"{where}.event_id",
+                )
             if event.get("goal_id") != self.ws.goal_id:
-                self.problem(self.ws.events, f"{where}: belongs to another goal", field=f"{where}.goal_id")
+                self.problem(
+                    self.ws.events, f"{where}: belongs to another goal", field=f"{where}.goal_id"
+                )
             if isinstance(ident, str):
                 body = json.dumps(event, sort_keys=True, allow_nan=True).encode()
                 if bodies.setdefault(ident, body) != body:
-                    self.problem(self.ws.events, f"{where}: event id {ident} already has another body",
-                                 field=f"{where}.event_id")
+                    self.problem(
+                        self.ws.events,
+                        f"{where}: event id {ident} already has another body",
+                        field=f"{where}.event_id",
+                    )
             for field, ref in packet_refs(event.get("artifact_refs", [])):
                 _, why = self.target(ref)
                 if why:
-                    self.problem(self.ws.events, f"{where}: {why}", ref=ref, field=f"{where}.artifact_refs{field}")
+                    self.problem(
+                        self.ws.events,
+                        f"{where}: {why}",
+                        ref=ref,
+                        field=f"{where}.artifact_refs{field}",
+                    )
         return len(distinct)
 
 
@@ -285,7 +354,9 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
     index_count = checker.decision_index()
     event_count = checker.event_log()
     repaired: list[str] = []
-    for log in [ws.events, *sorted(ws.decisions.glob("*.jsonl"))] if ws.decisions.is_dir() else [ws.events]:
+    for log in (
+        [ws.events, *sorted(ws.decisions.glob("*.jsonl"))] if ws.decisions.is_dir() else [ws.events]
+    ):
         _, torn = read_lines(log)
         if not torn:
             continue
@@ -313,11 +384,15 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
         "unbacked_cursors": stale_cursors,
         "rewound_cursors": rewound,
     }
-    warnings = [f"gate event {gate} of a review is in no log on this host: its binding was not checked"
-                for gate in data["unchecked_gate_events"]]
-    warnings += [f"cursor_unbacked: the cursor of {row['source_id']} ({row['agent_id'] or 'shared file'}) was "
-                 "advanced by a commit receipt that is no longer in history; `dcx verify --repair` rewinds it"
-                 for row in stale_cursors]
+    warnings = [
+        f"gate event {gate} of a review is in no log on this host: its binding was not checked"
+        for gate in data["unchecked_gate_events"]
+    ]
+    warnings += [
+        f"cursor_unbacked: the cursor of {row['source_id']} ({row['agent_id'] or 'shared file'}) was "
+        "advanced by a commit receipt that is no longer in history; `dcx verify --repair` rewinds it"
+        for row in stale_cursors
+    ]
     if checker.problems:
         return Result("verify", data, status="error", exit_code=ExitCode.REFUSED, warnings=warnings)
     return Result("verify", data, warnings=warnings)

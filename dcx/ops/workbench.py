@@ -96,7 +96,9 @@ def posted_profile(body: Mapping[str, Any]) -> Profile:
     """The posted profile, parsed strictly; errors name the key (and line, for TOML)."""
     given = [key for key in PROFILE_KEYS if key in body]
     if len(given) != 1:
-        raise InvalidInput("give exactly one of profile and profile_toml", field="profile", code="usage_error")
+        raise InvalidInput(
+            "give exactly one of profile and profile_toml", field="profile", code="usage_error"
+        )
     if given[0] == "profile_toml":
         text = body["profile_toml"]
         if not isinstance(text, str):
@@ -126,8 +128,12 @@ def inspect(*, ws: Workspace, agent_id: str | None, body: Mapping[str, Any]) -> 
     cp = state.profile.context_provider if state.profile else None
     data = {
         "activation": state.public(),
-        "context_provider": None if cp is None else {
-            "provider": cp.provider, "namespace": cp.namespace, "max_results": cp.max_results,
+        "context_provider": None
+        if cp is None
+        else {
+            "provider": cp.provider,
+            "namespace": cp.namespace,
+            "max_results": cp.max_results,
             "timeout_seconds": cp.timeout_seconds,
         },
     }

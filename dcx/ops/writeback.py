@@ -18,8 +18,17 @@ from dcx.state.store import Store
 DEFAULT_KINDS = ("evidence", "proposal", "outcome")
 
 
-def writeback(*, ws: Workspace, decision_id: str, kind: str, summary: str, artifacts: list[str],
-              agent_id: str | None, clock: Clock, wait: float) -> Result:
+def writeback(
+    *,
+    ws: Workspace,
+    decision_id: str,
+    kind: str,
+    summary: str,
+    artifacts: list[str],
+    agent_id: str | None,
+    clock: Clock,
+    wait: float,
+) -> Result:
     check_decision_id(decision_id)
     events.check_kind(kind)
     check_text(summary, field="--summary")
@@ -31,12 +40,17 @@ def writeback(*, ws: Workspace, decision_id: str, kind: str, summary: str, artif
         for ref in refs:
             store.kind_of(ref)  # exit 2 for something that is not a packet ref
             if not store.exists(ref):
-                raise Refused(f"--artifact: packet {ref} does not exist", code="artifact_missing", field="--artifact")
+                raise Refused(
+                    f"--artifact: packet {ref} does not exist",
+                    code="artifact_missing",
+                    field="--artifact",
+                )
             owner = store.get(ref).get("decision_id")
             if owner is not None and owner != decision_id:  # commit would refuse the event for good
                 raise InvalidInput(
                     f"--artifact: packet {ref} belongs to decision {owner}, not {decision_id}",
-                    code="artifact_wrong_decision", field="--artifact",
+                    code="artifact_wrong_decision",
+                    field="--artifact",
                     hint=f"name packets of decision {decision_id} (dcx log --decision-id {decision_id})",
                 )
     else:
@@ -44,8 +58,13 @@ def writeback(*, ws: Workspace, decision_id: str, kind: str, summary: str, artif
         chains = read_chains(ws, store, decision_id, agent)
         warnings = chains.warnings
         for kind_name in DEFAULT_KINDS:
-            ref = decisions.latest(ws, decision_id, kind_name) if chains.why == "latest" else (
-                chains.own_evidence if kind_name == "evidence" else chains.own_latest(kind_name))
+            ref = (
+                decisions.latest(ws, decision_id, kind_name)
+                if chains.why == "latest"
+                else (
+                    chains.own_evidence if kind_name == "evidence" else chains.own_latest(kind_name)
+                )
+            )
             if ref is None:
                 raise Refused(
                     f"decision {decision_id} has no {kind_name} packet to reference",
@@ -54,8 +73,13 @@ def writeback(*, ws: Workspace, decision_id: str, kind: str, summary: str, artif
                 )
             refs.append(ref)
     event = events.build_event(
-        goal_id=ws.goal_id, agent_id=agent, decision_id=decision_id, kind=kind, summary=summary,
-        artifact_refs=refs, recorded_at=clock.now(),
+        goal_id=ws.goal_id,
+        agent_id=agent,
+        decision_id=decision_id,
+        kind=kind,
+        summary=summary,
+        artifact_refs=refs,
+        recorded_at=clock.now(),
     )
     stored, appended = events.append_event(ws, event, wait=wait)
     return Result("writeback", {"event": stored, "appended": appended}, warnings=warnings)

@@ -23,20 +23,78 @@ class Kind(NamedTuple):
 KINDS: dict[str, Kind] = {
     k.folder: k
     for k in (
-        Kind("manifest", "decision_source_manifest_v0", "decision-source-manifest", "manifest_ref", "manifest"),
-        Kind("scan", "decision_source_scan_receipt_v0", "decision-source-scan", "receipt_ref", "scan"),
-        Kind("coverage", "decision_source_coverage_v0", "decision-source-coverage", "coverage_ref", "coverage"),
-        Kind("freshness", "decision_source_freshness_v0", "decision-source-freshness", "freshness_ref", "freshness"),
-        Kind("retrieval", "context_provider_retrieval_v0", "context-retrieval", "retrieval_ref", "retrieval"),
-        Kind("rebase", "decision_semantic_rebase_receipt_v0", "decision-semantic-rebase", "rebase_ref", "rebase"),
-        Kind("evidence", "decision_evidence_packet_v0", "decision-evidence", "packet_ref", "evidence"),
-        Kind("checkpoint", "decision_cursor_checkpoint_v0", "decision-cursor-checkpoint", "checkpoint_ref", "checkpoint"),
-        Kind("assembly", "decision_context_assembly_v0", "decision-context-assembly", "assembly_ref", "assembly"),
+        Kind(
+            "manifest",
+            "decision_source_manifest_v0",
+            "decision-source-manifest",
+            "manifest_ref",
+            "manifest",
+        ),
+        Kind(
+            "scan", "decision_source_scan_receipt_v0", "decision-source-scan", "receipt_ref", "scan"
+        ),
+        Kind(
+            "coverage",
+            "decision_source_coverage_v0",
+            "decision-source-coverage",
+            "coverage_ref",
+            "coverage",
+        ),
+        Kind(
+            "freshness",
+            "decision_source_freshness_v0",
+            "decision-source-freshness",
+            "freshness_ref",
+            "freshness",
+        ),
+        Kind(
+            "retrieval",
+            "context_provider_retrieval_v0",
+            "context-retrieval",
+            "retrieval_ref",
+            "retrieval",
+        ),
+        Kind(
+            "rebase",
+            "decision_semantic_rebase_receipt_v0",
+            "decision-semantic-rebase",
+            "rebase_ref",
+            "rebase",
+        ),
+        Kind(
+            "evidence", "decision_evidence_packet_v0", "decision-evidence", "packet_ref", "evidence"
+        ),
+        Kind(
+            "checkpoint",
+            "decision_cursor_checkpoint_v0",
+            "decision-cursor-checkpoint",
+            "checkpoint_ref",
+            "checkpoint",
+        ),
+        Kind(
+            "assembly",
+            "decision_context_assembly_v0",
+            "decision-context-assembly",
+            "assembly_ref",
+            "assembly",
+        ),
         Kind("proposal", "decision_proposal_v0", "decision-proposal", "packet_ref", "proposal"),
         Kind("outcome", "decision_outcome_receipt_v0", "decision-outcome", "packet_ref", "outcome"),
-        Kind("commit", "decision_cursor_commit_receipt_v0", "decision-cursor-commit", "receipt_ref", "commit"),
+        Kind(
+            "commit",
+            "decision_cursor_commit_receipt_v0",
+            "decision-cursor-commit",
+            "receipt_ref",
+            "commit",
+        ),
         Kind("review", "decision_review_receipt_v0", "decision-review", "packet_ref", "review"),
-        Kind("feedback", "decision_outcome_feedback_v0", "decision-feedback", "feedback_ref", "feedback"),
+        Kind(
+            "feedback",
+            "decision_outcome_feedback_v0",
+            "decision-feedback",
+            "feedback_ref",
+            "feedback",
+        ),
     )
 }
 
@@ -48,8 +106,13 @@ def declare(kind: str, **rest: Any) -> PacketSpec:
     from dcx.core.envelope import PacketSpec
 
     row = KINDS[kind]
-    return PacketSpec(kind=row.folder, schema_version=row.schema_version, prefix=row.prefix,
-                      ref_field=row.ref_field, **rest)
+    return PacketSpec(
+        kind=row.folder,
+        schema_version=row.schema_version,
+        prefix=row.prefix,
+        ref_field=row.ref_field,
+        **rest,
+    )
 
 
 def spec_for(kind: str) -> PacketSpec:

@@ -79,11 +79,19 @@ REQUEST = Shape(
         "schema_version": Const(value=REQUEST_SCHEMA),
         "operation": Const(value="retrieve"),
         "namespace": Text(limit=120, doc="Caller namespace, public-safe."),
-        "scope_ref": PrivateText(limit=2048, allow_empty=True, doc="Provider-neutral scope, already normalised by dcx (e.g. host-session:codex:<id>)."),
+        "scope_ref": PrivateText(
+            limit=2048,
+            allow_empty=True,
+            doc="Provider-neutral scope, already normalised by dcx (e.g. host-session:codex:<id>).",
+        ),
         "query": PrivateText(limit=1000, doc="The private retrieval query."),
         "query_summary": Summary(doc="Public-safe description of the query."),
         "max_results": Int(lo=1, hi=MAX_RESULTS),
-        "timeout_seconds": Number(lo=1, hi=120, doc="The effective execution budget: min of request, profile and manifest."),
+        "timeout_seconds": Number(
+            lo=1,
+            hi=120,
+            doc="The effective execution budget: min of request, profile and manifest.",
+        ),
         "observed_at": Timestamp(),
     },
     doc="What dcx writes on an advisory provider's stdin (one object).",
@@ -92,10 +100,19 @@ REQUEST = Shape(
 ITEM = Shape(
     "advisory_item",
     {
-        "resource_ref": PrivateText(limit=RESOURCE_REF_MAX, doc="Provider-private reference; keyed before any public use."),
+        "resource_ref": PrivateText(
+            limit=RESOURCE_REF_MAX, doc="Provider-private reference; keyed before any public use."
+        ),
         "summary": Summary(doc="Public-safe, generic summary."),
-        "content": PrivateText(limit=CONTENT_MAX, allow_empty=True, doc="Transient exact content: untrusted advisory input."),
-        "score": Number(nullable=True, doc="Provider-native score (higher is better); never compared across providers."),
+        "content": PrivateText(
+            limit=CONTENT_MAX,
+            allow_empty=True,
+            doc="Transient exact content: untrusted advisory input.",
+        ),
+        "score": Number(
+            nullable=True,
+            doc="Provider-native score (higher is better); never compared across providers.",
+        ),
     },
 )
 
@@ -106,8 +123,13 @@ RESPONSE = Shape(
         "ok": Const(value=True),
         "status": Enum(values=("completed", "unavailable")),
         "reason_code": ReasonCode(nullable=True, doc="null iff status is completed."),
-        "items": Records(shape=ITEM, id_field="resource_ref", max_items=MAX_RESULTS, ordered=True,
-                         doc="Only when completed; at most the request's max_results."),
+        "items": Records(
+            shape=ITEM,
+            id_field="resource_ref",
+            max_items=MAX_RESULTS,
+            ordered=True,
+            doc="Only when completed; at most the request's max_results.",
+        ),
     },
     doc="The one object an advisory provider prints on stdout.",
 )
@@ -154,7 +176,9 @@ def field_lists(value: Any) -> tuple[list[str], list[str]]:
     if not isinstance(value, dict):
         return [], []
     missing = [n for n in RESPONSE.fields if n not in value]
-    unknown = sorted(shown_key(k) for k in value if k not in RESPONSE.fields)  # untrusted names: one line
+    unknown = sorted(
+        shown_key(k) for k in value if k not in RESPONSE.fields
+    )  # untrusted names: one line
     return missing, unknown
 
 
@@ -171,11 +195,25 @@ def check_response(value: Any, *, max_results: int) -> dict[str, Any]:
     clean = RESPONSE.check(value, "response")
     completed = clean["status"] == "completed"
     if completed and clean["reason_code"] is not None:
-        raise bad("response.reason_code", "must be null when status is completed", "status_reason_mismatch")
+        raise bad(
+            "response.reason_code",
+            "must be null when status is completed",
+            "status_reason_mismatch",
+        )
     if not completed and clean["reason_code"] is None:
-        raise bad("response.reason_code", "is required when status is unavailable", "status_reason_mismatch")
+        raise bad(
+            "response.reason_code",
+            "is required when status is unavailable",
+            "status_reason_mismatch",
+        )
     if not completed and clean["items"]:
-        raise bad("response.items", "must be empty when status is unavailable", "items_on_unavailable")
+        raise bad(
+            "response.items", "must be empty when status is unavailable", "items_on_unavailable"
+        )
     if len(clean["items"]) > max_results:
-        raise bad("response.items", f"holds {len(clean['items'])} items, more than the {max_results} asked for", "too_many_items")
+        raise bad(
+            "response.items",
+            f"holds {len(clean['items'])} items, more than the {max_results} asked for",
+            "too_many_items",
+        )
     return clean

@@ -27,10 +27,17 @@ SPEC = declare(
         "assembly_ref": Ref("decision-context-assembly"),
         "checkpoint_ref": Ref("decision-cursor-checkpoint"),
         "evidence_packet_ref": Ref("decision-evidence"),
-        "proposal_packet_ref": Ref("decision-proposal", optional=True,
-                                   doc="The chain's proposal (absent for a no_change review)."),
-        "outcome_packet_ref": Ref("decision-outcome", optional=True, doc="The legacy chain's outcome."),
-        "review_packet_ref": Ref("decision-review", optional=True, doc="The review chain's settlement receipt."),
+        "proposal_packet_ref": Ref(
+            "decision-proposal",
+            optional=True,
+            doc="The chain's proposal (absent for a no_change review).",
+        ),
+        "outcome_packet_ref": Ref(
+            "decision-outcome", optional=True, doc="The legacy chain's outcome."
+        ),
+        "review_packet_ref": Ref(
+            "decision-review", optional=True, doc="The review chain's settlement receipt."
+        ),
         "event_id": Token(),
         "status": Enum(values=("committed", "replayed")),
         "sources": Records(shape=SOURCE_ROW, id_field="source_id", min_items=1, max_items=64),

@@ -63,7 +63,9 @@ UNANSWERABLE = Shape(
     {
         "queries": Int(lo=0, doc="Queries with no relevant document in the qrels."),
         "answered": Int(lo=0, doc="Of those, how many the provider answered (completed)."),
-        "with_candidates": Int(lo=0, doc="Of those, how many still got candidates: none of them can be correct."),
+        "with_candidates": Int(
+            lo=0, doc="Of those, how many still got candidates: none of them can be correct."
+        ),
         "candidates": Int(lo=0, doc="Items returned for them, matched or not."),
     },
 )
@@ -75,15 +77,25 @@ PROFILE = Shape(
         "provider_version": Token(nullable=True),
         "max_results": Int(lo=1, hi=8),
         "queries_run": Int(lo=0),
-        "queries_measured": Int(lo=0, doc="Answerable queries the provider answered: the metrics' denominator."),
-        "unavailable": Records(shape=UNAVAILABLE, id_field="query_id", max_items=1000, ordered=True),
+        "queries_measured": Int(
+            lo=0, doc="Answerable queries the provider answered: the metrics' denominator."
+        ),
+        "unavailable": Records(
+            shape=UNAVAILABLE, id_field="query_id", max_items=1000, ordered=True
+        ),
         "items": Int(lo=0),
         "matched_items": Int(lo=0),
-        "unmatched_items": Int(lo=0, doc="Returned items found in no frozen document: kept and counted."),
+        "unmatched_items": Int(
+            lo=0, doc="Returned items found in no frozen document: kept and counted."
+        ),
         "spanning_items": Int(lo=0, doc="Matched items that run past the section they start in."),
         "metrics": Records(shape=AT_K, id_field="k", min_items=1, max_items=8, ordered=True),
-        "latency_ms": Obj(shape=PERCENTILES, doc="The provider's latency, from the retrieval receipts."),
-        "wall_ms": Obj(shape=PERCENTILES, doc="The caller's wall time around each whole `dcx recall` process."),
+        "latency_ms": Obj(
+            shape=PERCENTILES, doc="The provider's latency, from the retrieval receipts."
+        ),
+        "wall_ms": Obj(
+            shape=PERCENTILES, doc="The caller's wall time around each whole `dcx recall` process."
+        ),
         "unanswerable": Obj(shape=UNANSWERABLE),
     },
 )
@@ -97,21 +109,30 @@ PER_QUERY = Shape(
         "reason_code": ReasonCode(nullable=True),
         "ranking": Records(
             shape=Shape("ranked", {"rank": Int(lo=1, hi=8), "docid": Text()}),
-            id_field="docid", max_items=8, ordered=True,
+            id_field="docid",
+            max_items=8,
+            ordered=True,
         ),
         "items": Int(lo=0, hi=8),
         "unmatched": Int(lo=0, hi=8),
         "latency_ms": Int(lo=0, nullable=True),
         "wall_ms": Int(lo=0),
-        "metrics": Records(shape=AT_K, id_field="k", max_items=8, ordered=True,
-                           doc="This query's values; empty for an unanswerable or unavailable query."),
+        "metrics": Records(
+            shape=AT_K,
+            id_field="k",
+            max_items=8,
+            ordered=True,
+            doc="This query's values; empty for an unanswerable or unavailable query.",
+        ),
     },
 )
 QUERY_TEXT = Shape(
     "comparison_query_text",
     {
         "query_id": Token(limit=64),
-        "query": PrivateText(limit=1000, doc="Present only with --include-queries; checked by the detector."),
+        "query": PrivateText(
+            limit=1000, doc="Present only with --include-queries; checked by the detector."
+        ),
         "query_summary": Summary(),
     },
 )
@@ -126,19 +147,35 @@ SHAPE = Shape(
         "activation_granted": Const(value=False),
         "statement": Text(),
         "granularity": Enum(values=("file", "section")),
-        "corpus": Obj(shape=Shape("comparison_corpus", {
-            "files": Int(lo=1),
-            "documents": Int(lo=1, doc="Units the qrels name: files, or sections at section granularity."),
-            "lock_blake3": Token(doc="blake3 of the corpus.lock bytes the run was checked against."),
-        })),
-        "queries": Obj(shape=Shape("comparison_queries", {
-            "total": Int(lo=1),
-            "answerable": Int(lo=0),
-            "unanswerable": Int(lo=0),
-        })),
+        "corpus": Obj(
+            shape=Shape(
+                "comparison_corpus",
+                {
+                    "files": Int(lo=1),
+                    "documents": Int(
+                        lo=1, doc="Units the qrels name: files, or sections at section granularity."
+                    ),
+                    "lock_blake3": Token(
+                        doc="blake3 of the corpus.lock bytes the run was checked against."
+                    ),
+                },
+            )
+        ),
+        "queries": Obj(
+            shape=Shape(
+                "comparison_queries",
+                {
+                    "total": Int(lo=1),
+                    "answerable": Int(lo=0),
+                    "unanswerable": Int(lo=0),
+                },
+            )
+        ),
         "profiles": Records(shape=PROFILE, id_field="name", min_items=1, max_items=8, ordered=True),
         "per_query": Records(shape=PER_QUERY, max_items=MAX_ROWS, ordered=True),
-        "query_text": Records(shape=QUERY_TEXT, id_field="query_id", max_items=1000, ordered=True, optional=True),
+        "query_text": Records(
+            shape=QUERY_TEXT, id_field="query_id", max_items=1000, ordered=True, optional=True
+        ),
     },
     doc="A provider comparison on a frozen corpus: retrieval metrics, never outcome utility, no activation.",
 )

@@ -28,8 +28,12 @@ ROW = Shape(
         "priority": Enum(values=PRIORITIES),
         "source_count": Int(lo=0, hi=64, doc="Enabled sources of this priority."),
         "complete_count": Int(lo=0, hi=64),
-        "exact_read_incomplete_count": Int(lo=0, hi=64, doc="Scanned, but a required exact read is missing or failed."),
-        "status_counts": Map(value=Int(lo=0, hi=64), max_items=8, doc="Scan status (or not_selected) → sources."),
+        "exact_read_incomplete_count": Int(
+            lo=0, hi=64, doc="Scanned, but a required exact read is missing or failed."
+        ),
+        "status_counts": Map(
+            value=Int(lo=0, hi=64), max_items=8, doc="Scan status (or not_selected) → sources."
+        ),
     },
 )
 

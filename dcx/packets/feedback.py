@@ -60,8 +60,11 @@ SPEC = declare(
         "evidence_packet_ref": Ref("decision-evidence"),
         "outcome_packet_ref": Ref("decision-outcome"),
         "retrieval_ref": Ref("context-retrieval", optional=True),
-        "review_packet_ref": Ref("decision-review", optional=True,
-                                 doc="The approve that settled the decision, when it was settled by review."),
+        "review_packet_ref": Ref(
+            "decision-review",
+            optional=True,
+            doc="The approve that settled the decision, when it was settled by review.",
+        ),
         "telemetry": Obj(shape=TELEMETRY),
         "candidate_emitted": Bool(),
         "candidate": Obj(shape=CANDIDATE, optional=True),

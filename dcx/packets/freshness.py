@@ -30,8 +30,12 @@ ROW = Shape(
         "priority": Enum(values=PRIORITIES),
         "scan_mode": Enum(values=SCAN_MODES),
         "freshness_seconds": Int(lo=1, hi=31_536_000),
-        "last_read_at": Timestamp(nullable=True, doc="Last successful exact read; null when never."),
-        "staleness_seconds": Int(lo=0, nullable=True, doc="observed_at - last_read_at, whole seconds."),
+        "last_read_at": Timestamp(
+            nullable=True, doc="Last successful exact read; null when never."
+        ),
+        "staleness_seconds": Int(
+            lo=0, nullable=True, doc="observed_at - last_read_at, whole seconds."
+        ),
         "status": Enum(values=FRESHNESS_STATUSES),
         "alert": Bool(doc="Anything but fresh."),
     },

@@ -14,11 +14,21 @@ VERIFICATION = ("pending", "verified", "refuted", "inconclusive")
 
 ACCEPTED = Shape(
     "accepted_decision",
-    {"option_id": Token(), "summary": Summary(), "accepted_by": Token(), "accepted_at": Timestamp()},
+    {
+        "option_id": Token(),
+        "summary": Summary(),
+        "accepted_by": Token(),
+        "accepted_at": Timestamp(),
+    },
 )
 TRANSITION = Shape(
     "resulting_transition",
-    {"transition_id": Token(), "summary": Summary(), "status": Token(), "event_ref": Token(optional=True)},
+    {
+        "transition_id": Token(),
+        "summary": Summary(),
+        "status": Token(),
+        "event_ref": Token(optional=True),
+    },
 )
 OBSERVED = Shape(
     "observed_outcome",
@@ -32,7 +42,12 @@ OBSERVED = Shape(
 )
 INVALIDATED = Shape(
     "invalidated_assumption",
-    {"assumption_id": Token(), "summary": Summary(), "evidence_ref": Token(limit=160), "invalidated_at": Timestamp()},
+    {
+        "assumption_id": Token(),
+        "summary": Summary(),
+        "evidence_ref": Token(limit=160),
+        "invalidated_at": Timestamp(),
+    },
 )
 
 
@@ -44,7 +59,9 @@ SPEC = declare(
         "accepted_decision": Obj(shape=ACCEPTED),
         "resulting_transitions": Records(shape=TRANSITION, id_field="transition_id", max_items=64),
         "observed_outcomes": Records(shape=OBSERVED, id_field="outcome_id", max_items=64),
-        "invalidated_assumptions": Records(shape=INVALIDATED, id_field="assumption_id", max_items=64),
+        "invalidated_assumptions": Records(
+            shape=INVALIDATED, id_field="assumption_id", max_items=64
+        ),
         "verification_status": Enum(values=VERIFICATION),
         "review_at": Timestamp(),
         "proposal_packet_ref": Ref("decision-proposal", computed=True),
@@ -56,4 +73,8 @@ SPEC = declare(
 )
 
 # What an agent writes (`dcx outcome --from FILE`): the fields dcx does not compute
-INPUT = SPEC.input_shape("decision_outcome_input", doc="Input of `dcx outcome --from`: what was decided and what was observed.", accepted=("proposal_packet_ref",))
+INPUT = SPEC.input_shape(
+    "decision_outcome_input",
+    doc="Input of `dcx outcome --from`: what was decided and what was observed.",
+    accepted=("proposal_packet_ref",),
+)

@@ -33,7 +33,9 @@ RESULT = Shape(
         "schema_version": Const(value=RESULT_SCHEMA),
         "ok": Bool(doc="True when the command's exit code is 0."),
         "command": PrivateText(limit=64, doc="The command, e.g. `prepare` or `ext install`."),
-        "status": Enum(values=("ok", "partial", "error"), doc="partial: a provider or source failed open."),
+        "status": Enum(
+            values=("ok", "partial", "error"), doc="partial: a provider or source failed open."
+        ),
         "data": Any_(doc="The command's projection; its shape is documented per command."),
         "warnings": _Lines(doc="One line each; the same lines text mode prints on stderr."),
     },
@@ -50,9 +52,15 @@ ERROR = Shape(
                 "error",
                 {
                     "code": Token(doc="A stable code: docs/exit-codes.md lists every one."),
-                    "message": PrivateText(limit=2000, doc="One line naming the field or file; never a private value."),
-                    "hint": PrivateText(limit=2000, nullable=True, doc="What to do about it, or null."),
-                    "field": PrivateText(limit=200, optional=True, doc="The flag, key path or argument at fault."),
+                    "message": PrivateText(
+                        limit=2000, doc="One line naming the field or file; never a private value."
+                    ),
+                    "hint": PrivateText(
+                        limit=2000, nullable=True, doc="What to do about it, or null."
+                    ),
+                    "field": PrivateText(
+                        limit=200, optional=True, doc="The flag, key path or argument at fault."
+                    ),
                 },
             )
         ),

@@ -28,11 +28,21 @@ OBJECTIVE_SCORE = Shape(
 )
 RECOMMENDED = Shape(
     "recommended_decision",
-    {"option_id": Token(), "summary": Summary(), "rationale": Text(), "confidence": Number(lo=0, hi=1)},
+    {
+        "option_id": Token(),
+        "summary": Summary(),
+        "rationale": Text(),
+        "confidence": Number(lo=0, hi=1),
+    },
 )
 ALTERNATIVE = Shape(
     "alternative",
-    {"alternative_id": Token(), "summary": Summary(), "tradeoff": Text(), "rank": Int(lo=1, hi=1000, optional=True)},
+    {
+        "alternative_id": Token(),
+        "summary": Summary(),
+        "tradeoff": Text(),
+        "rank": Int(lo=1, hi=1000, optional=True),
+    },
 )
 NEXT_ACTION = Shape(
     "next_action",
@@ -53,7 +63,9 @@ SPEC = declare(
     decision_scoped=True,
     doc="Advisory reasoning bound to one evidence packet; requires authority confirmation.",
     fields={
-        "objective_scores": Records(shape=OBJECTIVE_SCORE, id_field="objective_id", min_items=1, max_items=64),
+        "objective_scores": Records(
+            shape=OBJECTIVE_SCORE, id_field="objective_id", min_items=1, max_items=64
+        ),
         "recommended_decision": Obj(shape=RECOMMENDED),
         "alternatives": Records(shape=ALTERNATIVE, id_field="alternative_id", max_items=32),
         "next_actions": Records(shape=NEXT_ACTION, id_field="action_id", max_items=64),
@@ -67,4 +79,8 @@ SPEC = declare(
 )
 
 # What an agent writes (`dcx propose --from FILE`): the fields dcx does not compute
-INPUT = SPEC.input_shape("decision_proposal_input", doc="Input of `dcx propose --from`: the agent's advisory reasoning.", accepted=("evidence_packet_ref",))
+INPUT = SPEC.input_shape(
+    "decision_proposal_input",
+    doc="Input of `dcx propose --from`: the agent's advisory reasoning.",
+    accepted=("evidence_packet_ref",),
+)

@@ -42,7 +42,9 @@ RESULT = Shape(
         "rank": Int(lo=1, hi=8, doc="1 = the provider's best candidate."),
         "provider_ref": Ref("provider", doc="Keyed ref of (provider, private resource ref)."),
         "summary": Summary(doc="The provider's public-safe summary of the item."),
-        "score": Number(nullable=True, doc="Provider-native score; never compared across providers."),
+        "score": Number(
+            nullable=True, doc="Provider-native score; never compared across providers."
+        ),
     },
 )
 
@@ -51,7 +53,9 @@ TELEMETRY = Shape(
     {
         "latency_ms": Int(lo=0, doc="From the injected clock: 0 under DCX_NOW."),
         "result_cap_applied": Bool(doc="More candidates passed than the requested limit."),
-        "items_dropped": Int(lo=0, doc="Backend items the adapter dropped because they could not pass the bounds."),
+        "items_dropped": Int(
+            lo=0, doc="Backend items the adapter dropped because they could not pass the bounds."
+        ),
     },
 )
 
@@ -59,14 +63,20 @@ SPEC = declare(
     "retrieval",
     doc="Public receipt of one advisory recall: summaries, scores and keyed refs; never the query, scope or content.",
     fields={
-        "decision_id": DecisionId(optional=True, computed=True, doc="The decision it served (absent for a one-off recall)."),
+        "decision_id": DecisionId(
+            optional=True,
+            computed=True,
+            doc="The decision it served (absent for a one-off recall).",
+        ),
         "ok": Bool(doc="status == completed."),
         "provider": Enum(values=PROVIDERS),
         "namespace": Text(limit=120),
         "status": Enum(values=(COMPLETED, UNAVAILABLE)),
         "reason_code": ReasonCode(nullable=True, doc="Null iff completed."),
         "provider_version": Text(limit=128, nullable=True),
-        "query_summary": Summary(doc="The caller's public-safe description; the query itself is never recorded."),
+        "query_summary": Summary(
+            doc="The caller's public-safe description; the query itself is never recorded."
+        ),
         "observed_at": Timestamp(),
         "search_performed": Bool(),
         "read_performed": Bool(),

@@ -25,27 +25,54 @@ SPEC = declare(
     decision_scoped=True,
     doc="A decision's settlement: a person's gate (approve, reject, defer) or a quiet semantic no-change.",
     fields={
-        "disposition": Enum(values=DISPOSITIONS, doc="approve|reject|defer from the gate event; no_change on the quiet path."),
-        "evidence_packet_ref": Ref("decision-evidence", doc="The evidence this settlement consumed."),
-        "proposal_packet_ref": Ref("decision-proposal", optional=True,
-                                   doc="The proposal the gate decided (absent for no_change)."),
-        "gate_todo_id": Token(limit=160, optional=True, doc="The gate's todo id (absent for no_change)."),
-        "source_event_id": Token(limit=160, optional=True,
-                                 doc="The user-gate event that decided it (absent for no_change)."),
-        "actor_ref": Token(doc="Who decided: the gate's actor, or the agent that settled a no_change."),
-        "reason_code": ReasonCode(doc="Why, as a code (default owner_approved|owner_rejected|owner_deferred|semantic_no_change)."),
+        "disposition": Enum(
+            values=DISPOSITIONS,
+            doc="approve|reject|defer from the gate event; no_change on the quiet path.",
+        ),
+        "evidence_packet_ref": Ref(
+            "decision-evidence", doc="The evidence this settlement consumed."
+        ),
+        "proposal_packet_ref": Ref(
+            "decision-proposal",
+            optional=True,
+            doc="The proposal the gate decided (absent for no_change).",
+        ),
+        "gate_todo_id": Token(
+            limit=160, optional=True, doc="The gate's todo id (absent for no_change)."
+        ),
+        "source_event_id": Token(
+            limit=160,
+            optional=True,
+            doc="The user-gate event that decided it (absent for no_change).",
+        ),
+        "actor_ref": Token(
+            doc="Who decided: the gate's actor, or the agent that settled a no_change."
+        ),
+        "reason_code": ReasonCode(
+            doc="Why, as a code (default owner_approved|owner_rejected|owner_deferred|semantic_no_change)."
+        ),
         "summary": Summary(doc="Public-safe one-line account of the settlement."),
-        "recorded_at": Timestamp(doc="The gate event's recorded_at (the assembly's observed_at for no_change)."),
-        "authority_confirmation_required": Bool(doc="True for a gated settlement, false for no_change."),
-        "authority_confirmed": Bool(doc="True for a gated settlement (a person decided), false for no_change."),
+        "recorded_at": Timestamp(
+            doc="The gate event's recorded_at (the assembly's observed_at for no_change)."
+        ),
+        "authority_confirmation_required": Bool(
+            doc="True for a gated settlement, false for no_change."
+        ),
+        "authority_confirmed": Bool(
+            doc="True for a gated settlement (a person decided), false for no_change."
+        ),
         "quiet_noop": Bool(doc="True only for no_change."),
         "outcome_observation_required": Bool(doc="True iff approve: an observed outcome is due."),
         "cursor_commit_allowed": Bool(doc="Always true: settlement is the cursor boundary."),
     },
 )
 
-DEFAULT_REASONS = {"approve": "owner_approved", "reject": "owner_rejected", "defer": "owner_deferred",
-                   "no_change": "semantic_no_change"}
+DEFAULT_REASONS = {
+    "approve": "owner_approved",
+    "reject": "owner_rejected",
+    "defer": "owner_deferred",
+    "no_change": "semantic_no_change",
+}
 
 
 def flags(disposition: str) -> dict[str, bool]:

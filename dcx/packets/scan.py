@@ -57,7 +57,9 @@ CHANGE = Shape(
     "scan_change",
     {
         "change_ref": Ref("source-change", doc="Keyed ref of (source_id, resource ref)."),
-        "revision_ref": Ref("source-revision", doc="Keyed ref of (source_id, resource ref, revision)."),
+        "revision_ref": Ref(
+            "source-revision", doc="Keyed ref of (source_id, resource ref, revision)."
+        ),
         "observed_at": Timestamp(doc="Scan time (never a file mtime)."),
         "content_kind": Enum(values=CONTENT_KINDS),
         "exact_read_verified": Bool(doc="An exact read confirmed this revision."),
@@ -68,14 +70,25 @@ TELEMETRY = Shape(
     "scan_telemetry",
     {
         "latency_ms": Int(lo=0, doc="From the injected clock: 0 under DCX_NOW."),
-        "result_cap_applied": Bool(doc="More changes than max_changes: the rest stay for a later scan."),
+        "result_cap_applied": Bool(
+            doc="More changes than max_changes: the rest stay for a later scan."
+        ),
         "skipped_outside_locator": Int(lo=0, doc="Symlinks leaving the locator, not followed."),
         "skipped_oversize": Int(lo=0, doc="Files over max_scan_bytes, not hashed."),
-        "adopted_unlisted_count": Int(lo=0, optional=True, doc=(
-            "Baseline only: changes beyond the listed max_changes that the proposed cursor adopts too "
-            "(a baseline adopts the whole current state; absent otherwise).")),
-        "skipped_submodules": Int(lo=0, optional=True, doc="git: submodule entries skipped (git sources only)."),
-        "skipped_symlinks": Int(lo=0, optional=True, doc="git: symlinks skipped, never followed (git sources only)."),
+        "adopted_unlisted_count": Int(
+            lo=0,
+            optional=True,
+            doc=(
+                "Baseline only: changes beyond the listed max_changes that the proposed cursor adopts too "
+                "(a baseline adopts the whole current state; absent otherwise)."
+            ),
+        ),
+        "skipped_submodules": Int(
+            lo=0, optional=True, doc="git: submodule entries skipped (git sources only)."
+        ),
+        "skipped_symlinks": Int(
+            lo=0, optional=True, doc="git: symlinks skipped, never followed (git sources only)."
+        ),
     },
 )
 
@@ -87,15 +100,23 @@ SPEC = declare(
         "provider_id": Token(),
         "source_id": Token(),
         "status": Enum(values=SCAN_STATUSES),
-        "reason_code": ReasonCode(optional=True, doc="Why the scan failed or is unavailable; on a completed or no_change scan, a note (cursor_rewound, locator_changed)."),
+        "reason_code": ReasonCode(
+            optional=True,
+            doc="Why the scan failed or is unavailable; on a completed or no_change scan, a note (cursor_rewound, locator_changed).",
+        ),
         "provider_version": Token(optional=True),
         "observed_at": Timestamp(),
         "requested_limit": Int(lo=1, hi=MAX_CHANGES, doc="The source's max_changes."),
         "changed_count": Int(lo=0, hi=MAX_CHANGES),
         "exact_read_count": Int(lo=0, hi=MAX_CHANGES),
         "changes": Records(shape=CHANGE, id_field="change_ref", max_items=MAX_CHANGES),
-        "cursor_before_ref": Ref("source-cursor", doc="Keyed ref of the committed cursor compared with (of null when none)."),
-        "cursor_after_ref": Ref("source-cursor", optional=True, doc="The cursor that absorbs exactly these changes."),
+        "cursor_before_ref": Ref(
+            "source-cursor",
+            doc="Keyed ref of the committed cursor compared with (of null when none).",
+        ),
+        "cursor_after_ref": Ref(
+            "source-cursor", optional=True, doc="The cursor that absorbs exactly these changes."
+        ),
         "telemetry": Obj(shape=TELEMETRY),
         "provider_fail_open": Const(value=True),
         **{flag: Const(value=False) for flag in CAPTURE_FLAGS},

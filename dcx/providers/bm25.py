@@ -69,8 +69,13 @@ def parse_resource_ref(value: str) -> ChunkRef | None:
     """
     if not value.startswith(REF_PREFIX):
         return None
-    parts = value[len(REF_PREFIX):].split("/", 3)
-    if len(parts) != 4 or not all(parts) or not parts[2].isdigit() or not re.fullmatch(r"[0-9a-f]{64}|[0-9a-f]{40}", parts[1]):
+    parts = value[len(REF_PREFIX) :].split("/", 3)
+    if (
+        len(parts) != 4
+        or not all(parts)
+        or not parts[2].isdigit()
+        or not re.fullmatch(r"[0-9a-f]{64}|[0-9a-f]{40}", parts[1])
+    ):
         return None
     return ChunkRef(parts[0], parts[3], int(parts[2]), parts[1])
 
@@ -93,7 +98,7 @@ def parse_scope(scope_ref: str) -> list[str] | None:
         return []
     if not scope_ref.startswith("source:"):
         return None
-    names = scope_ref[len("source:"):].split(",")
+    names = scope_ref[len("source:") :].split(",")
     if not all(names):
         return None
     return names
@@ -109,9 +114,13 @@ class Bm25Provider:
     def retrieve(self, request: RetrievalRequest, *, deadline: float) -> Retrieval:
         scope = parse_scope(request.scope_ref)
         if scope is None:
-            return unavailable(request, NAME, "provider_scope_unsupported", provider_version=self.version)
+            return unavailable(
+                request, NAME, "provider_scope_unsupported", provider_version=self.version
+            )
         try:
-            conn = open_read_only(index_path(self.ws.index), busy_timeout=min(2.0, deadline - time.monotonic()))
+            conn = open_read_only(
+                index_path(self.ws.index), busy_timeout=min(2.0, deadline - time.monotonic())
+            )
         except IndexUnavailable as exc:
             return unavailable(request, NAME, exc.reason_code, provider_version=self.version)
         try:
@@ -127,7 +136,9 @@ class Bm25Provider:
         except IndexUnavailable as exc:
             return unavailable(request, NAME, exc.reason_code, provider_version=self.version)
         except sqlite3.Error as exc:
-            return unavailable(request, NAME, classify(exc), provider_version=self.version, search_performed=True)
+            return unavailable(
+                request, NAME, classify(exc), provider_version=self.version, search_performed=True
+            )
         finally:
             conn.close()
 
@@ -141,37 +152,60 @@ class Bm25Provider:
             sids.append(int(sid))
         return sids
 
-    def _search(self, conn: sqlite3.Connection, request: RetrievalRequest, scope: list[str]) -> Retrieval:
+    def _search(
+        self, conn: sqlite3.Connection, request: RetrievalRequest, scope: list[str]
+    ) -> Retrieval:
         sids = self._sids(conn, scope)
-        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('chunk_count', 'total_tokens')"))
+        meta = dict(
+            conn.execute("SELECT key, value FROM meta WHERE key IN ('chunk_count', 'total_tokens')")
+        )
         total, tokens = int(meta["chunk_count"]), int(meta["total_tokens"])
-        if set(sids) >= {sid for sid, in conn.execute("SELECT sid FROM sources")}:
+        if set(sids) >= {sid for (sid,) in conn.execute("SELECT sid FROM sources")}:
             sids = []  # the scope names every indexed source: no filter at all
         terms = term_stats(conn, query_terms(request.query))
         where = scope_filter(conn, sids, total=total)
         # one row past the limit says whether the cap applied; when items are dropped
         # (a ref over 512 characters, the content budget) more candidates are ranked
         for limit in (request.max_results + 1, request.max_results * _OVERFETCH + 1):
-            ranked = search(conn, terms, total=total, limit=limit, scope=where,
-                            avgdl=tokens / total if total else 0.0)
+            ranked = search(
+                conn,
+                terms,
+                total=total,
+                limit=limit,
+                scope=where,
+                avgdl=tokens / total if total else 0.0,
+            )
             items, dropped, capped = admit(self._items(conn, ranked), request)
             if not dropped or len(ranked) < limit:
                 break
-        return completed(request, NAME, items, provider_version=self.version,
-                         items_dropped=dropped, result_cap_applied=capped)
+        return completed(
+            request,
+            NAME,
+            items,
+            provider_version=self.version,
+            items_dropped=dropped,
+            result_cap_applied=capped,
+        )
 
-    def _items(self, conn: sqlite3.Connection, ranked: list[tuple[int, float]]) -> list[RetrievalItem]:
+    def _items(
+        self, conn: sqlite3.Connection, ranked: list[tuple[int, float]]
+    ) -> list[RetrievalItem]:
         if not ranked:
             return []
         marks = ",".join("?" * len(ranked))
         rowids = [r for r, _ in ranked]
-        bodies = dict(conn.execute(f"SELECT rowid, body FROM chunks WHERE rowid IN ({marks})", rowids).fetchall())
+        bodies = dict(
+            conn.execute(
+                f"SELECT rowid, body FROM chunks WHERE rowid IN ({marks})", rowids
+            ).fetchall()
+        )
         where = {
             rowid: (source_id, path, ordinal, revision)
             for rowid, ordinal, path, revision, source_id in conn.execute(
                 "SELECT cf.rowid, cf.ordinal, f.path, f.revision, s.source_id FROM chunk_files cf "
                 "JOIN files f ON f.fid = cf.fid JOIN sources s ON s.sid = f.sid "
-                f"WHERE cf.rowid IN ({marks})", rowids,
+                f"WHERE cf.rowid IN ({marks})",
+                rowids,
             )
         }
         out = []
@@ -179,7 +213,9 @@ class Bm25Provider:
             source_id, path, ordinal, revision = where[rowid]
             out.append(
                 RetrievalItem(
-                    resource_ref=format_resource_ref(ChunkRef(source_id, path, int(ordinal), revision)),
+                    resource_ref=format_resource_ref(
+                        ChunkRef(source_id, path, int(ordinal), revision)
+                    ),
                     summary=f"Local lexical match in {source_id}",
                     content=bodies[rowid],
                     score=round(float(score), 6),
@@ -197,8 +233,13 @@ def find_by_content(ws: Workspace, content: str, limit: int) -> list[tuple[str, 
     import time
 
     request = RetrievalRequest(
-        namespace="decision-context", scope_ref="", query=content[:1000], query_summary="authority match",
-        max_results=limit, timeout_seconds=5, observed_at="1970-01-01T00:00:00Z",
+        namespace="decision-context",
+        scope_ref="",
+        query=content[:1000],
+        query_summary="authority match",
+        max_results=limit,
+        timeout_seconds=5,
+        observed_at="1970-01-01T00:00:00Z",
     )
     try:
         answer = Bm25Provider(ws).retrieve(request, deadline=time.monotonic() + 5)

@@ -42,10 +42,16 @@ def term_bound(m: float, at: float, avgdl: float) -> float:
     return min(1.0, m * max(1.0, avgdl / at))
 
 
-def _fts5_counts(conn: sqlite3.Connection, chunks: list[tuple[int, str]]) -> dict[int, Counter[str]]:
+def _fts5_counts(
+    conn: sqlite3.Connection, chunks: list[tuple[int, str]]
+) -> dict[int, Counter[str]]:
     """Term counts per chunk as FTS5 tokenises them (for text the regex cannot split exactly)."""
-    conn.execute(f"CREATE VIRTUAL TABLE temp.bound_chunks USING fts5(body, tokenize = '{TOKENIZER}')")
-    conn.execute("CREATE VIRTUAL TABLE temp.bound_vocab USING fts5vocab(temp, bound_chunks, instance)")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE temp.bound_chunks USING fts5(body, tokenize = '{TOKENIZER}')"
+    )
+    conn.execute(
+        "CREATE VIRTUAL TABLE temp.bound_vocab USING fts5vocab(temp, bound_chunks, instance)"
+    )
     try:
         conn.executemany("INSERT INTO temp.bound_chunks (rowid, body) VALUES (?, ?)", chunks)
         per_doc: dict[int, Counter[str]] = {rowid: Counter() for rowid, _ in chunks}
@@ -128,11 +134,16 @@ class BoundsBuilder:
             best, at = m_old, at_old
             per = self.frontier.get(term)
             if per and avgdl > 0:
-                best = max(max(factor(tf, dl, avgdl) for tf, dl in per.items()), term_bound(m_old, at_old, avgdl))
+                best = max(
+                    max(factor(tf, dl, avgdl) for tf, dl in per.items()),
+                    term_bound(m_old, at_old, avgdl),
+                )
                 at = avgdl
             rows.append((term, df, best, at))
         conn.executemany("DELETE FROM term_bounds WHERE term = ?", gone)
-        conn.executemany("INSERT OR REPLACE INTO term_bounds (term, df, m, avgdl) VALUES (?, ?, ?, ?)", rows)
+        conn.executemany(
+            "INSERT OR REPLACE INTO term_bounds (term, df, m, avgdl) VALUES (?, ?, ?, ?)", rows
+        )
 
 
 def _json_list(terms: Iterable[str]) -> str:

@@ -70,7 +70,12 @@ def create_schema(conn: sqlite3.Connection) -> None:
     conn.executescript(DDL)
     conn.executemany(
         "INSERT INTO meta (key, value) VALUES (?, ?)",
-        [("schema_version", SCHEMA), ("tokenizer", TOKENIZER), ("chunk_count", "0"), ("total_tokens", "0")],
+        [
+            ("schema_version", SCHEMA),
+            ("tokenizer", TOKENIZER),
+            ("chunk_count", "0"),
+            ("total_tokens", "0"),
+        ],
     )
     conn.commit()
 
@@ -94,7 +99,9 @@ def open_read_only(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
         raise IndexUnavailable("index_missing")
     uri = f"file:{pathname2url(str(path))}?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=max(0.0, busy_timeout), check_same_thread=False)
+        conn = sqlite3.connect(
+            uri, uri=True, timeout=max(0.0, busy_timeout), check_same_thread=False
+        )
     except sqlite3.OperationalError:
         raise IndexUnavailable("index_missing") from None
     try:

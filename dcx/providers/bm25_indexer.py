@@ -47,13 +47,17 @@ class SourceReport(NamedTuple):
     status: str  # indexed | skipped | unavailable
     reason_code: str | None
     files: int = 0
-    files_hashed: int = 0  # read by the walk to learn their revision (the stat cache answered the rest)
+    files_hashed: int = (
+        0  # read by the walk to learn their revision (the stat cache answered the rest)
+    )
     files_indexed: int = 0  # read and (re)chunked this run
     files_removed: int = 0
     chunks: int = 0
     skipped_binary: int = 0
     skipped_oversize: int = 0
-    skipped: tuple[tuple[str, str], ...] = ()  # (path, binary|oversize) of files not searchable, first SKIPPED_SHOWN
+    skipped: tuple[
+        tuple[str, str], ...
+    ] = ()  # (path, binary|oversize) of files not searchable, first SKIPPED_SHOWN
 
     def public(self) -> dict[str, Any]:
         out = self._asdict()
@@ -92,21 +96,34 @@ class _Writer:
 
     def sid(self, source_id: str) -> int:
         self.conn.execute("INSERT OR IGNORE INTO sources (source_id) VALUES (?)", (source_id,))
-        return int(self.conn.execute("SELECT sid FROM sources WHERE source_id = ?", (source_id,)).fetchone()[0])
+        return int(
+            self.conn.execute(
+                "SELECT sid FROM sources WHERE source_id = ?", (source_id,)
+            ).fetchone()[0]
+        )
 
     def files(self, sid: int) -> dict[str, tuple[int, str, int]]:
-        rows = self.conn.execute("SELECT path, fid, revision, chunk_count FROM files WHERE sid = ?", (sid,))
+        rows = self.conn.execute(
+            "SELECT path, fid, revision, chunk_count FROM files WHERE sid = ?", (sid,)
+        )
         return {path: (fid, revision, count) for path, fid, revision, count in rows}
 
     def drop_file(self, fid: int) -> None:
-        self.bounds.remove(self.conn.execute(
-            "SELECT rowid, body FROM chunks WHERE rowid IN (SELECT rowid FROM chunk_files WHERE fid = ?)", (fid,)))
-        self.conn.execute("DELETE FROM chunks WHERE rowid IN (SELECT rowid FROM chunk_files WHERE fid = ?)", (fid,))
+        self.bounds.remove(
+            self.conn.execute(
+                "SELECT rowid, body FROM chunks WHERE rowid IN (SELECT rowid FROM chunk_files WHERE fid = ?)",
+                (fid,),
+            )
+        )
+        self.conn.execute(
+            "DELETE FROM chunks WHERE rowid IN (SELECT rowid FROM chunk_files WHERE fid = ?)",
+            (fid,),
+        )
         self.conn.execute("DELETE FROM chunk_files WHERE fid = ?", (fid,))
         self.conn.execute("DELETE FROM files WHERE fid = ?", (fid,))
 
     def drop_source(self, sid: int) -> int:
-        fids = [fid for fid, in self.conn.execute("SELECT fid FROM files WHERE sid = ?", (sid,))]
+        fids = [fid for (fid,) in self.conn.execute("SELECT fid FROM files WHERE sid = ?", (sid,))]
         for fid in fids:
             self.drop_file(fid)
         self.conn.execute("DELETE FROM sources WHERE sid = ?", (sid,))
@@ -121,18 +138,26 @@ class _Writer:
         rowids = range(self.next_rowid, self.next_rowid + len(chunks))
         self.next_rowid += len(chunks)
         self.conn.executemany(
-            "INSERT INTO chunks (rowid, body, sid) VALUES (?, ?, ?)", [(r, c, sid) for r, c in zip(rowids, chunks, strict=True)]
+            "INSERT INTO chunks (rowid, body, sid) VALUES (?, ?, ?)",
+            [(r, c, sid) for r, c in zip(rowids, chunks, strict=True)],
         )
         self.conn.executemany(
             "INSERT INTO chunk_files (rowid, fid, ordinal, dl) VALUES (?, ?, ?, ?)",
-            [(r, fid, ordinal, self.bounds.add(r, c) or 0) for ordinal, (r, c) in enumerate(zip(rowids, chunks, strict=True))],
+            [
+                (r, fid, ordinal, self.bounds.add(r, c) or 0)
+                for ordinal, (r, c) in enumerate(zip(rowids, chunks, strict=True))
+            ],
         )
 
     def finish_bounds(self) -> int:
         """Count the deferred chunks' tokens, store the run's bounds; return the total token count."""
         lengths = self.bounds.resolve_deferred(self.conn)
-        self.conn.executemany("UPDATE chunk_files SET dl = ? WHERE rowid = ?", [(n, r) for r, n in lengths.items()])
-        count, tokens = self.conn.execute("SELECT COUNT(*), COALESCE(SUM(dl), 0) FROM chunk_files").fetchone()
+        self.conn.executemany(
+            "UPDATE chunk_files SET dl = ? WHERE rowid = ?", [(n, r) for r, n in lengths.items()]
+        )
+        count, tokens = self.conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(dl), 0) FROM chunk_files"
+        ).fetchone()
         self.bounds.store(self.conn, tokens / count if count else 0.0)
         return int(tokens)
 
@@ -157,15 +182,25 @@ def _index_source(writer: _Writer, source: Source, listing: Listing) -> SourceRe
     indexed = writer.files(sid)
     if listing.unavailable is not None:
         removed = writer.drop_source(sid)
-        return SourceReport(source.source_id, "unavailable", listing.unavailable, files_removed=removed)
-    changed = [rel for rel in sorted(listing.revisions)
-               if (old := indexed.get(rel)) is None or old[1] != listing.revisions[rel]]
+        return SourceReport(
+            source.source_id, "unavailable", listing.unavailable, files_removed=removed
+        )
+    changed = [
+        rel
+        for rel in sorted(listing.revisions)
+        if (old := indexed.get(rel)) is None or old[1] != listing.revisions[rel]
+    ]
     bodies = listing.read(changed) if changed else {}
     if isinstance(bodies, str):
         removed = writer.drop_source(sid)
         return SourceReport(source.source_id, "unavailable", bodies, files_removed=removed)
-    stats = {"files_hashed": listing.hashed, "files_indexed": 0, "files_removed": 0, "skipped_binary": 0,
-             "skipped_oversize": listing.skipped_oversize}
+    stats = {
+        "files_hashed": listing.hashed,
+        "files_indexed": 0,
+        "files_removed": 0,
+        "skipped_binary": 0,
+        "skipped_oversize": listing.skipped_oversize,
+    }
     for rel in changed:
         body = bodies.get(rel)
         if body is None:
@@ -195,12 +230,21 @@ def _index_source(writer: _Writer, source: Source, listing: Listing) -> SourceRe
     skipped: tuple[tuple[str, str], ...] = ()
     if listing.lists_skipped:
         skipped = tuple(
-            (str(path), str(kind)) for path, kind in writer.conn.execute(
+            (str(path), str(kind))
+            for path, kind in writer.conn.execute(
                 "SELECT path, kind FROM files WHERE sid = ? AND kind != 'text' ORDER BY path LIMIT ?",
-                (sid, SKIPPED_SHOWN))
+                (sid, SKIPPED_SHOWN),
+            )
         )
-    return SourceReport(source.source_id, "indexed", None, files=int(chunks[1]), chunks=int(chunks[0]),
-                        skipped=skipped, **stats)
+    return SourceReport(
+        source.source_id,
+        "indexed",
+        None,
+        files=int(chunks[1]),
+        chunks=int(chunks[0]),
+        skipped=skipped,
+        **stats,
+    )
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -223,22 +267,30 @@ def update_index(
     ensure_dir(ws.index)
     target = index_path(ws.index)
     with file_lock(target, wait=wait, display=ws.rel(target)):
-        for stale in ws.index.glob(f".{INDEX_NAME}.*.tmp*"):  # a build killed mid-way; we hold the lock
+        for stale in ws.index.glob(
+            f".{INDEX_NAME}.*.tmp*"
+        ):  # a build killed mid-way; we hold the lock
             stale.unlink(missing_ok=True)
         fresh = rebuild or not target.exists()
         path = ws.index / f".{INDEX_NAME}.{os.urandom(6).hex()}.tmp" if fresh else target
         conn: sqlite3.Connection | None = None
         try:
-            create_file(path, 0o600)  # before sqlite creates it with its own mode (and its journal with it)
+            create_file(
+                path, 0o600
+            )  # before sqlite creates it with its own mode (and its journal with it)
             conn = _connect(path)
             if fresh:
                 conn.execute("PRAGMA journal_mode = OFF")  # a temp file: a crash discards it whole
                 create_schema(conn)
             else:
-                conn.execute("PRAGMA journal_mode = DELETE")  # never WAL: readers must create no files
+                conn.execute(
+                    "PRAGMA journal_mode = DELETE"
+                )  # never WAL: readers must create no files
                 check_schema(conn)
             reports = _apply(registry, list_files, conn, now=now, fresh=fresh, progress=progress)
-            count = int(conn.execute("SELECT value FROM meta WHERE key = 'chunk_count'").fetchone()[0])
+            count = int(
+                conn.execute("SELECT value FROM meta WHERE key = 'chunk_count'").fetchone()[0]
+            )
         except (IndexUnavailable, sqlite3.DatabaseError) as exc:
             if conn is not None:
                 conn.close()
@@ -246,7 +298,9 @@ def update_index(
                 _discard(path)
             reason = exc.reason_code if isinstance(exc, IndexUnavailable) else classify(exc)
             if reason == "index_busy":  # another process (not dcx: we hold our lock) writes it
-                raise LockBusy(f"{ws.rel(target)} is busy", hint="retry when the other writer is done") from None
+                raise LockBusy(
+                    f"{ws.rel(target)} is busy", hint="retry when the other writer is done"
+                ) from None
             raise Refused(
                 f"{ws.rel(target)} is corrupt or not a dcx bm25 index",
                 code="index_corrupt",
@@ -279,7 +333,12 @@ def _discard(path: Path) -> None:
 
 
 def _apply(
-    registry: Registry, list_files: Lister, conn: sqlite3.Connection, *, now: str, fresh: bool,
+    registry: Registry,
+    list_files: Lister,
+    conn: sqlite3.Connection,
+    *,
+    now: str,
+    fresh: bool,
     progress: Progress | None,
 ) -> tuple[SourceReport, ...]:
     conn.execute("BEGIN IMMEDIATE")
@@ -297,8 +356,11 @@ def _apply(
             if report.status == "indexed":
                 wanted.add(source.source_id)
             reports.append(report)
-        stale = [(sid, sid_name) for sid, sid_name in conn.execute("SELECT sid, source_id FROM sources")
-                 if sid_name not in wanted]
+        stale = [
+            (sid, sid_name)
+            for sid, sid_name in conn.execute("SELECT sid, source_id FROM sources")
+            if sid_name not in wanted
+        ]
         for sid, _ in stale:
             writer.drop_source(sid)
         total = int(conn.execute("SELECT COUNT(*) FROM chunk_files").fetchone()[0])
@@ -310,7 +372,9 @@ def _apply(
         )
         files = int(conn.execute("SELECT COUNT(*) FROM files").fetchone()[0])
         if fresh or changed * 10 > files:  # a large change: merge segments again
-            conn.execute("INSERT INTO chunks (chunks) VALUES ('optimize')")  # one segment: faster queries
+            conn.execute(
+                "INSERT INTO chunks (chunks) VALUES ('optimize')"
+            )  # one segment: faster queries
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

@@ -62,10 +62,14 @@ B = 0.75
 BOUND_SLACK = 1e-9  # float noise between FTS5's arithmetic and ours
 MAX_ATTEMPTS = 4
 GUESS = 0.8  # first guess: the k-th score is about this share of the filling term's bound
-WEAK_MIN_CHUNKS = 2000  # smaller indexes rank weak terms in SQL: counting their doclists is cheap there
+WEAK_MIN_CHUNKS = (
+    2000  # smaller indexes rank weak terms in SQL: counting their doclists is cheap there
+)
 FLOOR_IDF = 1e-6  # FTS5's IDF for a term in half the rows or more
 SMALL_SCOPE_SHARE = 4  # a scope of at most 1/4 of the chunks is filtered by its rowids
-WEAK_MARGIN = 8  # rows fetched past the limit, so the strong score there leaves room for the weak terms
+WEAK_MARGIN = (
+    8  # rows fetched past the limit, so the strong score there leaves room for the weak terms
+)
 
 
 class Term(NamedTuple):
@@ -78,7 +82,9 @@ class Term(NamedTuple):
 def folded(term: str) -> str:
     """A term as ``unicode61 remove_diacritics 2`` stores it (to look up its frequency)."""
     decomposed = unicodedata.normalize("NFD", term.lower())
-    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+    return unicodedata.normalize(
+        "NFC", "".join(c for c in decomposed if not unicodedata.combining(c))
+    )
 
 
 def idf(total: int, df: int) -> float:
@@ -90,8 +96,14 @@ def term_stats(conn: sqlite3.Connection, terms: list[str]) -> list[Term]:
     """Each term with its df and bound; a term the table does not know stays unbounded."""
     out = []
     for term in terms:
-        row = conn.execute("SELECT df, m, avgdl FROM term_bounds WHERE term = ?", (folded(term),)).fetchone()
-        out.append(Term(term, None) if row is None else Term(term, int(row[0]), float(row[1]), float(row[2])))
+        row = conn.execute(
+            "SELECT df, m, avgdl FROM term_bounds WHERE term = ?", (folded(term),)
+        ).fetchone()
+        out.append(
+            Term(term, None)
+            if row is None
+            else Term(term, int(row[0]), float(row[1]), float(row[2]))
+        )
     return out
 
 
@@ -119,26 +131,42 @@ def scope_filter(conn: sqlite3.Connection, sids: list[int], *, total: int) -> Sc
     if not sids:
         return Scope()
     marks = ",".join("?" * len(sids))
-    held = conn.execute(f"SELECT COALESCE(SUM(chunk_count), 0) FROM files WHERE sid IN ({marks})", sids).fetchone()[0]
+    held = conn.execute(
+        f"SELECT COALESCE(SUM(chunk_count), 0) FROM files WHERE sid IN ({marks})", sids
+    ).fetchone()[0]
     if held * SMALL_SCOPE_SHARE > total:
         return Scope(f" AND sid IN ({marks})", tuple(sids))
     lo, hi = conn.execute(
         "SELECT MIN(cf.rowid), MAX(cf.rowid) FROM chunk_files cf JOIN files f ON f.fid = cf.fid "
-        f"WHERE f.sid IN ({marks})", sids).fetchone()
+        f"WHERE f.sid IN ({marks})",
+        sids,
+    ).fetchone()
     if lo is None:
         return Scope(" AND 0")
-    rows = ("SELECT cf.rowid FROM chunk_files cf JOIN files f ON f.fid = cf.fid "
-            f"WHERE f.sid IN ({marks})")
+    rows = (
+        "SELECT cf.rowid FROM chunk_files cf JOIN files f ON f.fid = cf.fid "
+        f"WHERE f.sid IN ({marks})"
+    )
     return Scope(f" AND rowid BETWEEN ? AND ? AND +rowid IN ({rows})", (int(lo), int(hi), *sids))
 
 
-def top_k(conn: sqlite3.Connection, terms: list[Term], *, total: int, limit: int,
-          sids: list[int] | Scope, avgdl: float = 0.0) -> list[tuple[int, float]]:
+def top_k(
+    conn: sqlite3.Connection,
+    terms: list[Term],
+    *,
+    total: int,
+    limit: int,
+    sids: list[int] | Scope,
+    avgdl: float = 0.0,
+) -> list[tuple[int, float]]:
     """(rowid, bm25 score — higher is better) of the best ``limit`` rows, best first."""
     if not terms:
         return []
-    where = sids if isinstance(sids, Scope) else Scope(
-        f" AND sid IN ({','.join('?' * len(sids))})" if sids else "", tuple(sids))
+    where = (
+        sids
+        if isinstance(sids, Scope)
+        else Scope(f" AND sid IN ({','.join('?' * len(sids))})" if sids else "", tuple(sids))
+    )
     scope, sids = where.sql, list(where.params)
     full = _match(terms)
     # unknown frequencies first: they can only ever be essential
@@ -150,8 +178,14 @@ def top_k(conn: sqlite3.Connection, terms: list[Term], *, total: int, limit: int
     # fills it can give (each attempt reads the common terms' doclists again).
     # After a miss: from the k-th score found (it only grows with j), the fewest
     # whose remaining bound that score already beats.
-    fill = next((i for i in range(1, len(ordered) + 1)
-                 if sum(t.df or 0 for t in ordered[:i]) >= limit or ordered[i - 1].df is None), len(ordered))
+    fill = next(
+        (
+            i
+            for i in range(1, len(ordered) + 1)
+            if sum(t.df or 0 for t in ordered[:i]) >= limit or ordered[i - 1].df is None
+        ),
+        len(ordered),
+    )
     j = next((i for i in range(fill, len(ordered)) if rest[i] <= GUESS * bounds[fill - 1]), fill)
     for _ in range(MAX_ATTEMPTS):
         if j >= len(ordered) or not math.isfinite(rest[j]):
@@ -164,12 +198,20 @@ def top_k(conn: sqlite3.Connection, terms: list[Term], *, total: int, limit: int
         kth = -rows[-1][1] if len(rows) == limit else -math.inf
         if kth >= rest[j] * (1 + BOUND_SLACK) + BOUND_SLACK:
             return [(rowid, -score) for rowid, score in rows]
-        j = next((i for i in range(j + 1, len(ordered)) if kth >= rest[i] * (1 + BOUND_SLACK) + BOUND_SLACK),
-                 len(ordered))
+        j = next(
+            (
+                i
+                for i in range(j + 1, len(ordered))
+                if kth >= rest[i] * (1 + BOUND_SLACK) + BOUND_SLACK
+            ),
+            len(ordered),
+        )
     return plain(conn, full, where, limit)
 
 
-def plain(conn: sqlite3.Connection, match: str, where: Scope, limit: int) -> list[tuple[int, float]]:
+def plain(
+    conn: sqlite3.Connection, match: str, where: Scope, limit: int
+) -> list[tuple[int, float]]:
     """Every match ranked by FTS5 (the exact answer, at its full cost)."""
     rows = conn.execute(
         f"SELECT rowid, bm25(chunks) AS s FROM chunks WHERE chunks MATCH ?{where.sql} ORDER BY s, rowid LIMIT ?",
@@ -178,12 +220,23 @@ def plain(conn: sqlite3.Connection, match: str, where: Scope, limit: int) -> lis
     return [(rowid, -score) for rowid, score in rows]
 
 
-def search(conn: sqlite3.Connection, terms: list[Term], *, total: int, limit: int, scope: Scope,
-           avgdl: float) -> list[tuple[int, float]]:
+def search(
+    conn: sqlite3.Connection,
+    terms: list[Term],
+    *,
+    total: int,
+    limit: int,
+    scope: Scope,
+    avgdl: float,
+) -> list[tuple[int, float]]:
     """The exact best ``limit`` rows, best first (equal scores: lower rowid first); see the module doc."""
     if not terms or limit < 1:
         return []
-    weak = {i for i, t in enumerate(terms) if total >= WEAK_MIN_CHUNKS and t.df is not None and 2 * t.df >= total}
+    weak = {
+        i
+        for i, t in enumerate(terms)
+        if total >= WEAK_MIN_CHUNKS and t.df is not None and 2 * t.df >= total
+    }
     if not weak:
         return top_k(conn, terms, total=total, limit=limit, sids=scope, avgdl=avgdl)
     strong = [t for i, t in enumerate(terms) if i not in weak]
@@ -192,8 +245,12 @@ def search(conn: sqlite3.Connection, terms: list[Term], *, total: int, limit: in
     reach = sum(_bound(t, total, avgdl) for t in weak_terms) * (1 + BOUND_SLACK) + BOUND_SLACK
     want = limit + WEAK_MARGIN
     for _ in range(MAX_ATTEMPTS):
-        rows = top_k(conn, strong, total=total, limit=want, sids=scope, avgdl=avgdl) if strong else []
-        outside = rows[-1][1] if len(rows) == want else 0.0  # no row left out has a higher strong score
+        rows = (
+            top_k(conn, strong, total=total, limit=want, sids=scope, avgdl=avgdl) if strong else []
+        )
+        outside = (
+            rows[-1][1] if len(rows) == want else 0.0
+        )  # no row left out has a higher strong score
         if len(rows) >= limit and rows[limit - 1][1] > (outside + reach) * (1 + BOUND_SLACK):
             return _add_weak(conn, rows, weak_terms)[:limit]
         if len(rows) < want:
@@ -218,33 +275,49 @@ def _varints(blob: bytes) -> list[int]:
     return out
 
 
-def _add_weak(conn: sqlite3.Connection, rows: list[tuple[int, float]],
-              weak: list[Term]) -> list[tuple[int, float]]:
+def _add_weak(
+    conn: sqlite3.Connection, rows: list[tuple[int, float]], weak: list[Term]
+) -> list[tuple[int, float]]:
     """``rows`` (strong scores) with each weak term's share added as FTS5's ``bm25()`` computes it."""
     rowids = [rowid for rowid, _ in rows]
     marks = ",".join("?" * len(rowids))
     averages = _varints(conn.execute("SELECT block FROM chunks_data WHERE id = 1").fetchone()[0])
     avgdl = sum(averages[1:]) / averages[0]
-    lengths = {rowid: sum(_varints(size)) for rowid, size in
-               conn.execute(f"SELECT id, sz FROM chunks_docsize WHERE id IN ({marks})", rowids)}
+    lengths = {
+        rowid: sum(_varints(size))
+        for rowid, size in conn.execute(
+            f"SELECT id, sz FROM chunks_docsize WHERE id IN ({marks})", rowids
+        )
+    }
     bodies = dict(conn.execute(f"SELECT rowid, body FROM chunks WHERE rowid IN ({marks})", rowids))
     lowered = {rowid: body.lower() for rowid, body in bodies.items() if body.isascii()}
     scores = dict(rows)
     for term in weak:
         # unicode61 on ASCII text splits on every character outside [a-z0-9] (``bm25_bounds``)
-        word = re.compile(rf"(?<![a-z0-9]){re.escape(term.text.lower())}(?![a-z0-9])") if term.text.isascii() else None
+        word = (
+            re.compile(rf"(?<![a-z0-9]){re.escape(term.text.lower())}(?![a-z0-9])")
+            if term.text.isascii()
+            else None
+        )
         for rowid in rowids:
             text = lowered.get(rowid)
-            tf = float(len(word.findall(text)) if word is not None and text is not None
-                       else _tf(conn, term, rowid, bodies[rowid]))
+            tf = float(
+                len(word.findall(text))
+                if word is not None and text is not None
+                else _tf(conn, term, rowid, bodies[rowid])
+            )
             if tf:
-                scores[rowid] += FLOOR_IDF * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * lengths[rowid] / avgdl)))
+                scores[rowid] += FLOOR_IDF * (
+                    (tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * lengths[rowid] / avgdl))
+                )
     return sorted(scores.items(), key=lambda r: (-r[1], r[0]))
 
 
 def _tf(conn: sqlite3.Connection, term: Term, rowid: int, body: str) -> int:
     """How often ``term`` occurs in a row that is not all ASCII, as FTS5 counts it."""
     # highlight() marks each instance of the phrase once
-    row = conn.execute("SELECT highlight(chunks, 0, char(1), '') FROM chunks WHERE chunks MATCH ? AND rowid = ?",
-                       (_match([term]), rowid)).fetchone()
+    row = conn.execute(
+        "SELECT highlight(chunks, 0, char(1), '') FROM chunks WHERE chunks MATCH ? AND rowid = ?",
+        (_match([term]), rowid),
+    ).fetchone()
     return 0 if row is None else row[0].count("\x01") - body.count("\x01")

@@ -35,7 +35,9 @@ def _paragraphs(text: str) -> list[tuple[int, int, bool]]:
                 out.append((start, end, heading))
                 start = None
             continue
-        is_heading = bool(_HEADING_RE.match(body.lstrip(" ")[:8])) and len(body) - len(body.lstrip(" ")) < 4
+        is_heading = (
+            bool(_HEADING_RE.match(body.lstrip(" ")[:8])) and len(body) - len(body.lstrip(" ")) < 4
+        )
         if is_heading and start is not None:
             out.append((start, end, heading))
             start = None
@@ -54,7 +56,7 @@ def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
         limit = start + MAX_CHUNK
         cut = text.rfind("\n", start, limit + 1)
         if cut <= start:
-            window = text[start:limit + 1]
+            window = text[start : limit + 1]
             spaces = [m.start() for m in re.finditer(r"\s", window)]
             cut = start + spaces[-1] if spaces and spaces[-1] > 0 else limit
         piece_end = cut

@@ -89,39 +89,54 @@ class ExtensionProvider:
 
         def fail(code: str, detail: str | None = None, *, searched: bool = False) -> Retrieval:
             self.last_detail = detail or code
-            return unavailable(request, NAME, code, provider_version=binding.version if binding else None,
-                               latency_ms=clock.elapsed_ms(started), search_performed=searched,
-                               provider_readiness=packet)
+            return unavailable(
+                request,
+                NAME,
+                code,
+                provider_version=binding.version if binding else None,
+                latency_ms=clock.elapsed_ms(started),
+                search_performed=searched,
+                provider_readiness=packet,
+            )
 
         if binding is None:
             return fail(packet["status"])
-        effective = min(float(request.timeout_seconds), float(binding.timeout_seconds))  # what the request states
+        effective = min(
+            float(request.timeout_seconds), float(binding.timeout_seconds)
+        )  # what the request states
         budget = min(effective, deadline - time.monotonic())  # when the process is stopped
         if budget < MIN_BUDGET:
             return fail("extension_timeout", "no time left before the deadline")
         try:
-            body = REQUEST.check({
-                "schema_version": REQUEST_SCHEMA,
-                "operation": "retrieve",
-                "namespace": request.namespace,
-                "scope_ref": request.scope_ref,
-                "query": request.query,
-                "query_summary": request.query_summary,
-                "max_results": request.max_results,
-                "timeout_seconds": effective,  # the stated limit; the kill comes at `budget`
-                "observed_at": request.observed_at,
-            })
+            body = REQUEST.check(
+                {
+                    "schema_version": REQUEST_SCHEMA,
+                    "operation": "retrieve",
+                    "namespace": request.namespace,
+                    "scope_ref": request.scope_ref,
+                    "query": request.query,
+                    "query_summary": request.query_summary,
+                    "max_results": request.max_results,
+                    "timeout_seconds": effective,  # the stated limit; the kill comes at `budget`
+                    "observed_at": request.observed_at,
+                }
+            )
         except InvalidInput as exc:
             return fail("extension_request_invalid", exc.field)
         stdin = json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
-        out = run_bounded(binding.argv, timeout=budget, stdin=stdin, env_allow=binding.env, cwd=str(self.ws.root))
+        out = run_bounded(
+            binding.argv, timeout=budget, stdin=stdin, env_allow=binding.env, cwd=str(self.ws.root)
+        )
         if out.status != "exited":
             return fail(PROCESS_REASONS[out.status], searched=out.status != "spawn_failed")
         if out.returncode != 0:
             return fail("extension_exit_nonzero", f"exit status {out.returncode}", searched=True)
         try:
-            parsed = json.loads(out.stdout.decode("utf-8"), parse_constant=_reject_constant,
-                                object_pairs_hook=_unique_keys)
+            parsed = json.loads(
+                out.stdout.decode("utf-8"),
+                parse_constant=_reject_constant,
+                object_pairs_hook=_unique_keys,
+            )
         except (UnicodeDecodeError, ValueError):
             return fail("response_not_json", searched=True)
         if not isinstance(parsed, dict):
@@ -134,9 +149,24 @@ class ExtensionProvider:
             return fail("provider_contract_invalid", exc.message, searched=True)
         latency = clock.elapsed_ms(started)
         if response["status"] != COMPLETED:
-            return unavailable(request, NAME, response["reason_code"], provider_version=binding.version,
-                               latency_ms=latency, search_performed=True, provider_readiness=packet)
-        items = tuple(RetrievalItem(i["resource_ref"], i["summary"], i["content"], i["score"])
-                      for i in response["items"])
-        return completed(request, NAME, items, provider_version=binding.version, latency_ms=latency,
-                         provider_readiness=packet)
+            return unavailable(
+                request,
+                NAME,
+                response["reason_code"],
+                provider_version=binding.version,
+                latency_ms=latency,
+                search_performed=True,
+                provider_readiness=packet,
+            )
+        items = tuple(
+            RetrievalItem(i["resource_ref"], i["summary"], i["content"], i["score"])
+            for i in response["items"]
+        )
+        return completed(
+            request,
+            NAME,
+            items,
+            provider_version=binding.version,
+            latency_ms=latency,
+            provider_readiness=packet,
+        )

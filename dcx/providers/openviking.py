@@ -139,7 +139,9 @@ class OpenVikingProvider:
     @staticmethod
     def _common(outcome: ProcessOutcome, *, searched: bool = False) -> None:
         """Failures every stage maps the same way."""
-        if outcome.status == "spawn_failed" or (outcome.status == "exited" and outcome.returncode in (126, 127)):
+        if outcome.status == "spawn_failed" or (
+            outcome.status == "exited" and outcome.returncode in (126, 127)
+        ):
             raise _Failed("provider_cli_unavailable")
         if outcome.status == "timeout":
             raise _Failed("provider_search_timeout", searched=searched)
@@ -176,9 +178,15 @@ class OpenVikingProvider:
         not authority. Only a ``result_levels`` that names level 0 or 1 asks for them."""
         return self.levels is None or self.levels == [2]
 
-    def _find(self, request: RetrievalRequest, deadline: float, conf: str, http_timeout: float) -> list[dict[str, Any]]:
+    def _find(
+        self, request: RetrievalRequest, deadline: float, conf: str, http_timeout: float
+    ) -> list[dict[str, Any]]:
         # -n is a candidate budget spent before L0/L1 records merge: over-fetch when sidecars are dropped
-        n = min(OVERFETCH_MAX, request.max_results * OVERFETCH) if self._drops_sidecars else request.max_results
+        n = (
+            min(OVERFETCH_MAX, request.max_results * OVERFETCH)
+            if self._drops_sidecars
+            else request.max_results
+        )
         options = ["-n", str(n)]
         if request.scope_ref:
             options = ["-u", request.scope_ref, *options]
@@ -195,7 +203,9 @@ class OpenVikingProvider:
         if outcome.returncode != 0:
             # stderr is never parsed; an exit after the CLI's own HTTP timeout is its DEADLINE_EXCEEDED
             timed_out = time.monotonic() - started >= http_timeout
-            raise _Failed("provider_search_timeout" if timed_out else "provider_search_failed", searched=True)
+            raise _Failed(
+                "provider_search_timeout" if timed_out else "provider_search_failed", searched=True
+            )
         return _hits(parse_output(outcome.stdout))
 
     def _read(self, uri: str, deadline: float, conf: str) -> str | None:
@@ -232,7 +242,9 @@ class OpenVikingProvider:
         http_timeout = max(0.1, math.floor((remaining - HTTP_MARGIN) * 10) / 10)
         searched = False
         try:
-            with cli_conf(self.ws, self.config, http_timeout, transient=self.transient) as conf_path:
+            with cli_conf(
+                self.ws, self.config, http_timeout, transient=self.transient
+            ) as conf_path:
                 conf = str(conf_path)
                 self._preflight(deadline, conf)
                 hits = self._find(request, deadline, conf, http_timeout)
@@ -240,11 +252,16 @@ class OpenVikingProvider:
                 return self._answer(request, hits, deadline, conf)
         except _Failed as failure:
             return unavailable(
-                request, NAME, failure.reason_code, provider_version=self.version or None,
+                request,
+                NAME,
+                failure.reason_code,
+                provider_version=self.version or None,
                 search_performed=searched or failure.searched,
             )
 
-    def _answer(self, request: RetrievalRequest, hits: list[dict[str, Any]], deadline: float, conf: str) -> Retrieval:
+    def _answer(
+        self, request: RetrievalRequest, hits: list[dict[str, Any]], deadline: float, conf: str
+    ) -> Retrieval:
         dropped = 0
         kept: list[dict[str, Any]] = []
         for hit in sorted((h for h in hits if _well_formed(h)), key=lambda h: -h["score"]):
@@ -270,15 +287,30 @@ class OpenVikingProvider:
             if content is None or len(content) > CONTENT_MAX:
                 unusable += 1
                 continue
-            candidates.append(RetrievalItem(hit["uri"], self._summary(hit, request.namespace), content, float(hit["score"])))
+            candidates.append(
+                RetrievalItem(
+                    hit["uri"], self._summary(hit, request.namespace), content, float(hit["score"])
+                )
+            )
         if kept and not candidates:
-            return unavailable(request, NAME, "provider_reads_unusable", provider_version=self.version,
-                               search_performed=True, read_performed=read)
+            return unavailable(
+                request,
+                NAME,
+                "provider_reads_unusable",
+                provider_version=self.version,
+                search_performed=True,
+                read_performed=read,
+            )
         items, admitted_drops, capped = admit(candidates, request)
-        return completed(request, NAME, items, provider_version=self.version,
-                         read_performed=bool(items) or read,
-                         items_dropped=dropped + unusable + admitted_drops,
-                         result_cap_applied=capped or examined < len(kept))
+        return completed(
+            request,
+            NAME,
+            items,
+            provider_version=self.version,
+            read_performed=bool(items) or read,
+            items_dropped=dropped + unusable + admitted_drops,
+            result_cap_applied=capped or examined < len(kept),
+        )
 
     def _level_ok(self, hit: dict[str, Any]) -> bool:
         if self.levels is not None and hit["level"] not in self.levels:
@@ -288,6 +320,10 @@ class OpenVikingProvider:
     @staticmethod
     def _summary(hit: dict[str, Any], namespace: str) -> str:
         abstract = hit.get("abstract") or ""
-        if abstract.strip() and len(abstract) <= ITEM_SUMMARY_MAX and public.unsafe_class(abstract) is None:
+        if (
+            abstract.strip()
+            and len(abstract) <= ITEM_SUMMARY_MAX
+            and public.unsafe_class(abstract) is None
+        ):
             return abstract
         return f"OpenViking match in {namespace}"

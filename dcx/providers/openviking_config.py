@@ -32,14 +32,18 @@ CONF_NAME = "ovcli.conf"
 
 
 def conf_bytes(config: dict[str, Any], http_timeout: float) -> bytes:
-    body: dict[str, Any] = {k: config[k] for k in ("url", "account", "user", "api_key") if k in config}
+    body: dict[str, Any] = {
+        k: config[k] for k in ("url", "account", "user", "api_key") if k in config
+    }
     body["timeout"] = http_timeout
     body["echo_command"] = False
     return (json.dumps(body, sort_keys=True) + "\n").encode()
 
 
 @contextlib.contextmanager
-def cli_conf(ws: Workspace, config: dict[str, Any], http_timeout: float, *, transient: bool) -> Iterator[Path]:
+def cli_conf(
+    ws: Workspace, config: dict[str, Any], http_timeout: float, *, transient: bool
+) -> Iterator[Path]:
     """The ``ovcli.conf`` path for one retrieval.
 
     Normally ``private/openviking/ovcli.conf``, rewritten only when its bytes

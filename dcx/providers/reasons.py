@@ -24,9 +24,9 @@ HINTS: dict[str, str] = {
     "provider_contract_invalid": "the provider's answer broke the retrieval contract: fix or replace the provider",
     "provider_search_failed": "`ov find` failed: check the scope URI exists (`ov tree`) and the server's logs",
     "provider_search_parse_failed": "`ov` answered something that is not its JSON envelope: check `ov --version` "
-                                    "(OpenViking >= 0.5) and that nothing wraps the binary",
+    "(OpenViking >= 0.5) and that nothing wraps the binary",
     "provider_reads_unusable": "hits came back but none had readable content under the limit: check the server's "
-                               "content store (`ov read URI`), or narrow the scope",
+    "content store (`ov read URI`), or narrow the scope",
     # extension readiness (nothing was spawned)
     "extension_not_installed": "install it with `dcx ext install PATH`, or fix context_provider.config.extension_id",
     "extension_disabled": "enable it with `dcx ext enable ID`",
@@ -36,7 +36,7 @@ HINTS: dict[str, str] = {
     "extension_provider_not_installed": "install an advisory provider extension with `dcx ext install PATH`",
     "extension_provider_not_ready": "run `dcx ext doctor ID` for the installed provider, or enable it",
     "extension_state_unavailable": "private/extensions/state.json is damaged: restore it, or move it aside and "
-                                   "reinstall",
+    "reinstall",
     # extension process and contract
     "extension_timeout": "raise --timeout or the manifest's timeout_seconds, or make the extension faster",
     "response_too_large": "the extension printed over 1,000,000 bytes: make it answer within the limit",

@@ -26,12 +26,18 @@ def normalise_scope(value: str, *, field: str = "scope_ref") -> str:
         raise InvalidInput(f"{field}: expected text", field=field, code="invalid_type")
     if len(value) > SCOPE_MAX:
         raise InvalidInput(
-            f"{field}: {len(value)} characters is over the limit of {SCOPE_MAX}", field=field, code="text_too_long"
+            f"{field}: {len(value)} characters is over the limit of {SCOPE_MAX}",
+            field=field,
+            code="text_too_long",
         )
     if value[:6].lower() != "codex:":
         return value
-    ident = value[len(CODEX_PREFIX):]
-    if value[: len(CODEX_PREFIX)].lower() != CODEX_PREFIX or not THREAD_ID_RE.fullmatch(ident) or ident.lower() == "new":
+    ident = value[len(CODEX_PREFIX) :]
+    if (
+        value[: len(CODEX_PREFIX)].lower() != CODEX_PREFIX
+        or not THREAD_ID_RE.fullmatch(ident)
+        or ident.lower() == "new"
+    ):
         raise InvalidInput(
             f"{field}: not a valid Codex thread link",
             field=field,

@@ -59,25 +59,39 @@ def _label(labels: Mapping[str, str] | None, name: str) -> str:
 
 def check_max_results(value: Any, *, field: str = "max_results") -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"{field}: expected an integer from 1 to {MAX_RESULTS}", field=field, code="invalid_type")
+        raise InvalidInput(
+            f"{field}: expected an integer from 1 to {MAX_RESULTS}",
+            field=field,
+            code="invalid_type",
+        )
     if not 1 <= value <= MAX_RESULTS:
-        raise InvalidInput(f"{field}: {value} is outside 1..{MAX_RESULTS}", field=field, code="out_of_range")
+        raise InvalidInput(
+            f"{field}: {value} is outside 1..{MAX_RESULTS}", field=field, code="out_of_range"
+        )
     return value
 
 
 def check_timeout(value: Any, *, field: str = "timeout_seconds") -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidInput(f"{field}: expected a number of seconds", field=field, code="invalid_type")
+        raise InvalidInput(
+            f"{field}: expected a number of seconds", field=field, code="invalid_type"
+        )
     if not math.isfinite(value):
-        raise InvalidInput(f"{field}: expected a finite number of seconds", field=field, code="out_of_range")
+        raise InvalidInput(
+            f"{field}: expected a finite number of seconds", field=field, code="out_of_range"
+        )
     if not TIMEOUT_MIN <= value <= TIMEOUT_MAX:
         raise InvalidInput(
-            f"{field}: {value} is outside {TIMEOUT_MIN:g}..{TIMEOUT_MAX:g} seconds", field=field, code="out_of_range"
+            f"{field}: {value} is outside {TIMEOUT_MIN:g}..{TIMEOUT_MAX:g} seconds",
+            field=field,
+            code="out_of_range",
         )
     return float(value)
 
 
-def effective_timeout(request: float | None, profile: float, manifest: float | None = None) -> float:
+def effective_timeout(
+    request: float | None, profile: float, manifest: float | None = None
+) -> float:
     """The shortest of the request's, the profile's and (for extensions) the manifest's limit."""
     limits = [profile] + [t for t in (request, manifest) if t is not None]
     return float(min(limits))
@@ -110,7 +124,9 @@ def check_request(
         )
     query_field = _label(labels, "query")
     if not isinstance(query, str) or not query.strip():
-        raise InvalidInput(f"{query_field}: expected non-empty text", field=query_field, code="empty_text")
+        raise InvalidInput(
+            f"{query_field}: expected non-empty text", field=query_field, code="empty_text"
+        )
     if len(query) > QUERY_MAX:
         raise InvalidInput(
             f"{query_field}: {len(query)} characters is over the limit of {QUERY_MAX}",
@@ -165,7 +181,11 @@ def admit(
     capped = False
     verdicts: dict[str, bool] = {}
     for item in candidates:
-        if item_problem(item, verdicts) is not None or item.resource_ref in seen or len(item.content) > budget:
+        if (
+            item_problem(item, verdicts) is not None
+            or item.resource_ref in seen
+            or len(item.content) > budget
+        ):
             dropped += 1
             continue
         if len(kept) == request.max_results:
@@ -197,7 +217,12 @@ def check_retrieval(request: RetrievalRequest, answer: Any, provider_name: str) 
     if answer.provider != provider_name:
         raise ContractViolation("provider")
     echoed = (answer.namespace, answer.query_summary, answer.observed_at, answer.requested_limit)
-    if echoed != (request.namespace, request.query_summary, request.observed_at, request.max_results):
+    if echoed != (
+        request.namespace,
+        request.query_summary,
+        request.observed_at,
+        request.max_results,
+    ):
         raise ContractViolation("request_echo")
     if answer.status not in (COMPLETED, UNAVAILABLE):
         raise ContractViolation("status")
@@ -205,13 +230,20 @@ def check_retrieval(request: RetrievalRequest, answer: Any, provider_name: str) 
         raise ContractViolation("reason_code")
     if answer.status == UNAVAILABLE:
         reason = answer.reason_code
-        if not isinstance(reason, str) or len(reason) > public.REASON_MAX or not public.TOKEN_RE.match(reason):
+        if (
+            not isinstance(reason, str)
+            or len(reason) > public.REASON_MAX
+            or not public.TOKEN_RE.match(reason)
+        ):
             raise ContractViolation("reason_code")
         if answer.items:
             raise ContractViolation("items_on_unavailable")
     version = answer.provider_version
     if version is not None and (
-        not isinstance(version, str) or not version or len(version) > VERSION_MAX or public.unsafe_class(version)
+        not isinstance(version, str)
+        or not version
+        or len(version) > VERSION_MAX
+        or public.unsafe_class(version)
     ):
         raise ContractViolation("provider_version")
     for flag in (answer.search_performed, answer.read_performed, answer.result_cap_applied):
@@ -238,20 +270,31 @@ def check_retrieval(request: RetrievalRequest, answer: Any, provider_name: str) 
 
 def _safe_version(provider: ContextProvider) -> str | None:
     version = getattr(provider, "version", None)
-    if isinstance(version, str) and version and len(version) <= VERSION_MAX and not public.unsafe_class(version):
+    if (
+        isinstance(version, str)
+        and version
+        and len(version) <= VERSION_MAX
+        and not public.unsafe_class(version)
+    ):
         return version
     return None
 
 
-def guarded_retrieve(provider: ContextProvider, request: RetrievalRequest, *, deadline: float) -> Retrieval:
+def guarded_retrieve(
+    provider: ContextProvider, request: RetrievalRequest, *, deadline: float
+) -> Retrieval:
     """Call the provider once and fail open: an exception or a broken contract becomes
     an unavailable retrieval with a reason code and nothing from the provider."""
     name = provider.name
     try:
         answer = provider.retrieve(request, deadline=deadline)
     except Exception:  # any provider failure fails open; its text may hold private values
-        return unavailable(request, name, "provider_retrieval_failed", provider_version=_safe_version(provider))
+        return unavailable(
+            request, name, "provider_retrieval_failed", provider_version=_safe_version(provider)
+        )
     try:
         return check_retrieval(request, answer, name)
     except ContractViolation:
-        return unavailable(request, name, "provider_contract_invalid", provider_version=_safe_version(provider))
+        return unavailable(
+            request, name, "provider_contract_invalid", provider_version=_safe_version(provider)
+        )

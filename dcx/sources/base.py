@@ -86,8 +86,12 @@ class ScanTelemetry(NamedTuple):
     skipped_oversize: int = 0
     hashed: int = 0  # files read this scan (the rest came from the stat cache)
     file_count: int = 0  # files the locator holds now
-    adopted_unlisted_count: int | None = None  # baseline: changes the cursor adopts beyond the listed items
-    skipped_submodules: int | None = None  # git: submodule entries skipped (None: the adapter has none)
+    adopted_unlisted_count: int | None = (
+        None  # baseline: changes the cursor adopts beyond the listed items
+    )
+    skipped_submodules: int | None = (
+        None  # git: submodule entries skipped (None: the adapter has none)
+    )
     skipped_symlinks: int | None = None  # git: symlinks skipped, never followed
 
 
@@ -140,7 +144,12 @@ class SourceProvider(Protocol):
     def health(self) -> Health: ...
 
     def scan(
-        self, source: Source, after_cursor: str | None, limit: int, deadline: float, observed_at: str
+        self,
+        source: Source,
+        after_cursor: str | None,
+        limit: int,
+        deadline: float,
+        observed_at: str,
     ) -> ScanResult: ...
 
     def exact_read(
@@ -177,7 +186,9 @@ def scan_contract_problem(result: Any, source_id: str, limit: int) -> str | None
     if len(result.items) > limit:
         return "more items than the limit"
     cursor = result.cursor_after
-    if cursor is not None and (not isinstance(cursor, str) or not cursor or len(cursor) > MAX_CURSOR_CHARS):
+    if cursor is not None and (
+        not isinstance(cursor, str) or not cursor or len(cursor) > MAX_CURSOR_CHARS
+    ):
         return "cursor_after is not a string of 1..256 characters"
     if len(result.items) > 64 and _items_ok(result.items, source_id):
         return None
@@ -187,17 +198,26 @@ def scan_contract_problem(result: Any, source_id: str, limit: int) -> str | None
             return "an item is not a ScanItem"
         if item.source_id != source_id:
             return "an item belongs to another source"
-        if not isinstance(item.resource_ref, str) or not item.resource_ref or len(item.resource_ref) > MAX_RESOURCE_REF_CHARS:
+        if (
+            not isinstance(item.resource_ref, str)
+            or not item.resource_ref
+            or len(item.resource_ref) > MAX_RESOURCE_REF_CHARS
+        ):
             return "an item's resource_ref is not a string of 1..1024 characters"
         if item.resource_ref in seen:
             return "two items share a resource_ref"
         seen.add(item.resource_ref)
-        if not isinstance(item.revision, str) or not item.revision or len(item.revision) > MAX_REVISION_CHARS:
+        if (
+            not isinstance(item.revision, str)
+            or not item.revision
+            or len(item.revision) > MAX_REVISION_CHARS
+        ):
             return "an item's revision is not a string of 1..256 characters"
         if item.change not in CHANGE_KINDS or item.content_kind not in CONTENT_KINDS:
             return "an item's change or content_kind is unknown"
         if (item.change == "deleted") != (item.revision == DELETED) or (
-            item.change == "deleted") != (item.content_kind == "deleted"):
+            item.change == "deleted"
+        ) != (item.content_kind == "deleted"):
             return "a deletion must have revision and content_kind 'deleted' (and only a deletion)"
     return None
 
@@ -208,12 +228,21 @@ def _items_ok(items: tuple[Any, ...], source_id: str) -> bool:
     if set(map(type, items)) != {ScanItem}:
         return False
     ids, refs, revisions, _, kinds, changes = zip(*items, strict=True)
-    return (set(ids) == {source_id} and set(map(type, refs)) == {str} and set(map(type, revisions)) == {str}
-            and min(map(len, refs)) >= 1 and max(map(len, refs)) <= MAX_RESOURCE_REF_CHARS
-            and min(map(len, revisions)) >= 1 and max(map(len, revisions)) <= MAX_REVISION_CHARS
-            and len(set(refs)) == len(refs) and set(changes) <= _CHANGE_SET and set(kinds) <= _KIND_SET
-            and list(map(DELETED.__eq__, changes)) == list(map(DELETED.__eq__, revisions))
-            == list(map(DELETED.__eq__, kinds)))
+    return (
+        set(ids) == {source_id}
+        and set(map(type, refs)) == {str}
+        and set(map(type, revisions)) == {str}
+        and min(map(len, refs)) >= 1
+        and max(map(len, refs)) <= MAX_RESOURCE_REF_CHARS
+        and min(map(len, revisions)) >= 1
+        and max(map(len, revisions)) <= MAX_REVISION_CHARS
+        and len(set(refs)) == len(refs)
+        and set(changes) <= _CHANGE_SET
+        and set(kinds) <= _KIND_SET
+        and list(map(DELETED.__eq__, changes))
+        == list(map(DELETED.__eq__, revisions))
+        == list(map(DELETED.__eq__, kinds))
+    )
 
 
 _CHANGE_SET = frozenset(CHANGE_KINDS)

@@ -52,14 +52,20 @@ class FileBody(NamedTuple):
 class Listing(NamedTuple):
     revisions: Mapping[str, str]  # every file the source holds now: rel -> revision
     read: Callable[[list[str]], dict[str, FileBody] | str]  # a str: the source became unavailable
-    hashed: int = 0  # files the walk read to learn their revision (the stat cache answered the rest)
+    hashed: int = (
+        0  # files the walk read to learn their revision (the stat cache answered the rest)
+    )
     skipped_oversize: int = 0  # files the walk did not hash (over max_scan_bytes)
     lists_skipped: bool = False  # the index report names this source's unsearchable files
     unavailable: str | None = None  # a reason code: the source cannot be listed now
 
 
 def listing(
-    ws: Workspace, source: Source, *, max_scan_bytes: int, max_read_bytes: int,
+    ws: Workspace,
+    source: Source,
+    *,
+    max_scan_bytes: int,
+    max_read_bytes: int,
     progress: Callable[[int], None] | None = None,
 ) -> Listing:
     """The source's current files (see the module doc); never raises for an unreadable source."""
@@ -67,7 +73,9 @@ def listing(
         return _git_listing(ws, source, max_read_bytes)
     tick = (lambda done, total=None: progress(done)) if progress else None
     try:
-        walked = walk(ws, source.source_id, source.locator, max_scan_bytes=max_scan_bytes, progress=tick)
+        walked = walk(
+            ws, source.source_id, source.locator, max_scan_bytes=max_scan_bytes, progress=tick
+        )
     except LocatorError as exc:
         return Listing({}, lambda rels: {}, unavailable=exc.reason_code)
     revisions = {rel: entry.revision for rel, entry in walked.files.items()}
@@ -82,11 +90,20 @@ def listing(
             data = _read(walked.abspath(rel), max_read_bytes)
             if data is None:
                 continue  # vanished or unreadable since the walk
-            out[rel] = FileBody(entry.revision, None) if len(data) > max_read_bytes else FileBody(revision_of(data), data)
+            out[rel] = (
+                FileBody(entry.revision, None)
+                if len(data) > max_read_bytes
+                else FileBody(revision_of(data), data)
+            )
         return out
 
-    return Listing(revisions, read, hashed=walked.hashed, skipped_oversize=walked.skipped_oversize,
-                   lists_skipped=True)
+    return Listing(
+        revisions,
+        read,
+        hashed=walked.hashed,
+        skipped_oversize=walked.skipped_oversize,
+        lists_skipped=True,
+    )
 
 
 def _read(path: Path, limit: int) -> bytes | None:
@@ -136,7 +153,9 @@ class CurrentFiles:
         self.ws = ws
         self.max_read_bytes = max_read_bytes
         self.timeout_seconds = timeout_seconds
-        self._commits: dict[str, Any] = {}  # git source id -> (located source, commit read this run)
+        self._commits: dict[
+            str, Any
+        ] = {}  # git source id -> (located source, commit read this run)
 
     def read(self, source: Source, path: str) -> FileText | None:
         if source.locator.get("repo") is not None:
@@ -151,7 +170,9 @@ class CurrentFiles:
             target = loc.path
         else:
             target = Path(os.path.realpath(loc.path / path))
-            inside = loc.path in target.parents and not (set(Path(path).parts) & set(ALWAYS_EXCLUDED))
+            inside = loc.path in target.parents and not (
+                set(Path(path).parts) & set(ALWAYS_EXCLUDED)
+            )
             match = glob_matcher(loc.include, loc.exclude)
             if not inside or (match is not None and not match(path)):  # no globs: the whole folder
                 return None
@@ -184,7 +205,9 @@ class CurrentFiles:
             loc, commit = self._commits[source.source_id]
             if loc.match is not None and not loc.match(path):
                 return None
-            found = loc.repo.entry_at(commit, f"{loc.prefix}/{path}" if loc.prefix else path, deadline)
+            found = loc.repo.entry_at(
+                commit, f"{loc.prefix}/{path}" if loc.prefix else path, deadline
+            )
             if found is None or found[0] not in MODE_FILE:
                 return None
             blob = read_texts(loc, [found[1]], self.max_read_bytes, deadline).get(found[1])

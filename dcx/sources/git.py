@@ -100,7 +100,9 @@ EMPTY = "-"
 REWOUND = "cursor_rewound"
 LOCATOR_CHANGED = "locator_changed"
 HEALTH_SECONDS = 5.0
-READ_MANY_ITEMS = 1 << 17  # blobs asked of one cat-file process by exact_read_many (its output stays capped)
+READ_MANY_ITEMS = (
+    1 << 17
+)  # blobs asked of one cat-file process by exact_read_many (its output stays capped)
 
 
 class Cursor(NamedTuple):
@@ -118,21 +120,29 @@ class Cursor(NamedTuple):
 
 def parse_cursor(value: str) -> Cursor:
     """A cursor this adapter made; ``SourceUnavailable(cursor_invalid)`` otherwise."""
-    parts = value[len(CURSOR_PREFIX):].split(":") if value.startswith(CURSOR_PREFIX) else []
+    parts = value[len(CURSOR_PREFIX) :].split(":") if value.startswith(CURSOR_PREFIX) else []
 
     def oid(text: str) -> bool:
         return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
     if len(parts) == 2 and oid(parts[0]) and len(parts[1]) == 16:
         return Cursor(parts[0], parts[1])
-    if (len(parts) == 4 and (parts[0] == EMPTY or oid(parts[0])) and len(parts[1]) == 16 and oid(parts[2])
-            and parts[3].isdigit() and int(parts[3]) > 0):
+    if (
+        len(parts) == 4
+        and (parts[0] == EMPTY or oid(parts[0]))
+        and len(parts[1]) == 16
+        and oid(parts[2])
+        and parts[3].isdigit()
+        and int(parts[3]) > 0
+    ):
         return Cursor(None if parts[0] == EMPTY else parts[0], parts[1], parts[2], int(parts[3]))
     raise SourceUnavailable("cursor_invalid")
 
 
 def filter_id(prefix: str, locator: dict[str, Any]) -> str:
-    data = canonical_bytes([prefix, sorted(locator.get("include") or ()), sorted(locator.get("exclude") or ())])
+    data = canonical_bytes(
+        [prefix, sorted(locator.get("include") or ()), sorted(locator.get("exclude") or ())]
+    )
     return blake3.blake3(data).hexdigest()[:16]
 
 
@@ -189,7 +199,9 @@ class GitProvider:
             git_dir = resolve_repo(self.ws, str(locator["repo"]))
         except GitError as exc:
             raise SourceUnavailable(exc.reason_code) from None
-        return Located(Repo(git_dir), str(locator["ref"]), prefix, match, filter_id(prefix, locator))
+        return Located(
+            Repo(git_dir), str(locator["ref"]), prefix, match, filter_id(prefix, locator)
+        )
 
     def check(self, source: Source, deadline: float) -> None:
         """``status --check``: the repository opens and the ref resolves (reads no tree)."""
@@ -201,7 +213,12 @@ class GitProvider:
 
     # -- scan ----------------------------------------------------------------
     def scan(
-        self, source: Source, after_cursor: str | None, limit: int, deadline: float, observed_at: str
+        self,
+        source: Source,
+        after_cursor: str | None,
+        limit: int,
+        deadline: float,
+        observed_at: str,
     ) -> ScanResult:
         loc = self.locate(source)
         cursor = parse_cursor(after_cursor) if after_cursor is not None else None
@@ -212,8 +229,16 @@ class GitProvider:
         except GitError as exc:
             raise SourceUnavailable(exc.reason_code) from None
 
-    def _scan(self, source: Source, loc: Located, cursor: Cursor | None, after_cursor: str | None, limit: int,
-              deadline: float, observed_at: str) -> ScanResult:
+    def _scan(
+        self,
+        source: Source,
+        loc: Located,
+        cursor: Cursor | None,
+        after_cursor: str | None,
+        limit: int,
+        deadline: float,
+        observed_at: str,
+    ) -> ScanResult:
         repo = loc.repo
         note = None
         if cursor is not None and cursor.filter != loc.filter:
@@ -221,7 +246,9 @@ class GitProvider:
         if cursor is not None and cursor.target is not None:
             # finish the partial advance toward the commit it was heading for
             base = cursor.base
-            if (base is not None and not repo.exists(base, deadline)) or not repo.exists(cursor.target, deadline):
+            if (base is not None and not repo.exists(base, deadline)) or not repo.exists(
+                cursor.target, deadline
+            ):
                 if repo.shallow:
                     raise GitError(SHALLOW_PAST_CURSOR)
                 cursor, base, note = None, None, REWOUND
@@ -230,7 +257,7 @@ class GitProvider:
             else:
                 target = cursor.target
                 changes, counts = self._delta(repo, base, target, loc, deadline)
-                changes = changes[cursor.applied:]
+                changes = changes[cursor.applied :]
             done = cursor.applied if cursor is not None else 0
         else:
             base = cursor.base if cursor is not None else None
@@ -240,8 +267,20 @@ class GitProvider:
                 moved = repo.first_parent_delta(loc.ref, base, loc.prefix, loc.match, deadline)
             if moved is not None:
                 target, changes, counts = moved
-                return self._report(source, loc, repo, base, target, changes, counts, 0, note, limit,
-                                    observed_at, deadline)
+                return self._report(
+                    source,
+                    loc,
+                    repo,
+                    base,
+                    target,
+                    changes,
+                    counts,
+                    0,
+                    note,
+                    limit,
+                    observed_at,
+                    deadline,
+                )
             recent = repo.resolve_with_ancestors(loc.ref, deadline)
             target = recent[0]
             if base is not None and target == base:
@@ -257,12 +296,36 @@ class GitProvider:
                     note = REWOUND
             changes, counts = self._delta(repo, base, target, loc, deadline)
             done = 0
-        return self._report(source, loc, repo, base, target, changes, counts, done, note, limit, observed_at,
-                            deadline)
+        return self._report(
+            source,
+            loc,
+            repo,
+            base,
+            target,
+            changes,
+            counts,
+            done,
+            note,
+            limit,
+            observed_at,
+            deadline,
+        )
 
-    def _report(self, source: Source, loc: Located, repo: Repo, base: str | None, target: str,
-                changes: list[Entry], counts: Counts, done: int, note: str | None, limit: int, observed_at: str,
-                deadline: float) -> ScanResult:
+    def _report(
+        self,
+        source: Source,
+        loc: Located,
+        repo: Repo,
+        base: str | None,
+        target: str,
+        changes: list[Entry],
+        counts: Counts,
+        done: int,
+        note: str | None,
+        limit: int,
+        observed_at: str,
+        deadline: float,
+    ) -> ScanResult:
         """The scan's answer for ``changes`` from ``base`` toward ``target`` (``done`` already applied)."""
         if time.monotonic() > deadline:
             raise GitTimeout()
@@ -274,13 +337,16 @@ class GitProvider:
             after = Cursor(target, loc.filter).text()
         items = _items(source.source_id, reported, observed_at)
         order = [e.rel for e in reported]
-        self._scanned[source.source_id] = _Scanned(repo, target, {i.resource_ref: i.revision for i in items}, order)
+        self._scanned[source.source_id] = _Scanned(
+            repo, target, {i.resource_ref: i.revision for i in items}, order
+        )
         status = COMPLETED if items else NO_CHANGE
         return ScanResult(status, items, after, note, _telemetry(counts, capped))
 
     @staticmethod
-    def _delta(repo: Repo, base: str | None, target: str, loc: Located,
-               deadline: float) -> tuple[list[Entry], Counts]:
+    def _delta(
+        repo: Repo, base: str | None, target: str, loc: Located, deadline: float
+    ) -> tuple[list[Entry], Counts]:
         if base is None:
             return repo.list_tree(target, loc.prefix, loc.match, deadline)
         return repo.diff_trees(base, target, loc.prefix, loc.match, deadline)
@@ -311,17 +377,28 @@ class GitProvider:
         if blob is None or blob.missing:
             return failed_read(item, observed_at, READ_IO_ERROR)
         if blob.size > max_bytes:
-            return ReadResult("oversize", item.resource_ref, item.revision, observed_at, None, READ_OVERSIZE)
+            return ReadResult(
+                "oversize", item.resource_ref, item.revision, observed_at, None, READ_OVERSIZE
+            )
         if blob.data is None or object_id(blob.data, len(item.revision)) != item.revision:
-            return failed_read(item, observed_at, READ_MISMATCH)  # the object store gave other bytes
+            return failed_read(
+                item, observed_at, READ_MISMATCH
+            )  # the object store gave other bytes
         try:
             text = blob.data.decode("utf-8")
         except UnicodeDecodeError:
-            return ReadResult("binary", item.resource_ref, item.revision, observed_at, None, READ_NOT_TEXT)
+            return ReadResult(
+                "binary", item.resource_ref, item.revision, observed_at, None, READ_NOT_TEXT
+            )
         return ReadResult(VERIFIED, item.resource_ref, item.revision, observed_at, text)
 
     def exact_read_many(
-        self, source: Source, items: Sequence[ScanItem], max_bytes: int, deadline: float, observed_at: str
+        self,
+        source: Source,
+        items: Sequence[ScanItem],
+        max_bytes: int,
+        deadline: float,
+        observed_at: str,
     ) -> list[ReadResult]:
         """``exact_read`` of every item, in order: the items this run scanned in one ``cat-file --batch``.
 
@@ -336,7 +413,9 @@ class GitProvider:
         pending: list[int] = []
         for i, item in enumerate(items):
             revision = known.get(item.resource_ref)
-            if revision is None:  # (a path this scan reported is clean: it is read by blob id anyway)
+            if (
+                revision is None
+            ):  # (a path this scan reported is clean: it is read by blob id anyway)
                 out[i] = self.exact_read(source, item, max_bytes, deadline, observed_at)
             elif revision != item.revision:
                 out[i] = failed_read(item, observed_at, READ_MISMATCH)
@@ -346,17 +425,28 @@ class GitProvider:
                 pending.append(i)
         make = tuple.__new__  # ReadResult(...) without the keyword machinery: 100k of them
         for start in range(0, len(pending), READ_MANY_ITEMS):
-            chunk = pending[start:start + READ_MANY_ITEMS]
+            chunk = pending[start : start + READ_MANY_ITEMS]
             assert scanned is not None
-            answers, reason = _read_checked(scanned.repo, [items[i].revision for i in chunk], max_bytes, deadline)
+            answers, reason = _read_checked(
+                scanned.repo, [items[i].revision for i in chunk], max_bytes, deadline
+            )
             for i in chunk:
                 item = items[i]
                 answer = answers.get(item.revision)
                 if answer is None:
                     out[i] = failed_read(item, observed_at, reason or READ_IO_ERROR)
                 else:
-                    out[i] = make(ReadResult, (answer[1], item.resource_ref, item.revision, observed_at, answer[0],
-                                               answer[2]))
+                    out[i] = make(
+                        ReadResult,
+                        (
+                            answer[1],
+                            item.resource_ref,
+                            item.revision,
+                            observed_at,
+                            answer[0],
+                            answer[2],
+                        ),
+                    )
         return out  # type: ignore[return-value]
 
     def _current(self, source: Source, item: ScanItem, deadline: float) -> _Scanned:
@@ -368,36 +458,51 @@ class GitProvider:
         revision = found[1] if found is not None and found[0] in (b"100644", b"100755") else DELETED
         return _Scanned(loc.repo, commit, {item.resource_ref: revision}, [item.resource_ref])
 
-    def _blob(self, scanned: _Scanned, item: ScanItem, max_bytes: int, deadline: float) -> Blob | None:
+    def _blob(
+        self, scanned: _Scanned, item: ScanItem, max_bytes: int, deadline: float
+    ) -> Blob | None:
         """The item's blob; a miss fetches it with the scan's next unread items (bounded batch)."""
         oid = item.revision
         if oid not in self._blobs:
             batch = [oid]
-            at = scanned.order.index(item.resource_ref) if item.resource_ref in scanned.order else len(scanned.order)
-            for rel in scanned.order[at + 1:]:
+            at = (
+                scanned.order.index(item.resource_ref)
+                if item.resource_ref in scanned.order
+                else len(scanned.order)
+            )
+            for rel in scanned.order[at + 1 :]:
                 if len(batch) >= READ_BATCH_ITEMS:
                     break
                 revision = scanned.items[rel]
                 if revision != DELETED and revision not in self._blobs:
                     batch.append(revision)
             self._blobs = {}  # one batch held at a time: memory stays bounded
-            fetched = read_blobs(scanned.repo, batch, max_bytes, deadline, byte_budget=READ_BATCH_BYTES)
+            fetched = read_blobs(
+                scanned.repo, batch, max_bytes, deadline, byte_budget=READ_BATCH_BYTES
+            )
             self._blobs.update(fetched)
         return self._blobs.get(oid)
 
 
 def _items(source_id: str, entries: list[Entry], observed_at: str) -> tuple[ScanItem, ...]:
     """Scan items of ``entries``; a blob's kind (text, binary) and size are known once it is read."""
-    make = tuple.__new__  # ScanItem(...) without the keyword machinery: a first scan makes 100k of them
+    make = (
+        tuple.__new__
+    )  # ScanItem(...) without the keyword machinery: a first scan makes 100k of them
     return tuple(
-        make(ScanItem, (source_id, rel, DELETED, observed_at, "deleted", "deleted")) if new is None
-        else make(ScanItem, (source_id, rel, new, observed_at, "text", "added" if old is None else "modified"))
+        make(ScanItem, (source_id, rel, DELETED, observed_at, "deleted", "deleted"))
+        if new is None
+        else make(
+            ScanItem,
+            (source_id, rel, new, observed_at, "text", "added" if old is None else "modified"),
+        )
         for rel, old, new in entries
     )
 
 
-def _read_checked(repo: Repo, oids: list[str], max_bytes: int, deadline: float
-                  ) -> tuple[dict[str, tuple[str | None, str, str | None]], str | None]:
+def _read_checked(
+    repo: Repo, oids: list[str], max_bytes: int, deadline: float
+) -> tuple[dict[str, tuple[str | None, str, str | None]], str | None]:
     """Read outcomes by blob id — (text, "verified", None), or (None, status, reason code) — as
     ``exact_read`` decides them, each blob re-hashed before it counts; plus the reason the rest
     (missing from the answer) were not read: a timeout or an I/O error, else None (git had no such blob).
@@ -434,11 +539,17 @@ def _read_checked(repo: Repo, oids: list[str], max_bytes: int, deadline: float
 
 
 def _telemetry(counts: Counts, capped: bool = False) -> ScanTelemetry:
-    return ScanTelemetry(result_cap_applied=capped, skipped_outside_locator=counts.outside,
-                         skipped_submodules=counts.submodules, skipped_symlinks=counts.symlinks)
+    return ScanTelemetry(
+        result_cap_applied=capped,
+        skipped_outside_locator=counts.outside,
+        skipped_submodules=counts.submodules,
+        skipped_symlinks=counts.symlinks,
+    )
 
 
-def current_files(ws: Workspace, source: Source, deadline: float) -> tuple[Located, str, list[Entry]]:
+def current_files(
+    ws: Workspace, source: Source, deadline: float
+) -> tuple[Located, str, list[Entry]]:
     """The regular files a git source holds at its ref's current commit (for the indexer and audit).
 
     Raises ``SourceUnavailable`` with the scan's reason codes.

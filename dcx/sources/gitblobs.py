@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from dcx.sources.gitrepo import Repo
 
 _IDS_RE = re.compile("[0-9a-f]{40}(?:[0-9a-f]{24})?(?:\n[0-9a-f]{40}(?:[0-9a-f]{24})?)*")
-ONE_PASS_CAP = 64 * 1024 * 1024  # output of one cat-file --batch pass before it falls back to sizes first
+ONE_PASS_CAP = (
+    64 * 1024 * 1024
+)  # output of one cat-file --batch pass before it falls back to sizes first
 
 
 class Blob(NamedTuple):
@@ -29,16 +31,20 @@ class Blob(NamedTuple):
     missing: bool = False
 
 
-
 def object_id(data: bytes, oid_len: int) -> str:
     """git's id of a blob holding ``data`` (sha1, or sha256 for 64-hex repositories)."""
     algo = hashlib.sha256 if oid_len == 64 else hashlib.sha1
     return algo(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-
-def read_blobs(repo: Repo, oids: Iterable[str], max_bytes: int, deadline: float, *,
-               byte_budget: int | None = None) -> dict[str, Blob]:
+def read_blobs(
+    repo: Repo,
+    oids: Iterable[str],
+    max_bytes: int,
+    deadline: float,
+    *,
+    byte_budget: int | None = None,
+) -> dict[str, Blob]:
     """Blobs by id, with the bytes of those of at most ``max_bytes``.
 
     First one ``cat-file --batch`` pass over all of them, its output
@@ -66,7 +72,9 @@ def read_blobs(repo: Repo, oids: Iterable[str], max_bytes: int, deadline: float,
         for oid in wanted:
             found.setdefault(oid, Blob(oid, 0, None, missing=True))
         return found
-    code, out = repo._run(["cat-file", "--batch-check"], deadline, stdin="".join(f"{o}\n" for o in wanted).encode())
+    code, out = repo._run(
+        ["cat-file", "--batch-check"], deadline, stdin="".join(f"{o}\n" for o in wanted).encode()
+    )
     if code != 0:
         raise GitError(REPO_CORRUPT)
     found: dict[str, Blob] = {}
@@ -87,15 +95,18 @@ def read_blobs(repo: Repo, oids: Iterable[str], max_bytes: int, deadline: float,
             found[parts[0]] = Blob(parts[0], 0, None, missing=True)  # not a blob
     if small:
         request = "".join(f"{o}\n" for o in small).encode()
-        code, out = repo._run(["cat-file", "--batch"], deadline, stdin=request, cap=total + 200 * len(small) + 1024)
+        code, out = repo._run(
+            ["cat-file", "--batch"], deadline, stdin=request, cap=total + 200 * len(small) + 1024
+        )
         if code != 0:
             raise GitError(REPO_CORRUPT)
         answered = {oid: data for oid, kind, _, data in _parse_batch(out) if kind == "blob"}
         for oid in small:
             data = answered.get(oid)
-            found[oid] = Blob(oid, len(data), data) if data is not None else Blob(oid, 0, None, missing=True)
+            found[oid] = (
+                Blob(oid, len(data), data) if data is not None else Blob(oid, 0, None, missing=True)
+            )
     return found
-
 
 
 def _parse_one_pass(out: bytes, max_bytes: int) -> dict[str, Blob]:
@@ -118,7 +129,9 @@ def _parse_one_pass(out: bytes, max_bytes: int) -> dict[str, Blob]:
         size = int(parts[2])
         oid = parts[0].decode("ascii")
         if parts[1] == b"blob":
-            found[oid] = new(Blob, (oid, size, out[pos:pos + size] if size <= max_bytes else None, False))
+            found[oid] = new(
+                Blob, (oid, size, out[pos : pos + size] if size <= max_bytes else None, False)
+            )
         else:
             found[oid] = new(Blob, (oid, 0, None, True))  # not a blob
         pos += size + 1
@@ -140,6 +153,10 @@ def _parse_batch(out: bytes) -> Iterator[tuple[str, str | None, int, bytes]]:
                 yield parts[0].decode("ascii", "replace"), None, 0, b""  # "<oid> missing"
             continue
         size = int(parts[2])
-        yield parts[0].decode("ascii"), parts[1].decode("ascii", "replace"), size, out[pos:pos + size]
+        yield (
+            parts[0].decode("ascii"),
+            parts[1].decode("ascii", "replace"),
+            size,
+            out[pos : pos + size],
+        )
         pos += size + 1
-

@@ -27,7 +27,7 @@ def find_git_dir(path: Path) -> Path | None:
         if dotgit.is_file():
             text = dotgit.read_text(encoding="utf-8", errors="strict").strip()
             if text.startswith("gitdir:"):
-                target = Path(text[len("gitdir:"):].strip())
+                target = Path(text[len("gitdir:") :].strip())
                 target = target if target.is_absolute() else (path / target)
                 return target.resolve() if target.is_dir() else None
             return None
@@ -36,7 +36,6 @@ def find_git_dir(path: Path) -> Path | None:
     except (OSError, UnicodeDecodeError):
         return None
     return None
-
 
 
 def clean_rel(rel: str) -> bool:
@@ -50,7 +49,6 @@ def clean_rel(rel: str) -> bool:
     return "\\" not in rel and "\0" not in rel
 
 
-
 def normalise_path(path: str) -> str | None:
     """The locator's in-repository ``path`` ('' = the whole tree), or None when it escapes."""
     stripped = path.strip()
@@ -62,7 +60,6 @@ def normalise_path(path: str) -> str | None:
     if stripped.startswith("./"):
         stripped = stripped[2:]
     return stripped if clean_rel(stripped) else None
-
 
 
 # git's order for a short ref name (``git help revisions``); a name under refs/ is looked up as given
@@ -100,7 +97,9 @@ def ref_hint(git_dir: Path, ref: str) -> str | None:
         except (OSError, UnicodeDecodeError):
             return None
         if text is not None:
-            return text if _HEX_RE.fullmatch(text) else None  # "ref: …" (symbolic): not followed here
+            return (
+                text if _HEX_RE.fullmatch(text) else None
+            )  # "ref: …" (symbolic): not followed here
         if packed is None:
             packed = _packed_refs(git_dir)
             if packed is None:

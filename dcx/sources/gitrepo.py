@@ -48,10 +48,14 @@ from dcx.sources.gitlocate import clean_rel, find_git_dir, normalise_path
 __all__ = ["MODE_FILE", "GitError", "Repo", "clean_rel", "find_git_dir", "normalise_path"]
 
 MIN_GIT = (2, 32)  # GIT_CONFIG_GLOBAL
-LIST_CAP = 256 * 1024 * 1024  # bytes of ls-tree / diff-tree output: past it a repository is "too large"
+LIST_CAP = (
+    256 * 1024 * 1024
+)  # bytes of ls-tree / diff-tree output: past it a repository is "too large"
 SMALL_CAP = 1 << 20
 READ_BATCH_ITEMS = 16384
-ANCESTOR_WINDOW = 32  # first-parent commits listed with the ref: a cursor among them needs no merge-base
+ANCESTOR_WINDOW = (
+    32  # first-parent commits listed with the ref: a cursor among them needs no merge-base
+)
 READ_BATCH_BYTES = 32 * 1024 * 1024
 MODE_FILE = (b"100644", b"100755")
 MODE_SYMLINK = b"120000"
@@ -74,8 +78,16 @@ GIT_ENV = {
     "LC_ALL": "C",
 }
 GIT_OPTIONS = (
-    "--no-pager", "--no-optional-locks", "--no-replace-objects", "--literal-pathspecs",
-    "-c", "core.hooksPath=" + os.devnull, "-c", "core.fsmonitor=false", "-c", "protocol.allow=never",
+    "--no-pager",
+    "--no-optional-locks",
+    "--no-replace-objects",
+    "--literal-pathspecs",
+    "-c",
+    "core.hooksPath=" + os.devnull,
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "protocol.allow=never",
 )
 
 # reason codes (docs/sources.md lists each)
@@ -115,7 +127,9 @@ class Counts(NamedTuple):
     outside: int = 0  # names that would escape ``path`` (a crafted tree): refused
 
 
-_SURROGATE_RE = re.compile("[\udc80-\udcff]")  # in git output decoded with surrogateescape: a name that is not UTF-8
+_SURROGATE_RE = re.compile(
+    "[\udc80-\udcff]"
+)  # in git output decoded with surrogateescape: a name that is not UTF-8
 
 
 def resolve_repo(ws: Workspace, repo: str) -> Path:
@@ -154,7 +168,9 @@ class Repo:
     def shallow(self) -> bool:
         return (self.git_dir / "shallow").exists()
 
-    def _run(self, args: list[str], deadline: float, *, stdin: bytes = b"", cap: int = SMALL_CAP) -> tuple[int, bytes]:
+    def _run(
+        self, args: list[str], deadline: float, *, stdin: bytes = b"", cap: int = SMALL_CAP
+    ) -> tuple[int, bytes]:
         from dcx.core.process import run_bounded
 
         remaining = deadline - time.monotonic()
@@ -162,7 +178,11 @@ class Repo:
             raise GitTimeout()
         outcome = run_bounded(
             ["git", f"--git-dir={self.git_dir}", *GIT_OPTIONS, *args],
-            timeout=remaining, stdin=stdin, extra_env=GIT_ENV, cwd=str(self.git_dir), cap=cap,
+            timeout=remaining,
+            stdin=stdin,
+            extra_env=GIT_ENV,
+            cwd=str(self.git_dir),
+            cap=cap,
         )
         if outcome.status == "timeout":
             raise GitTimeout()
@@ -178,7 +198,9 @@ class Repo:
         """The commit ``ref`` names now (one ref lookup)."""
         return self.resolve_with_ancestors(ref, deadline, depth=1)[0]
 
-    def resolve_with_ancestors(self, ref: str, deadline: float, *, depth: int = ANCESTOR_WINDOW) -> list[str]:
+    def resolve_with_ancestors(
+        self, ref: str, deadline: float, *, depth: int = ANCESTOR_WINDOW
+    ) -> list[str]:
         """The commit ``ref`` names now, then up to ``depth - 1`` of its first-parent ancestors.
 
         One process answers both "where is the ref?" and, in the common case
@@ -186,22 +208,37 @@ class Repo:
         (``rev-list --first-parent``), so a scan after a change costs two git
         processes (this and the diff), not three.
         """
-        code, out = self._run(["rev-list", "--first-parent", f"--max-count={depth}", "--end-of-options",
-                               f"{ref}^{{commit}}", "--"], deadline)
+        code, out = self._run(
+            [
+                "rev-list",
+                "--first-parent",
+                f"--max-count={depth}",
+                "--end-of-options",
+                f"{ref}^{{commit}}",
+                "--",
+            ],
+            deadline,
+        )
         commits = out.decode("ascii", "replace").split()
         if code == 0 and commits and all(is_oid(c) for c in commits):
             return commits
-        code, out = self._run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
-                              deadline)
+        code, out = self._run(
+            ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"], deadline
+        )
         if code not in (0, 1):
             raise GitError(self._diagnose(deadline))
         if code == 0:
             raise GitError(REPO_CORRUPT)  # resolves, yet its history cannot be walked
         # the name does not resolve to a commit: a missing ref, or one whose objects are gone
-        code, out = self._run(["rev-parse", "--verify", "--quiet", "--end-of-options", ref], deadline)
+        code, out = self._run(
+            ["rev-parse", "--verify", "--quiet", "--end-of-options", ref], deadline
+        )
         if code == 0 and out.strip():
-            raise GitError(REPO_CORRUPT if not self.exists(out.decode("ascii", "replace").strip(), deadline)
-                           else REF_MISSING)
+            raise GitError(
+                REPO_CORRUPT
+                if not self.exists(out.decode("ascii", "replace").strip(), deadline)
+                else REF_MISSING
+            )
         raise GitError(REF_MISSING)
 
     def _diagnose(self, deadline: float) -> str:
@@ -222,8 +259,9 @@ class Repo:
         raise GitError(REPO_CORRUPT)
 
     # -- trees ---------------------------------------------------------------
-    def list_tree(self, commit: str, prefix: str, match: Callable[[str], bool] | None,
-                  deadline: float) -> tuple[list[Entry], Counts]:
+    def list_tree(
+        self, commit: str, prefix: str, match: Callable[[str], bool] | None, deadline: float
+    ) -> tuple[list[Entry], Counts]:
         """Every regular file under ``prefix`` at ``commit`` (as added entries), sorted by path."""
         args = ["ls-tree", "-r", "-z", "--full-tree", "--end-of-options", commit]
         if prefix:
@@ -256,7 +294,9 @@ class Repo:
                 mode = head[:6]
                 # under ``prefix/``, or ``prefix`` itself when the locator names one file
                 rel = (path[cut:] if len(path) >= cut else path.rsplit("/", 1)[-1]) if cut else path
-                if ("/." in rel or "//" in rel or rel[:1] in ("", ".", "/") or rel[-1] == "/") and not clean_rel(rel):
+                if (
+                    "/." in rel or "//" in rel or rel[:1] in ("", ".", "/") or rel[-1] == "/"
+                ) and not clean_rel(rel):
                     counts[2] += 1
                     continue
                 if match is not None and not match(rel):
@@ -270,8 +310,9 @@ class Repo:
         entries.sort()
         return entries, Counts(*counts)
 
-    def diff_trees(self, old: str, new: str, prefix: str, match: Callable[[str], bool] | None,
-                   deadline: float) -> tuple[list[Entry], Counts]:
+    def diff_trees(
+        self, old: str, new: str, prefix: str, match: Callable[[str], bool] | None, deadline: float
+    ) -> tuple[list[Entry], Counts]:
         """The differences of regular files under ``prefix`` from ``old`` to ``new``, sorted by path.
 
         Renames are not detected (``--no-renames``): a rename reaches the
@@ -280,8 +321,18 @@ class Repo:
         a submodule is a deletion (the file is gone), and the reverse an
         addition.
         """
-        args = ["diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--full-index",
-                "--end-of-options", old, new]
+        args = [
+            "diff-tree",
+            "-r",
+            "-z",
+            "--no-renames",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--full-index",
+            "--end-of-options",
+            old,
+            new,
+        ]
         if prefix:
             args += ["--", prefix]
         code, out = self._run(args, deadline, cap=LIST_CAP)
@@ -300,8 +351,9 @@ class Repo:
                 records.append((parts[0], parts[1], parts[2], parts[3], raw_path))
         return self._classify(records, prefix, match)
 
-    def first_parent_delta(self, ref: str, base: str, prefix: str, match: Callable[[str], bool] | None,
-                           deadline: float) -> tuple[str, list[Entry], Counts] | None:
+    def first_parent_delta(
+        self, ref: str, base: str, prefix: str, match: Callable[[str], bool] | None, deadline: float
+    ) -> tuple[str, list[Entry], Counts] | None:
         """(the commit ``ref`` names, the differences from ``base`` to it) in ONE git process, or None.
 
         ``git log --first-parent --raw`` lists the commits from the ref back
@@ -316,19 +368,51 @@ class Repo:
         command's output is pinned (the repository's own config applies to
         it; no global or system config is read).
         """
-        args = ["-c", "log.showSignature=false", "-c", "diff.relative=false", "-c", "log.follow=false",
-                "-c", "diff.ignoreSubmodules=none", "-c", "core.quotePath=false", "-c", "log.showRoot=true",
-                "log", "-z", "--first-parent", "--diff-merges=first-parent", "--raw", "--no-renames",
-                "--no-abbrev", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "--no-mailmap",
-                "--full-history", "--sparse", "--no-decorate", "--no-notes", f"--max-count={ANCESTOR_WINDOW}",
-                "--format=tformat:%H %P", "--end-of-options", f"{ref}^{{commit}}", f"^{base}", "--"]
+        args = [
+            "-c",
+            "log.showSignature=false",
+            "-c",
+            "diff.relative=false",
+            "-c",
+            "log.follow=false",
+            "-c",
+            "diff.ignoreSubmodules=none",
+            "-c",
+            "core.quotePath=false",
+            "-c",
+            "log.showRoot=true",
+            "log",
+            "-z",
+            "--first-parent",
+            "--diff-merges=first-parent",
+            "--raw",
+            "--no-renames",
+            "--no-abbrev",
+            "--full-index",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-mailmap",
+            "--full-history",
+            "--sparse",
+            "--no-decorate",
+            "--no-notes",
+            f"--max-count={ANCESTOR_WINDOW}",
+            "--format=tformat:%H %P",
+            "--end-of-options",
+            f"{ref}^{{commit}}",
+            f"^{base}",
+            "--",
+        ]
         if prefix:
             args.append(prefix)
         code, out = self._run(args, deadline, cap=LIST_CAP)
         if code != 0:
             return None
         commits: list[list[str]] = []
-        changed: dict[bytes, list[bytes]] = {}  # path -> [first old mode, first old id, last new mode, last new id]
+        changed: dict[
+            bytes, list[bytes]
+        ] = {}  # path -> [first old mode, first old id, last new mode, last new id]
         fields = out.split(b"\0")
         i = 0
         while i < len(fields):
@@ -343,10 +427,15 @@ class Repo:
                 raw_path = fields[i]
                 i += 1
                 seen = changed.get(raw_path)
-                if seen is None:  # the log runs backwards in time: this is the latest change of the path
+                if (
+                    seen is None
+                ):  # the log runs backwards in time: this is the latest change of the path
                     changed[raw_path] = [parts[0], parts[2], parts[1], parts[3]]
                 else:
-                    seen[0], seen[1] = parts[0], parts[2]  # an earlier change: its old side is the older
+                    seen[0], seen[1] = (
+                        parts[0],
+                        parts[2],
+                    )  # an earlier change: its old side is the older
                 continue
             ids = field.decode("ascii", "replace").split(" ")
             if not ids or not all(is_oid(c) for c in ids):
@@ -356,14 +445,20 @@ class Repo:
             commits.append(ids)
         if not commits or len(commits[-1]) < 2 or commits[-1][1] != base:
             return None  # the chain does not reach the cursor's commit within the window
-        records = [(old_mode, new_mode, old_oid, new_oid, raw_path)
-                   for raw_path, (old_mode, old_oid, new_mode, new_oid) in changed.items()
-                   if (old_mode, old_oid) != (new_mode, new_oid)]
+        records = [
+            (old_mode, new_mode, old_oid, new_oid, raw_path)
+            for raw_path, (old_mode, old_oid, new_mode, new_oid) in changed.items()
+            if (old_mode, old_oid) != (new_mode, new_oid)
+        ]
         entries, counts = self._classify(records, prefix, match)
         return commits[0][0], entries, counts
 
-    def _classify(self, records: Iterable[tuple[bytes, bytes, bytes, bytes, bytes]], prefix: str,
-                  match: Callable[[str], bool] | None) -> tuple[list[Entry], Counts]:
+    def _classify(
+        self,
+        records: Iterable[tuple[bytes, bytes, bytes, bytes, bytes]],
+        prefix: str,
+        match: Callable[[str], bool] | None,
+    ) -> tuple[list[Entry], Counts]:
         """Entries and counts of raw diff records (old mode, new mode, old id, new id, path)."""
         entries: list[Entry] = []
         counts = [0, 0, 0]
@@ -385,8 +480,13 @@ class Repo:
         return entries, Counts(*counts)
 
     @staticmethod
-    def _rel(raw_path: bytes, prefix: str, mode: bytes, counts: list[int],
-             match: Callable[[str], bool] | None) -> str | None:
+    def _rel(
+        raw_path: bytes,
+        prefix: str,
+        mode: bytes,
+        counts: list[int],
+        match: Callable[[str], bool] | None,
+    ) -> str | None:
         """The path relative to ``prefix`` of a regular file dcx may report, else None (counted)."""
         try:
             path = raw_path.decode("utf-8")
@@ -396,7 +496,7 @@ class Repo:
             if path == prefix:
                 rel = path.rsplit("/", 1)[-1]
             elif path.startswith(prefix + "/"):
-                rel = path[len(prefix) + 1:]
+                rel = path[len(prefix) + 1 :]
             else:
                 counts[2] += 1
                 return None
@@ -419,7 +519,9 @@ class Repo:
 
     def entry_at(self, commit: str, path: str, deadline: float) -> tuple[bytes, str] | None:
         """(mode, blob id) of one path at ``commit``, or None when it is not there."""
-        code, out = self._run(["ls-tree", "-z", "--full-tree", "--end-of-options", commit, "--", path], deadline)
+        code, out = self._run(
+            ["ls-tree", "-z", "--full-tree", "--end-of-options", commit, "--", path], deadline
+        )
         if code != 0:
             raise GitError(REPO_CORRUPT)
         for record in out.split(b"\0"):
@@ -431,11 +533,15 @@ class Repo:
         return None
 
     # -- blobs ---------------------------------------------------------------
+
+
 def git_version(deadline: float) -> tuple[int, ...] | None:
     """git's version, or None when no git can be run."""
     from dcx.core.process import run_bounded
 
-    outcome = run_bounded(["git", "--version"], timeout=max(0.1, deadline - time.monotonic()), extra_env=GIT_ENV)
+    outcome = run_bounded(
+        ["git", "--version"], timeout=max(0.1, deadline - time.monotonic()), extra_env=GIT_ENV
+    )
     if not outcome.ok:
         return None
     words = outcome.stdout.decode("ascii", "replace").split()
@@ -451,4 +557,6 @@ def locator_filter(locator: dict[str, Any]) -> tuple[str | None, Callable[[str],
     from dcx.core.walk import glob_matcher
 
     prefix = normalise_path(str(locator.get("path", "")))
-    return prefix, glob_matcher(tuple(locator.get("include") or ()), tuple(locator.get("exclude") or ()))
+    return prefix, glob_matcher(
+        tuple(locator.get("include") or ()), tuple(locator.get("exclude") or ())
+    )

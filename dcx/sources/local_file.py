@@ -82,7 +82,9 @@ class LocalFileProvider:
         persist: bool = True,
     ) -> None:
         if config:
-            raise SourceUnavailable(PROVIDER_CONFIGURATION_FAILED)  # local-file takes no config keys
+            raise SourceUnavailable(
+                PROVIDER_CONFIGURATION_FAILED
+            )  # local-file takes no config keys
         self.ws = ws
         self.provider_id = provider_id
         self.max_scan_bytes = max_scan_bytes
@@ -101,8 +103,14 @@ class LocalFileProvider:
     adopts_whole_state = True  # scan(adopt=True): one walk proposes the whole current tree
 
     def scan(
-        self, source: Source, after_cursor: str | None, limit: int, deadline: float, observed_at: str,
-        *, adopt: bool = False,
+        self,
+        source: Source,
+        after_cursor: str | None,
+        limit: int,
+        deadline: float,
+        observed_at: str,
+        *,
+        adopt: bool = False,
     ) -> ScanResult:
         if after_cursor is not None:
             try:
@@ -112,8 +120,14 @@ class LocalFileProvider:
         callback = self.progress(source.source_id) if self.progress else None
         try:
             walked = walk(
-                self.ws, source.source_id, source.locator, max_scan_bytes=self.max_scan_bytes,
-                deadline=deadline, progress=callback, digest=True, save_cache=self.persist,
+                self.ws,
+                source.source_id,
+                source.locator,
+                max_scan_bytes=self.max_scan_bytes,
+                deadline=deadline,
+                progress=callback,
+                digest=True,
+                save_cache=self.persist,
             )
         except LocatorError as exc:
             raise SourceUnavailable(exc.reason_code) from None
@@ -135,7 +149,14 @@ class LocalFileProvider:
             base = trees.load_tree(self.ws, after_cursor)
         except trees.TreeError as exc:
             raise SourceUnavailable(exc.reason_code) from None
-        items = _diff(base, walked.files, walked.unhashed, source.source_id, observed_at, None if adopt else limit + 1)
+        items = _diff(
+            base,
+            walked.files,
+            walked.unhashed,
+            source.source_id,
+            observed_at,
+            None if adopt else limit + 1,
+        )
         capped = len(items) > limit
         reported = items[:limit]
         # a baseline adopts every change (listing the first `limit`); a scan only what it lists
@@ -163,7 +184,12 @@ class LocalFileProvider:
 
     # -- exact read ----------------------------------------------------------
     def exact_read_many(
-        self, source: Source, items: Sequence[ScanItem], max_bytes: int, deadline: float, observed_at: str
+        self,
+        source: Source,
+        items: Sequence[ScanItem],
+        max_bytes: int,
+        deadline: float,
+        observed_at: str,
     ) -> list[ReadResult]:
         """``exact_read`` of every item, in order (each file is opened and re-hashed on its own)."""
         return [self.exact_read(source, item, max_bytes, deadline, observed_at) for item in items]
@@ -202,13 +228,17 @@ class LocalFileProvider:
                 return failed_read(item, observed_at, READ_IO_ERROR)
             if whole != item.revision:
                 return failed_read(item, observed_at, READ_MISMATCH)
-            return ReadResult("oversize", item.resource_ref, item.revision, observed_at, None, READ_OVERSIZE)
+            return ReadResult(
+                "oversize", item.resource_ref, item.revision, observed_at, None, READ_OVERSIZE
+            )
         if revision_of(data) != item.revision:
             return failed_read(item, observed_at, READ_MISMATCH)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            return ReadResult("binary", item.resource_ref, item.revision, observed_at, None, READ_NOT_TEXT)
+            return ReadResult(
+                "binary", item.resource_ref, item.revision, observed_at, None, READ_NOT_TEXT
+            )
         return ReadResult(VERIFIED, item.resource_ref, item.revision, observed_at, text)
 
     def _path_of(self, source: Source, rel: str) -> Path:
@@ -256,6 +286,7 @@ def _diff(
         elif old is None:
             items.append(ScanItem(source_id, rel, entry.revision, observed_at, entry.kind, "added"))
         elif old != entry.revision:
-            items.append(ScanItem(source_id, rel, entry.revision, observed_at, entry.kind, "modified"))
+            items.append(
+                ScanItem(source_id, rel, entry.revision, observed_at, entry.kind, "modified")
+            )
     return items
-

@@ -71,7 +71,9 @@ class SourceScan(NamedTuple):
     status: str  # completed | no_change | failed | unavailable
     reason_code: str | None  # why failed/unavailable; on an ok scan, a note (cursor_rewound)
     items: tuple[ScanItem, ...]
-    cursor_before: str | None  # the committed cursor compared with (None: never committed / snapshot)
+    cursor_before: (
+        str | None
+    )  # the committed cursor compared with (None: never committed / snapshot)
     cursor_after: str | None  # absorbs exactly ``items``; None when unavailable or failed
     provider_version: str | None
     observed_at: str
@@ -101,11 +103,19 @@ def select_sources(registry: Registry, source_ids: Sequence[str] = ()) -> tuple[
         source = registry.source(source_id)
         shown = repr(source_id) if is_token(source_id) else "given"
         if source is None:
-            raise InvalidInput(f"--source: no source {shown} in sources.toml", code="unknown_source",
-                               field="--source", hint="`dcx sources` lists the source ids")
+            raise InvalidInput(
+                f"--source: no source {shown} in sources.toml",
+                code="unknown_source",
+                field="--source",
+                hint="`dcx sources` lists the source ids",
+            )
         if not source.enabled:
-            raise InvalidInput(f"--source: source {shown} is disabled in sources.toml", code="source_disabled",
-                               field="--source", hint="set enabled = true for it, or leave it out")
+            raise InvalidInput(
+                f"--source: source {shown} is disabled in sources.toml",
+                code="source_disabled",
+                field="--source",
+                hint="set enabled = true for it, or leave it out",
+            )
         wanted.add(source_id)
     return tuple(s for s in registry.sources if s.source_id in wanted)
 
@@ -115,7 +125,11 @@ def cursor_before(source: Source, committed: Mapping[str, str]) -> str | None:
 
 
 def scan_sources(
-    providers: Providers, selected: Sequence[Source], *, committed: Mapping[str, str], clock: Clock,
+    providers: Providers,
+    selected: Sequence[Source],
+    *,
+    committed: Mapping[str, str],
+    clock: Clock,
     adopt: bool = False,
 ) -> list[SourceScan]:
     """Scan each selected source against its committed cursor; never raises for a source.
@@ -124,12 +138,17 @@ def scan_sources(
     current state, every item, bounded only by the scan deadline; the receipt
     lists the first ``max_changes`` items and counts the rest.
     """
-    return [scan_source(providers, s, cursor_before=cursor_before(s, committed), clock=clock, adopt=adopt)
-            for s in selected]
+    return [
+        scan_source(
+            providers, s, cursor_before=cursor_before(s, committed), clock=clock, adopt=adopt
+        )
+        for s in selected
+    ]
 
 
-def _adopt_all(provider: Any, source: Source, cursor: str | None, limit: int, deadline: float,
-               observed_at: str) -> ScanResult:
+def _adopt_all(
+    provider: Any, source: Source, cursor: str | None, limit: int, deadline: float, observed_at: str
+) -> ScanResult:
     """A baseline scan: everything up to the current state, however many max_changes pages it takes."""
     if getattr(provider, "adopts_whole_state", False):
         return provider.scan(source, cursor, limit, deadline, observed_at, adopt=True)
@@ -150,8 +169,14 @@ def _adopt_all(provider: Any, source: Source, cursor: str | None, limit: int, de
     return first._replace(cursor_after=result.cursor_after, telemetry=telemetry)
 
 
-def scan_source(providers: Providers, source: Source, *, cursor_before: str | None, clock: Clock,
-                adopt: bool = False) -> SourceScan:
+def scan_source(
+    providers: Providers,
+    source: Source,
+    *,
+    cursor_before: str | None,
+    clock: Clock,
+    adopt: bool = False,
+) -> SourceScan:
     observed_at = clock.now()
     started = clock.monotonic()
     limit = source.max_changes
@@ -197,7 +222,9 @@ def reads_required(scan: SourceScan) -> tuple[ScanItem, ...]:
     if not scan.ok:
         return ()
     policy = scan.source.exact_read_policy
-    return tuple(item for item in scan.items if policy_reads(policy, deleted=item.change == "deleted"))
+    return tuple(
+        item for item in scan.items if policy_reads(policy, deleted=item.change == "deleted")
+    )
 
 
 def content_kind_after_read(item: ScanItem, read: ReadResult | None) -> str:
@@ -208,7 +235,12 @@ def content_kind_after_read(item: ScanItem, read: ReadResult | None) -> str:
 
 
 def exact_read_item(
-    providers: Providers, scan: SourceScan, item: ScanItem, *, clock: Clock, deadline: float | None = None
+    providers: Providers,
+    scan: SourceScan,
+    item: ScanItem,
+    *,
+    clock: Clock,
+    deadline: float | None = None,
 ) -> ReadResult:
     """Re-read one item of ``scan``; every failure is a ``failed`` read with a reason code."""
     observed_at = clock.now()
@@ -224,12 +256,17 @@ def exact_read_item(
         return failed_read(item, observed_at, exc.reason_code)
     except Exception:
         return failed_read(item, observed_at, READ_FAILED)
-    if read_contract_problem(result, item, max_bytes) is not None or result.revision != item.revision:
+    if (
+        read_contract_problem(result, item, max_bytes) is not None
+        or result.revision != item.revision
+    ):
         return failed_read(item, observed_at, PROVIDER_CONTRACT_INVALID)
     return result
 
 
-def exact_read_scan(providers: Providers, scan: SourceScan, *, clock: Clock) -> dict[str, ReadResult]:
+def exact_read_scan(
+    providers: Providers, scan: SourceScan, *, clock: Clock
+) -> dict[str, ReadResult]:
     """Every read the policy requires, within one per-source budget; keyed by resource ref.
 
     An adapter with ``exact_read_many`` (git, local files) answers them in one
@@ -245,12 +282,21 @@ def exact_read_scan(providers: Providers, scan: SourceScan, *, clock: Clock) -> 
             many = None  # exact_read_item reports why, item by item
         if many is not None:
             return _read_many(many, providers, scan, items, clock=clock, deadline=deadline)
-    return {item.resource_ref: exact_read_item(providers, scan, item, clock=clock, deadline=deadline)
-            for item in items}
+    return {
+        item.resource_ref: exact_read_item(providers, scan, item, clock=clock, deadline=deadline)
+        for item in items
+    }
 
 
-def _read_many(many: Any, providers: Providers, scan: SourceScan, items: Sequence[ScanItem], *, clock: Clock,
-               deadline: float) -> dict[str, ReadResult]:
+def _read_many(
+    many: Any,
+    providers: Providers,
+    scan: SourceScan,
+    items: Sequence[ScanItem],
+    *,
+    clock: Clock,
+    deadline: float,
+) -> dict[str, ReadResult]:
     observed_at = clock.now()
     max_bytes = providers.profile.max_read_bytes
     reason = None
@@ -280,21 +326,31 @@ def _read_many(many: Any, providers: Providers, scan: SourceScan, items: Sequenc
 def _read_ok(result: Any, item: ScanItem, max_bytes: int) -> bool:
     """``read_contract_problem(...) is None`` and the revision asked for, with a shortcut for the
     common verified answer: a text of at most ``max_bytes // 4`` characters fits in ``max_bytes``."""
-    if (type(result) is ReadResult and result.status == "verified" and type(result.content) is str
-            and result.resource_ref == item.resource_ref and result.revision == item.revision
-            and 4 * len(result.content) <= max_bytes):
+    if (
+        type(result) is ReadResult
+        and result.status == "verified"
+        and type(result.content) is str
+        and result.resource_ref == item.resource_ref
+        and result.revision == item.revision
+        and 4 * len(result.content) <= max_bytes
+    ):
         return True
-    return read_contract_problem(result, item, max_bytes) is None and result.revision == item.revision
+    return (
+        read_contract_problem(result, item, max_bytes) is None and result.revision == item.revision
+    )
 
 
 def read_complete(scan: SourceScan, reads: Mapping[str, ReadResult]) -> bool:
     """Every read the policy requires ended verified or terminal (no transient failure, none missing)."""
     return all(
-        (read := reads.get(item.resource_ref)) is not None and read.absorbed for item in reads_required(scan)
+        (read := reads.get(item.resource_ref)) is not None and read.absorbed
+        for item in reads_required(scan)
     )
 
 
-def read_times(scans: Sequence[SourceScan], reads: Mapping[str, Mapping[str, ReadResult]]) -> dict[str, str]:
+def read_times(
+    scans: Sequence[SourceScan], reads: Mapping[str, Mapping[str, ReadResult]]
+) -> dict[str, str]:
     """``{source_id: time}`` of the latest verified exact read per source (for ``record_freshness``)."""
     out: dict[str, str] = {}
     for scan in scans:

@@ -53,23 +53,44 @@ ENTRY_POINT_GROUP = "dcx.source_providers"
 REQUEST_SCHEMA = "dcx_source_worker_request_v0"
 RESPONSE_SCHEMA = "dcx_source_worker_response_v0"
 WORKER_MODULE = "dcx.sources.worker"
-WORKER_PYTHON_ENV = ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")  # passed through to the worker
+WORKER_PYTHON_ENV = (
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONPYCACHEPREFIX",
+)  # passed through to the worker
 ProgressFactory = Callable[[str], "Callable[[int], None] | None"]
 
 
-def _local_file(ws: Workspace, binding: Binding, profile: Profile, progress: ProgressFactory | None,
-                persist: bool = True) -> SourceProvider:
+def _local_file(
+    ws: Workspace,
+    binding: Binding,
+    profile: Profile,
+    progress: ProgressFactory | None,
+    persist: bool = True,
+) -> SourceProvider:
     from dcx.sources.local_file import LocalFileProvider
 
-    return LocalFileProvider(ws, binding.provider_id, binding.config, max_scan_bytes=profile.max_scan_bytes,
-                             progress=progress, persist=persist)
+    return LocalFileProvider(
+        ws,
+        binding.provider_id,
+        binding.config,
+        max_scan_bytes=profile.max_scan_bytes,
+        progress=progress,
+        persist=persist,
+    )
 
 
-def _git(ws: Workspace, binding: Binding, profile: Profile, progress: ProgressFactory | None,
-         persist: bool = True) -> SourceProvider:
+def _git(
+    ws: Workspace,
+    binding: Binding,
+    profile: Profile,
+    progress: ProgressFactory | None,
+    persist: bool = True,
+) -> SourceProvider:
     from dcx.sources.git import GitProvider
 
-    return GitProvider(ws, binding.provider_id, binding.config)  # writes no private state: persist is moot
+    return GitProvider(
+        ws, binding.provider_id, binding.config
+    )  # writes no private state: persist is moot
 
 
 Factory = Callable[[Workspace, Binding, Profile, "ProgressFactory | None"], SourceProvider]
@@ -99,7 +120,9 @@ class Providers:
         self.profile = profile
         self.registry = registry
         self.progress = progress
-        self.persist = persist  # False: built-in adapters write no private state (prepare --show-content)
+        self.persist = (
+            persist  # False: built-in adapters write no private state (prepare --show-content)
+        )
         self.builtins = dict(BUILTINS if builtins is None else builtins)
         self._made: dict[str, SourceProvider | SourceUnavailable] = {}
 
@@ -120,10 +143,15 @@ class Providers:
         if factory is None:
             if not installed_adapter(binding.adapter):
                 return SourceUnavailable(ADAPTER_UNAVAILABLE)
-            return PluginProvider(self.ws, binding, health_timeout=self.profile.scan_timeout_seconds)
+            return PluginProvider(
+                self.ws, binding, health_timeout=self.profile.scan_timeout_seconds
+            )
         try:
-            provider = (factory(self.ws, binding, self.profile, self.progress) if self.persist
-                        else factory(self.ws, binding, self.profile, self.progress, persist=False))
+            provider = (
+                factory(self.ws, binding, self.profile, self.progress)
+                if self.persist
+                else factory(self.ws, binding, self.profile, self.progress, persist=False)
+            )
         except SourceUnavailable as exc:
             return exc
         except Exception:
@@ -146,19 +174,35 @@ class PluginProvider:
 
     def health(self) -> Health:
         try:
-            result = self._call("health", {}, time.monotonic() + self.health_timeout, timeout_reason="health_timeout")
+            result = self._call(
+                "health",
+                {},
+                time.monotonic() + self.health_timeout,
+                timeout_reason="health_timeout",
+            )
             status, reason = result.get("status"), result.get("reason_code")
-            if status not in ("healthy", "degraded", "unavailable") or (reason is not None and not is_token(reason)):
+            if status not in ("healthy", "degraded", "unavailable") or (
+                reason is not None and not is_token(reason)
+            ):
                 return Health("unavailable", PROVIDER_CONTRACT_INVALID)
             return Health(status, reason)
         except SourceUnavailable as exc:
             return Health("unavailable", exc.reason_code)
 
     def scan(
-        self, source: Source, after_cursor: str | None, limit: int, deadline: float, observed_at: str
+        self,
+        source: Source,
+        after_cursor: str | None,
+        limit: int,
+        deadline: float,
+        observed_at: str,
     ) -> ScanResult:
-        payload = {"source": source_record(source), "after_cursor": after_cursor, "limit": limit,
-                   "observed_at": observed_at}
+        payload = {
+            "source": source_record(source),
+            "after_cursor": after_cursor,
+            "limit": limit,
+            "observed_at": observed_at,
+        }
         result = self._call("scan", payload, deadline, timeout_reason=SCAN_TIMEOUT)
         try:
             return scan_from_json(result)
@@ -168,13 +212,23 @@ class PluginProvider:
     def exact_read(
         self, source: Source, item: ScanItem, max_bytes: int, deadline: float, observed_at: str
     ) -> ReadResult:
-        payload = {"source": source_record(source), "item": item._asdict(), "max_bytes": max_bytes,
-                   "observed_at": observed_at}
+        payload = {
+            "source": source_record(source),
+            "item": item._asdict(),
+            "max_bytes": max_bytes,
+            "observed_at": observed_at,
+        }
         # room for the content, JSON-escaped, beyond the boundary's default cap
         cap = 1_000_000 + 2 * max_bytes
         try:
-            result = self._call("exact_read", payload, deadline, timeout_reason=READ_TIMEOUT, cap=cap,
-                                failure_reason=READ_FAILED)
+            result = self._call(
+                "exact_read",
+                payload,
+                deadline,
+                timeout_reason=READ_TIMEOUT,
+                cap=cap,
+                failure_reason=READ_FAILED,
+            )
         except SourceUnavailable as exc:
             return failed_read(item, observed_at, exc.reason_code)
         try:
@@ -227,7 +281,11 @@ class PluginProvider:
         if outcome.status == "request_too_large":
             raise SourceUnavailable(PROVIDER_CONFIGURATION_FAILED)
         if outcome.status != "exited":
-            raise SourceUnavailable(PROVIDER_CONTRACT_INVALID if outcome.status == "output_too_large" else failure_reason)
+            raise SourceUnavailable(
+                PROVIDER_CONTRACT_INVALID
+                if outcome.status == "output_too_large"
+                else failure_reason
+            )
         try:
             response = json.loads(outcome.stdout)
         except (ValueError, UnicodeDecodeError):
@@ -276,7 +334,11 @@ def scan_to_json(result: ScanResult) -> dict[str, Any]:
 
 def scan_from_json(data: dict[str, Any]) -> ScanResult:
     """A worker's scan answer, strictly: unknown or missing keys are a contract breach."""
-    if set(data) != _SCAN_KEYS or not isinstance(data["items"], list) or not isinstance(data["telemetry"], dict):
+    if (
+        set(data) != _SCAN_KEYS
+        or not isinstance(data["items"], list)
+        or not isinstance(data["telemetry"], dict)
+    ):
         raise ValueError("scan keys")
     items = []
     for raw in data["items"]:
@@ -286,8 +348,13 @@ def scan_from_json(data: dict[str, Any]) -> ScanResult:
     capped = data["telemetry"].get("result_cap_applied", False)
     if set(data["telemetry"]) - {"result_cap_applied"} or not isinstance(capped, bool):
         raise ValueError("telemetry")
-    return ScanResult(data["status"], tuple(items), data["cursor_after"], data["reason_code"],
-                      ScanTelemetry(result_cap_applied=capped))
+    return ScanResult(
+        data["status"],
+        tuple(items),
+        data["cursor_after"],
+        data["reason_code"],
+        ScanTelemetry(result_cap_applied=capped),
+    )
 
 
 def read_to_json(result: ReadResult) -> dict[str, Any]:

@@ -63,10 +63,14 @@ def handle(request: Any) -> dict[str, Any]:
         return _fail(ADAPTER_UNAVAILABLE)
     try:
         provider = factory(
-            provider_id=request["provider_id"], config=request.get("config") or {}, goal_root=request["goal_root"]
+            provider_id=request["provider_id"],
+            config=request.get("config") or {},
+            goal_root=request["goal_root"],
         )
     except SourceUnavailable as exc:
-        return _fail(exc.reason_code if is_token(exc.reason_code, 120) else PROVIDER_CONFIGURATION_FAILED)
+        return _fail(
+            exc.reason_code if is_token(exc.reason_code, 120) else PROVIDER_CONFIGURATION_FAILED
+        )
     except Exception:
         return _fail(PROVIDER_CONFIGURATION_FAILED)
     deadline = time.monotonic() + float(request.get("timeout_seconds") or 1)
@@ -76,16 +80,22 @@ def handle(request: Any) -> dict[str, Any]:
             result: dict[str, Any] = {"status": health[0], "reason_code": health[1]}
         elif operation == "scan":
             answer = provider.scan(
-                source_from_record(request["source"]), request.get("after_cursor"), int(request["limit"]),
-                deadline, request["observed_at"],
+                source_from_record(request["source"]),
+                request.get("after_cursor"),
+                int(request["limit"]),
+                deadline,
+                request["observed_at"],
             )
             if not isinstance(answer, ScanResult):
                 return _fail(PROVIDER_CONTRACT_INVALID)
             result = scan_to_json(answer)
         elif operation == "exact_read":
             read = provider.exact_read(
-                source_from_record(request["source"]), ScanItem(**request["item"]), int(request["max_bytes"]),
-                deadline, request["observed_at"],
+                source_from_record(request["source"]),
+                ScanItem(**request["item"]),
+                int(request["max_bytes"]),
+                deadline,
+                request["observed_at"],
             )
             if not isinstance(read, ReadResult):
                 return _fail(PROVIDER_CONTRACT_INVALID)

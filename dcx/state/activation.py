@@ -94,7 +94,9 @@ def activation(ws: Workspace, agent_id: str | None) -> Activation:
     try:
         profile = load_profile(ws)
     except InvalidInput as exc:
-        return Activation(goal_id, agent_id, "profile_invalid", "profile_unavailable_or_invalid", error=exc)
+        return Activation(
+            goal_id, agent_id, "profile_invalid", "profile_unavailable_or_invalid", error=exc
+        )
     if profile is None:
         return Activation(goal_id, agent_id, "disabled", "profile_missing")
     return judge(ws, profile, resolve_agent(profile, agent_id))
@@ -109,7 +111,9 @@ def judge(ws: Workspace, profile: Profile, agent: str | None) -> Activation:
     try:
         registry = load_registry(ws)
     except InvalidInput as exc:
-        return Activation(goal_id, agent, "profile_invalid", "profile_unavailable_or_invalid", profile, error=exc)
+        return Activation(
+            goal_id, agent, "profile_invalid", "profile_unavailable_or_invalid", profile, error=exc
+        )
     base: dict[str, Any] = {"profile": profile, "registry": registry}
     if profile.goal_id != goal_id:
         return Activation(goal_id, agent, "profile_invalid", "goal_scope_mismatch", **base)
@@ -157,8 +161,12 @@ def require_usable(state: Activation) -> Activation:
     if state.usable:
         return state
     if state.error is not None:
-        raise NoWorkspace(state.error.message, code="profile_invalid", field=state.error.field,
-                          hint="fix the file named above; `dcx status` shows the activation")
+        raise NoWorkspace(
+            state.error.message,
+            code="profile_invalid",
+            field=state.error.field,
+            hint="fix the file named above; `dcx status` shows the activation",
+        )
     hints = {
         "profile_missing": "create .decision-context/profile.toml (`dcx init` writes a template)",
         "profile_disabled": "set enabled = true in .decision-context/profile.toml for this goal",

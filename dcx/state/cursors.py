@@ -53,7 +53,11 @@ def _load(ws: Workspace, path: Any, schema: str, key: str) -> dict[str, Any] | N
         return {}
     except (OSError, ValueError, UnicodeDecodeError):
         return None
-    if not isinstance(data, dict) or data.get("schema_version") != schema or not isinstance(data.get(key), dict):
+    if (
+        not isinstance(data, dict)
+        or data.get("schema_version") != schema
+        or not isinstance(data.get(key), dict)
+    ):
         return None
     return data[key]
 
@@ -78,7 +82,9 @@ def cursor_path(ws: Workspace, agent: str | None) -> Path:
     return ws.private / "cursors" / f"{agent}.json"
 
 
-def migrate_cursors(ws: Workspace, agents: Sequence[str], *, wait: float = DEFAULT_WAIT) -> list[str]:
+def migrate_cursors(
+    ws: Workspace, agents: Sequence[str], *, wait: float = DEFAULT_WAIT
+) -> list[str]:
     """Copy the shared ``private/cursors.json`` to each agent's file, then remove it; the agents copied to.
 
     Under the shared file's lock; a no-op once it is gone. A damaged shared file is refused
@@ -105,7 +111,9 @@ def migrate_cursors(ws: Workspace, agents: Sequence[str], *, wait: float = DEFAU
     return copied
 
 
-def agent_cursors(ws: Workspace, agent: str, agents: Sequence[str], *, wait: float = DEFAULT_WAIT) -> dict[str, str]:
+def agent_cursors(
+    ws: Workspace, agent: str, agents: Sequence[str], *, wait: float = DEFAULT_WAIT
+) -> dict[str, str]:
     """The committed cursors of ``agent`` (``agents``: the profile's enabled agents, for the migration)."""
     migrate_cursors(ws, [*agents, agent] if agent not in agents else agents, wait=wait)
     return read_cursors(ws, agent)
@@ -145,8 +153,10 @@ def write_cursors(ws: Workspace, mapping: Mapping[str, str], agent: str | None =
     """
     checked = _check_cursors(mapping)
     if checked is None:
-        raise InvalidInput("cursors: source ids must be tokens and cursors strings of 1..256 characters",
-                           field="cursors")
+        raise InvalidInput(
+            "cursors: source ids must be tokens and cursors strings of 1..256 characters",
+            field="cursors",
+        )
     write_private(cursor_path(ws, agent), _encode(CURSORS_SCHEMA, "cursors", checked))
 
 
@@ -163,7 +173,9 @@ def read_freshness(ws: Workspace) -> dict[str, str]:
     return out
 
 
-def record_freshness(ws: Workspace, reads: Mapping[str, str], *, wait: float = DEFAULT_WAIT) -> dict[str, str]:
+def record_freshness(
+    ws: Workspace, reads: Mapping[str, str], *, wait: float = DEFAULT_WAIT
+) -> dict[str, str]:
     """Record successful exact reads ``{source_id: observed_at}``; times only move forward."""
     if not reads:
         return read_freshness(ws)

@@ -20,13 +20,27 @@ def index_path(ws: Workspace, decision_id: str) -> Path:
     return ws.decisions / f"{decision_id}.jsonl"
 
 
-def append(ws: Workspace, decision_id: str, kind: str, ref: str, observed_at: str, *, wait: float = DEFAULT_WAIT) -> bool:
+def append(
+    ws: Workspace,
+    decision_id: str,
+    kind: str,
+    ref: str,
+    observed_at: str,
+    *,
+    wait: float = DEFAULT_WAIT,
+) -> bool:
     """Append ``{kind, ref, observed_at}`` unless the ref is already indexed; True if appended."""
     return append_many(ws, decision_id, [(kind, ref)], observed_at, wait=wait) == 1
 
 
-def append_many(ws: Workspace, decision_id: str, entries: Sequence[tuple[str, str]], observed_at: str, *,
-                wait: float = DEFAULT_WAIT) -> int:
+def append_many(
+    ws: Workspace,
+    decision_id: str,
+    entries: Sequence[tuple[str, str]],
+    observed_at: str,
+    *,
+    wait: float = DEFAULT_WAIT,
+) -> int:
     """Append ``(kind, ref)`` lines in order, under one lock and in one write, skipping refs already
     indexed (or repeated); return how many lines were appended."""
     path = index_path(ws, decision_id)
@@ -45,7 +59,11 @@ def append_many(ws: Workspace, decision_id: str, entries: Sequence[tuple[str, st
             if ref in seen:
                 continue
             seen.add(ref)
-            out.append(json.dumps({"kind": kind, "observed_at": observed_at, "ref": ref}, sort_keys=True).encode())
+            out.append(
+                json.dumps(
+                    {"kind": kind, "observed_at": observed_at, "ref": ref}, sort_keys=True
+                ).encode()
+            )
         added = len(out)
         return b"\n".join(out) if out else None
 
@@ -62,7 +80,11 @@ def entries(ws: Workspace, decision_id: str) -> list[dict[str, Any]]:
             entry = json.loads(line)
         except ValueError:
             continue
-        if isinstance(entry, dict) and isinstance(entry.get("ref"), str) and isinstance(entry.get("kind"), str):
+        if (
+            isinstance(entry, dict)
+            and isinstance(entry.get("ref"), str)
+            and isinstance(entry.get("kind"), str)
+        ):
             out.append({**entry, "_line": number})
     out.sort(key=lambda e: (str(e.get("observed_at", "")), e["_line"]))
     return out

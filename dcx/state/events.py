@@ -52,8 +52,12 @@ BOUNDARY = Shape(
         "memory_ingested": Const(value=False),
     },
 )
-BOUNDARY_VALUES = {"authority_granted": False, "cursor_advanced": False,
-                   "external_writes_performed": False, "memory_ingested": False}
+BOUNDARY_VALUES = {
+    "authority_granted": False,
+    "cursor_advanced": False,
+    "external_writes_performed": False,
+    "memory_ingested": False,
+}
 
 VALIDATION_DETAILS = Shape(
     "validation_details",
@@ -76,10 +80,17 @@ EVENT = Shape(
         "status": Const(value="committed"),
         "recorded_at": Timestamp(),
         "summary": Text(),
-        "causality": Obj(shape=Shape("causality", {
-            "decision_id": DecisionId(),
-            "caused_by": Token(limit=160, optional=True, doc="The user-gate event a review settled."),
-        })),
+        "causality": Obj(
+            shape=Shape(
+                "causality",
+                {
+                    "decision_id": DecisionId(),
+                    "caused_by": Token(
+                        limit=160, optional=True, doc="The user-gate event a review settled."
+                    ),
+                },
+            )
+        ),
         "artifact_refs": Tokens(min_items=1, max_items=32, item=Token(limit=160)),
         "details": Obj(shape=VALIDATION_DETAILS, optional=True),
         "boundary": Obj(shape=BOUNDARY),
@@ -112,9 +123,18 @@ def id_recomputes(event: dict[str, Any]) -> bool:
     return False
 
 
-def build_event(*, goal_id: str, agent_id: str | None, decision_id: str, kind: str, summary: str,
-                artifact_refs: list[str], recorded_at: str, caused_by: str | None = None,
-                details: dict[str, Any] | None = None) -> dict[str, Any]:
+def build_event(
+    *,
+    goal_id: str,
+    agent_id: str | None,
+    decision_id: str,
+    kind: str,
+    summary: str,
+    artifact_refs: list[str],
+    recorded_at: str,
+    caused_by: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     causality: dict[str, Any] = {"decision_id": decision_id}
     if caused_by is not None:
         causality["caused_by"] = caused_by
@@ -142,7 +162,9 @@ def _same_intent(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return all(a.get(k) == b.get(k) for k in keys) and a.get("causality") == b.get("causality")
 
 
-def append_event(ws: Workspace, event: dict[str, Any], *, wait: float = DEFAULT_WAIT) -> tuple[dict[str, Any], bool]:
+def append_event(
+    ws: Workspace, event: dict[str, Any], *, wait: float = DEFAULT_WAIT
+) -> tuple[dict[str, Any], bool]:
     """Append unless an event of the same decision, kind, summary and artifacts exists."""
     found: list[dict[str, Any]] = []
 
@@ -155,7 +177,11 @@ def append_event(ws: Workspace, event: dict[str, Any], *, wait: float = DEFAULT_
             if isinstance(existing, dict) and _same_intent(existing, event):
                 found.append(existing)
                 return None
-            if isinstance(existing, dict) and existing.get("event_id") == event["event_id"] and existing != event:
+            if (
+                isinstance(existing, dict)
+                and existing.get("event_id") == event["event_id"]
+                and existing != event
+            ):
                 raise Refused(
                     f"events.jsonl already holds event {event['event_id']} with a different body",
                     code="event_id_conflict",
@@ -180,7 +206,9 @@ def read_log(path: Path, display: str) -> list[dict[str, Any]]:
     return out
 
 
-EVENT_HINT = "give more characters of the event id (events.jsonl lists them; `dcx writeback` prints its own)"
+EVENT_HINT = (
+    "give more characters of the event id (events.jsonl lists them; `dcx writeback` prints its own)"
+)
 
 
 def event_ids(events: list[dict[str, Any]]) -> set[str]:
@@ -197,7 +225,9 @@ def resolve_id(events: list[dict[str, Any]], text: str) -> str:
 
     ids = event_ids(events)
     text = text.strip()
-    if text in ids or not any(i.startswith(text) or i.rsplit("-", 1)[-1].startswith(text) for i in ids):
+    if text in ids or not any(
+        i.startswith(text) or i.rsplit("-", 1)[-1].startswith(text) for i in ids
+    ):
         return text
     return unique_prefix(text, ids, "event", hint=EVENT_HINT)
 
@@ -209,7 +239,9 @@ def find_event(events: list[dict[str, Any]], event_id: str, display: str) -> dic
         raise Refused(f"{display}: no event with id {event_id}", code="event_missing")
     bodies = {json.dumps(e, sort_keys=True, allow_nan=True) for e in matches}
     if len(bodies) > 1:
-        raise Refused(f"{display}: event {event_id} appears with different bodies", code="event_id_conflict")
+        raise Refused(
+            f"{display}: event {event_id} appears with different bodies", code="event_id_conflict"
+        )
     return matches[0]
 
 

@@ -44,8 +44,11 @@ DETAILS = Shape(
     "user_gate_details",
     {
         "task_class": Const(value=TASK_CLASS),
-        "decision_scope": Pattern(regex=r"direction:action:decision-proposal-[0-9a-f]{32}", limit=160,
-                                  what="direction:action:<proposal ref>"),
+        "decision_scope": Pattern(
+            regex=r"direction:action:decision-proposal-[0-9a-f]{32}",
+            limit=160,
+            what="direction:action:<proposal ref>",
+        ),
         "decision_outcome": Enum(values=("approve", "reject"), optional=True),
         "actor_ref": Token(doc="Who decided (`--by`)."),
     },
@@ -76,12 +79,25 @@ def scope_for(proposal_ref: str) -> str:
     return SCOPE_PREFIX + proposal_ref
 
 
-def build_gate_event(*, goal_id: str, agent_id: str | None, decision_id: str, disposition: str, actor: str,
-                     summary: str, todo_id: str, evidence_ref: str, proposal_ref: str,
-                     recorded_at: str) -> dict[str, Any]:
+def build_gate_event(
+    *,
+    goal_id: str,
+    agent_id: str | None,
+    decision_id: str,
+    disposition: str,
+    actor: str,
+    summary: str,
+    todo_id: str,
+    evidence_ref: str,
+    proposal_ref: str,
+    recorded_at: str,
+) -> dict[str, Any]:
     kind, status, outcome = DISPOSITIONS[disposition]
-    details: dict[str, Any] = {"task_class": TASK_CLASS, "decision_scope": scope_for(proposal_ref),
-                               "actor_ref": actor}
+    details: dict[str, Any] = {
+        "task_class": TASK_CLASS,
+        "decision_scope": scope_for(proposal_ref),
+        "actor_ref": actor,
+    }
     if outcome is not None:
         details["decision_outcome"] = outcome
     draft = {
@@ -128,7 +144,7 @@ def scoped_proposal(event: dict[str, Any]) -> str | None:
     """The proposal ref a gate's decision_scope names, or None."""
     scope = details_of(event).get("decision_scope")
     if isinstance(scope, str) and scope.startswith(SCOPE_PREFIX):
-        return scope[len(SCOPE_PREFIX):]
+        return scope[len(SCOPE_PREFIX) :]
     return None
 
 

@@ -30,7 +30,9 @@ __all__ = ["KEY_BYTES", "Key", "load_key", "pin_key", "pinned_key_id"]
 KEY_ID_CONTEXT = b"dcx-key-id"
 
 
-class Key(NamedTuple):  # immutable; a NamedTuple, not a dataclass (no `inspect` import on read paths)
+class Key(
+    NamedTuple
+):  # immutable; a NamedTuple, not a dataclass (no `inspect` import on read paths)
     secret: bytes
 
     @property
@@ -77,7 +79,11 @@ def pin_key(ws: Workspace, key_id: str, *, replace: bool = False) -> bool:
     import tomlkit
 
     current = pinned_key_id(ws)
-    if not ws.workspace_toml.is_file() or current == key_id or (current is not None and not replace):
+    if (
+        not ws.workspace_toml.is_file()
+        or current == key_id
+        or (current is not None and not replace)
+    ):
         return False
     lock = ws.private / "workspace.toml"  # the lock file stays private (never a stray public file)
     with file_lock(lock, display=ws.rel(lock)):
@@ -118,7 +124,9 @@ def load_key(ws: Workspace, *, create: bool = True) -> Key:
         )
     key = Key(secret)
     if create and pinned_key_id(ws) is None:
-        pin_key(ws, key.key_id)  # an older workspace: pinned by the first command that mints with its key
+        pin_key(
+            ws, key.key_id
+        )  # an older workspace: pinned by the first command that mints with its key
     return key
 
 
@@ -134,10 +142,13 @@ def _secret_from(data: bytes | str) -> bytes:
     try:
         secret = bytes.fromhex(raw.decode("ascii").strip())
     except (UnicodeDecodeError, ValueError):
-        raise InvalidInput("key: expected 64 hex digits (dcx key export) or a copy of private/key",
-                           field="key") from None
+        raise InvalidInput(
+            "key: expected 64 hex digits (dcx key export) or a copy of private/key", field="key"
+        ) from None
     if len(secret) != KEY_BYTES:
-        raise InvalidInput("key: expected 64 hex digits (dcx key export) or a copy of private/key", field="key")
+        raise InvalidInput(
+            "key: expected 64 hex digits (dcx key export) or a copy of private/key", field="key"
+        )
     return secret
 
 

@@ -64,7 +64,9 @@ def path_for(ws: Workspace, assembly_ref: str) -> Path:
 
 def write(ws: Workspace, body: dict[str, Any]) -> None:
     clean = SHAPE.check({"schema_version": SCHEMA, **body})
-    write_private(path_for(ws, clean["assembly_ref"]), json.dumps(clean, indent=2, sort_keys=True).encode())
+    write_private(
+        path_for(ws, clean["assembly_ref"]), json.dumps(clean, indent=2, sort_keys=True).encode()
+    )
 
 
 def read(ws: Workspace, assembly_ref: str) -> dict[str, Any]:

@@ -92,7 +92,9 @@ def collect(ws: Workspace) -> PrivateValues:
     except DcxError:
         registry, profile = None, None
     if profile is not None:
-        config = {k: v for k, v in profile.context_provider.config.items() if k not in PUBLIC_CONFIG_KEYS}
+        config = {
+            k: v for k, v in profile.context_provider.config.items() if k not in PUBLIC_CONFIG_KEYS
+        }
         for text in _config_strings(config):
             found.add(text, "provider config value")
         if profile.context_provider.scope_ref:

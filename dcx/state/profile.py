@@ -121,7 +121,9 @@ class _Locator(Any_):
         if not isinstance(value, dict):
             raise bad(path, "expected a path or a table { path, include, exclude }", "invalid_type")
         git = "repo" in value or "ref" in value
-        allowed = {"repo", "ref", "path", "include", "exclude"} if git else {"path", "include", "exclude"}
+        allowed = (
+            {"repo", "ref", "path", "include", "exclude"} if git else {"path", "include", "exclude"}
+        )
         unknown = sorted(set(value) - allowed)
         if unknown:
             raise bad(path, f"unknown field(s): {', '.join(unknown)}", "unknown_field")
@@ -129,7 +131,10 @@ class _Locator(Any_):
         if git:
             for name in ("repo", "ref"):
                 if not isinstance(value.get(name), str) or not value[name].strip():
-                    raise bad(f"{path}.{name}", f"expected a non-empty {'path' if name == 'repo' else 'ref name'}")
+                    raise bad(
+                        f"{path}.{name}",
+                        f"expected a non-empty {'path' if name == 'repo' else 'ref name'}",
+                    )
                 out[name] = value[name]
             if not isinstance(value.get("path", ""), str):
                 raise bad(f"{path}.path", "expected a path inside the repository")
@@ -140,7 +145,9 @@ class _Locator(Any_):
             out["path"] = value["path"]
         for name in ("include", "exclude"):
             patterns = value.get(name, [])
-            if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
+            if not isinstance(patterns, list) or not all(
+                isinstance(p, str) and p for p in patterns
+            ):
                 raise bad(f"{path}.{name}", "expected a list of glob patterns")
             out[name] = list(patterns)
         return out
@@ -178,8 +185,12 @@ REGISTRY_SHAPE = Shape(
     "registry",
     {
         "schema_version": Const(value=REGISTRY_SCHEMA),
-        "bindings": Records(shape=_BINDING, id_field="provider_id", max_items=16, ordered=True, optional=True),
-        "sources": Records(shape=SOURCE, id_field="source_id", max_items=64, ordered=True, optional=True),
+        "bindings": Records(
+            shape=_BINDING, id_field="provider_id", max_items=16, ordered=True, optional=True
+        ),
+        "sources": Records(
+            shape=SOURCE, id_field="source_id", max_items=64, ordered=True, optional=True
+        ),
     },
 )
 
@@ -289,7 +300,10 @@ def parse_profile(data: dict[str, Any], display: str, text: str = "") -> Profile
     agents = tuple(clean.get("enabled_agents", []))
     if enabled and not agents:
         raise locate_error(
-            InvalidInput("enabled_agents: needs at least one agent when enabled = true", field="enabled_agents"),
+            InvalidInput(
+                "enabled_agents: needs at least one agent when enabled = true",
+                field="enabled_agents",
+            ),
             display,
             text,
         )
@@ -343,7 +357,8 @@ def parse_registry(data: dict[str, Any], display: str, text: str = "") -> Regist
     """A source registry from parsed TOML, checked strictly (errors name ``display`` and the line)."""
     clean = _validated(REGISTRY_SHAPE, data, display, text)
     bindings = tuple(
-        Binding(b["provider_id"], b["adapter"], b.get("config", {})) for b in clean.get("bindings", [])
+        Binding(b["provider_id"], b["adapter"], b.get("config", {}))
+        for b in clean.get("bindings", [])
     )
     declared = {b.provider_id for b in bindings}
     sources = []
@@ -360,7 +375,11 @@ def parse_registry(data: dict[str, Any], display: str, text: str = "") -> Regist
             )
         adapter = next(b.adapter for b in bindings if b.provider_id == raw["provider_id"])
         if (adapter == "git") != ("repo" in raw["locator"]):
-            wanted = "{ repo, ref, path?, include?, exclude? }" if adapter == "git" else "a path or { path, include, exclude }"
+            wanted = (
+                "{ repo, ref, path?, include?, exclude? }"
+                if adapter == "git"
+                else "a path or { path, include, exclude }"
+            )
             raise locate_error(
                 InvalidInput(
                     f"sources[{index}].locator: adapter {adapter!r} takes {wanted}",
@@ -370,7 +389,9 @@ def parse_registry(data: dict[str, Any], display: str, text: str = "") -> Regist
                 display,
                 text,
             )
-        sources.append(Source(**{**raw, "objectives": tuple(raw["objectives"])}))  # one shape: SOURCE
+        sources.append(
+            Source(**{**raw, "objectives": tuple(raw["objectives"])})
+        )  # one shape: SOURCE
     return Registry(bindings, tuple(sources), data)
 
 
@@ -383,7 +404,9 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, str | bool | int) or value is None:
         return value
     if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) else str(value)
+        return (
+            value if value == value and value not in (float("inf"), float("-inf")) else str(value)
+        )
     return str(value)
 
 
@@ -394,4 +417,3 @@ def resolve_agent(profile: Profile | None, explicit: str | None) -> str | None:
     if profile is not None and len(profile.enabled_agents) == 1:
         return profile.enabled_agents[0]
     return None
-

@@ -26,7 +26,11 @@ def reject_unknown(config: dict[str, Any], allowed: tuple[str, ...], provider: s
         if key not in allowed:
             raise InvalidInput(
                 f"{CONFIG_FIELD}.{key}: unknown key for provider {provider}"
-                + (f" (allowed: {', '.join(allowed)})" if allowed else " (it takes no configuration)"),
+                + (
+                    f" (allowed: {', '.join(allowed)})"
+                    if allowed
+                    else " (it takes no configuration)"
+                ),
                 field=f"{CONFIG_FIELD}.{key}",
                 code="unknown_field",
             )
@@ -50,14 +54,24 @@ def validate_config(provider: str, namespace: str, config: dict[str, Any]) -> di
 # L2 records: it implies ``[2]`` and rejects any other explicit setting. Messages name
 # the key, never its value (``api_key`` and ``url`` are private).
 
-OPENVIKING_KEYS = ("binary", "minimum_version", "url", "account", "user", "api_key", "result_levels")
+OPENVIKING_KEYS = (
+    "binary",
+    "minimum_version",
+    "url",
+    "account",
+    "user",
+    "api_key",
+    "result_levels",
+)
 DEFAULT_MINIMUM_VERSION = "0.5.0"
 REWARD_MEMORY = "reward_memory"
 VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
 
 def _bad(key: str, message: str, code: str = "invalid_field") -> InvalidInput:
-    return InvalidInput(f"{CONFIG_FIELD}.{key}: {message}", field=f"{CONFIG_FIELD}.{key}", code=code)
+    return InvalidInput(
+        f"{CONFIG_FIELD}.{key}: {message}", field=f"{CONFIG_FIELD}.{key}", code=code
+    )
 
 
 def parse_version(text: str) -> tuple[int, int, int] | None:
@@ -71,7 +85,12 @@ def _text(config: dict[str, Any], key: str, *, limit: int = 2048) -> str | None:
     if key not in config:
         return None
     value = config[key]
-    if not isinstance(value, str) or not value.strip() or len(value) > limit or any(ord(c) < 32 for c in value):
+    if (
+        not isinstance(value, str)
+        or not value.strip()
+        or len(value) > limit
+        or any(ord(c) < 32 for c in value)
+    ):
         raise _bad(key, f"expected non-empty text of at most {limit} characters", "invalid_type")
     return value
 
@@ -90,7 +109,11 @@ def validate_openviking(config: dict[str, Any], *, namespace: str) -> dict[str, 
     """The config with defaults filled, or ``InvalidInput`` (exit 2) naming the key."""
     for key in sorted(config):
         if key not in OPENVIKING_KEYS:
-            raise _bad(key, f"unknown key for provider openviking (allowed: {', '.join(OPENVIKING_KEYS)})", "unknown_field")
+            raise _bad(
+                key,
+                f"unknown key for provider openviking (allowed: {', '.join(OPENVIKING_KEYS)})",
+                "unknown_field",
+            )
     out: dict[str, Any] = {
         "binary": _text(config, "binary") or "ov",
         "minimum_version": _text(config, "minimum_version", limit=32) or DEFAULT_MINIMUM_VERSION,
@@ -100,8 +123,12 @@ def validate_openviking(config: dict[str, Any], *, namespace: str) -> dict[str, 
     url = _text(config, "url")
     if url is not None and not url.lower().startswith(("http://", "https://")):
         raise _bad("url", "expected an http:// or https:// URL")
-    for key, value in (("url", url), ("account", _text(config, "account", limit=128)),
-                       ("user", _text(config, "user", limit=128)), ("api_key", _text(config, "api_key"))):
+    for key, value in (
+        ("url", url),
+        ("account", _text(config, "account", limit=128)),
+        ("user", _text(config, "user", limit=128)),
+        ("api_key", _text(config, "api_key")),
+    ):
         if value is not None:
             out[key] = value
     levels = _levels(config["result_levels"]) if "result_levels" in config else None
@@ -121,13 +148,21 @@ EXTENSION_KEYS = ("extension_id",)
 def validate_extension(config: dict[str, Any]) -> dict[str, Any]:
     """``[context_provider.config]`` for ``provider = "extension"``: only ``extension_id``."""
     if not isinstance(config, dict):
-        raise InvalidInput("context_provider.config: expected a table", field="context_provider.config",
-                           code="invalid_type")
+        raise InvalidInput(
+            "context_provider.config: expected a table",
+            field="context_provider.config",
+            code="invalid_type",
+        )
     for key in config:
         if key not in EXTENSION_KEYS:
-            raise InvalidInput(f"context_provider.config.{key}: unknown key (allowed: extension_id)",
-                               field=f"context_provider.config.{key}", code="unknown_field")
+            raise InvalidInput(
+                f"context_provider.config.{key}: unknown key (allowed: extension_id)",
+                field=f"context_provider.config.{key}",
+                code="unknown_field",
+            )
     out: dict[str, Any] = {}
     if "extension_id" in config:
-        out["extension_id"] = ExtensionId().check(config["extension_id"], "context_provider.config.extension_id")
+        out["extension_id"] = ExtensionId().check(
+            config["extension_id"], "context_provider.config.extension_id"
+        )
     return out

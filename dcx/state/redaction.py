@@ -31,8 +31,11 @@ STUB = Shape(
         "goal_id": Token(),
         "key_id": Token(optional=True),
         "decision_id": DecisionId(optional=True),
-        "removed_blake3": Pattern(regex=rf"{DIGEST_PREFIX}-[0-9a-f]{{32}}", limit=40,
-                                  what="blake3-<32 hex> of the removed bytes"),
+        "removed_blake3": Pattern(
+            regex=rf"{DIGEST_PREFIX}-[0-9a-f]{{32}}",
+            limit=40,
+            what="blake3-<32 hex> of the removed bytes",
+        ),
         "removed_size": Int(lo=0),
         "reason_code": ReasonCode(),
         "redacted_at": Timestamp(),
@@ -46,13 +49,16 @@ class Redacted(Refused):
 
     default_code = "packet_redacted"
 
-    def __init__(self, stub: dict[str, Any], *, code: str = "packet_redacted", hint: str | None = None) -> None:
+    def __init__(
+        self, stub: dict[str, Any], *, code: str = "packet_redacted", hint: str | None = None
+    ) -> None:
         self.stub = stub
         super().__init__(
             f"{stub['redacted_ref']} was redacted ({stub['reason_code']}, {stub['redacted_at']}): "
             "its content is gone",
             code=code,
-            hint=hint or "`dcx show` prints what the stub keeps; `dcx verify` checks everything else",
+            hint=hint
+            or "`dcx show` prints what the stub keeps; `dcx verify` checks everything else",
         )
 
 

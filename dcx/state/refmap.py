@@ -81,9 +81,13 @@ class RefMinter:
 def _connect(ws: Workspace) -> sqlite3.Connection:
     from dcx.core.fsutil import create_file
 
-    create_file(ws.refs_db, 0o600)  # sqlite would create it 0644; its journal takes the database's mode
+    create_file(
+        ws.refs_db, 0o600
+    )  # sqlite would create it 0644; its journal takes the database's mode
     conn = sqlite3.connect(ws.refs_db, timeout=10)
-    conn.execute("CREATE TABLE IF NOT EXISTS refs (ref TEXT PRIMARY KEY, prefix TEXT NOT NULL, fields TEXT NOT NULL)")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS refs (ref TEXT PRIMARY KEY, prefix TEXT NOT NULL, fields TEXT NOT NULL)"
+    )
     return conn
 
 
@@ -107,6 +111,9 @@ def all_private_values(ws: Workspace) -> list[tuple[str, list[Any]]]:
         return []
     conn = sqlite3.connect(f"file:{ws.refs_db}?mode=ro", uri=True)
     try:
-        return [(ref, json.loads(fields)) for ref, fields in conn.execute("SELECT ref, fields FROM refs")]
+        return [
+            (ref, json.loads(fields))
+            for ref, fields in conn.execute("SELECT ref, fields FROM refs")
+        ]
     finally:
         conn.close()

@@ -42,7 +42,9 @@ class Store:
         return self.ws.packets / kind / f"{ref}.json"
 
     # -- writing -----------------------------------------------------------
-    def put(self, spec: PacketSpec, ctx: PacketContext, values: Mapping[str, Any]) -> dict[str, Any]:
+    def put(
+        self, spec: PacketSpec, ctx: PacketContext, values: Mapping[str, Any]
+    ) -> dict[str, Any]:
         """Build, validate and store a packet; return it (with its ref)."""
         packet = spec.build(ctx, values)
         self.put_built(spec, packet)
@@ -145,8 +147,12 @@ class Store:
         if REF_RE.fullmatch(text):
             return text
         names = {path.stem for _, path in self.iter_files()}
-        return unique_prefix(text, names, "packet", hint="give more characters of the ref (`dcx log` lists "
-                             "each decision's packets)")
+        return unique_prefix(
+            text,
+            names,
+            "packet",
+            hint="give more characters of the ref (`dcx log` lists each decision's packets)",
+        )
 
 
 def unique_prefix(text: str, names: Iterable[str], noun: str, *, hint: str) -> str:
@@ -158,13 +164,21 @@ def unique_prefix(text: str, names: Iterable[str], noun: str, *, hint: str) -> s
     text = text.strip()
     if len(text) < 4:
         raise InvalidInput("ref: give at least 4 characters", field="ref")
-    matches = sorted({n for n in names if n.startswith(text) or n.rsplit("-", 1)[-1].startswith(text)})
+    matches = sorted(
+        {n for n in names if n.startswith(text) or n.rsplit("-", 1)[-1].startswith(text)}
+    )
     if not matches:
         raise InvalidInput(f"no {noun} matches {text[:80]!r}", code="ref_not_found", field="ref")
     if len(matches) > 1:
-        shown = ", ".join(_unique_short(m, matches) for m in matches[:6]) + (", …" if len(matches) > 6 else "")
-        raise InvalidInput(f"{text[:80]!r} is ambiguous: {len(matches)} {noun}s match: {shown}",
-                           code="ref_ambiguous", field="ref", hint=hint)
+        shown = ", ".join(_unique_short(m, matches) for m in matches[:6]) + (
+            ", …" if len(matches) > 6 else ""
+        )
+        raise InvalidInput(
+            f"{text[:80]!r} is ambiguous: {len(matches)} {noun}s match: {shown}",
+            code="ref_ambiguous",
+            field="ref",
+            hint=hint,
+        )
     return matches[0]
 
 
@@ -208,7 +222,9 @@ def verify_parsed(kind: str, name: str, data: bytes) -> tuple[str | None, dict[s
     return _verify_packet(kind, name, data, packet, repr_floats), packet
 
 
-def _verify_packet(kind: str, name: str, data: bytes, packet: dict[str, Any], repr_floats: bool) -> str | None:
+def _verify_packet(
+    kind: str, name: str, data: bytes, packet: dict[str, Any], repr_floats: bool
+) -> str | None:
     if not is_pretty(data, packet, repr_floats=repr_floats):
         return "bytes differ from the canonical pretty form (edited by hand?)"
     meta = KINDS[kind]

@@ -50,7 +50,9 @@ def strict_json(raw: bytes) -> Any:
         out: dict[str, Any] = {}
         for key, value in items:
             if key in out:
-                raise InvalidInput(f"{key}: duplicate key in the request body", field=key, code="duplicate_key")
+                raise InvalidInput(
+                    f"{key}: duplicate key in the request body", field=key, code="duplicate_key"
+                )
             out[key] = value
         return out
 
@@ -118,7 +120,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def _check_host(self) -> None:
         if self.headers.get("Host", "") not in self.server.allowed_hosts():
-            raise Refusal(HTTPStatus.MISDIRECTED_REQUEST, "host_refused", "this server answers only to its own address")
+            raise Refusal(
+                HTTPStatus.MISDIRECTED_REQUEST,
+                "host_refused",
+                "this server answers only to its own address",
+            )
 
     def _check_token(self, given: str | None) -> None:
         if not given or not hmac.compare_digest(given.encode(), self.server.token.encode()):
@@ -126,20 +132,37 @@ class Handler(BaseHTTPRequestHandler):
 
     def _read_body(self) -> dict[str, Any]:
         if self.headers.get("Origin") not in self.server.allowed_origins():
-            raise Refusal(HTTPStatus.FORBIDDEN, "origin_refused", "cross-origin requests are refused")
+            raise Refusal(
+                HTTPStatus.FORBIDDEN, "origin_refused", "cross-origin requests are refused"
+            )
         media = (self.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
         if media != "application/json":
-            raise Refusal(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "json_required", "send Content-Type: application/json")
+            raise Refusal(
+                HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+                "json_required",
+                "send Content-Type: application/json",
+            )
         length = self.headers.get("Content-Length")
         if length is None or not length.isdigit():
             raise Refusal(HTTPStatus.LENGTH_REQUIRED, "length_required", "send a Content-Length")
         if int(length) > MAX_BODY:
-            raise Refusal(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "body_too_large", f"bodies are at most {MAX_BODY} bytes")
+            raise Refusal(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                "body_too_large",
+                f"bodies are at most {MAX_BODY} bytes",
+            )
         return strict_json(self.rfile.read(int(length)))
 
     # --- answers ----------------------------------------------------------
 
-    def _send(self, status: HTTPStatus, body: bytes, content_type: str, *, extra: dict[str, str] | None = None) -> None:
+    def _send(
+        self,
+        status: HTTPStatus,
+        body: bytes,
+        content_type: str,
+        *,
+        extra: dict[str, str] | None = None,
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -156,8 +179,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send_json(self, status: HTTPStatus, value: Any) -> None:
         body = json.dumps(value, sort_keys=True, ensure_ascii=True).encode()
-        self._send(status, body, "application/json; charset=utf-8",
-                   extra={"Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'"})
+        self._send(
+            status,
+            body,
+            "application/json; charset=utf-8",
+            extra={"Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'"},
+        )
 
     def _send_refusal(self, refusal: Refusal) -> None:
         self.close_connection = True
@@ -176,14 +203,22 @@ class Handler(BaseHTTPRequestHandler):
             self._send_refusal(refusal)
             return
         nonce = secrets.token_urlsafe(18)
-        page = render_page(nonce=nonce, profile_text=self.server.session.profile_text,
-                           agent_id=self.server.session.agent_id, goal_id=self.server.session.ws.goal_id)
+        page = render_page(
+            nonce=nonce,
+            profile_text=self.server.session.profile_text,
+            agent_id=self.server.session.agent_id,
+            goal_id=self.server.session.ws.goal_id,
+        )
         csp = (
             f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; "
             "connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
         )
-        self._send(HTTPStatus.OK, page.encode(), "text/html; charset=utf-8",
-                   extra={"Content-Security-Policy": csp})
+        self._send(
+            HTTPStatus.OK,
+            page.encode(),
+            "text/html; charset=utf-8",
+            extra={"Content-Security-Policy": csp},
+        )
 
     do_HEAD = do_GET
 
@@ -203,7 +238,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         self._answer(route, body)
 
-    def _answer(self, route: Callable[[WorkbenchServer, dict[str, Any]], Result], body: dict[str, Any]) -> None:
+    def _answer(
+        self, route: Callable[[WorkbenchServer, dict[str, Any]], Result], body: dict[str, Any]
+    ) -> None:
         try:
             result = route(self.server, body)
         except DcxError as exc:
@@ -215,8 +252,10 @@ class Handler(BaseHTTPRequestHandler):
             # one line, the type only: an exception's text may carry the posted config or the query
             sys.stderr.write(f"workbench: internal error ({type(exc).__name__})\n")
             sys.stderr.flush()
-            self._send_json(HTTPStatus.INTERNAL_SERVER_ERROR,
-                            InternalError(f"internal error ({type(exc).__name__})").envelope())
+            self._send_json(
+                HTTPStatus.INTERNAL_SERVER_ERROR,
+                InternalError(f"internal error ({type(exc).__name__})").envelope(),
+            )
             return
         envelope = result.envelope()
         if isinstance(result.data, dict) and result.data.get("reason_code"):
@@ -229,7 +268,11 @@ class Handler(BaseHTTPRequestHandler):
         except Refusal as refusal:
             self._send_refusal(refusal)
             return
-        self._send_refusal(Refusal(HTTPStatus.METHOD_NOT_ALLOWED, "method_not_allowed", "GET / and POST /api/… only"))
+        self._send_refusal(
+            Refusal(
+                HTTPStatus.METHOD_NOT_ALLOWED, "method_not_allowed", "GET / and POST /api/… only"
+            )
+        )
 
     do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _method_not_allowed
 
@@ -239,7 +282,9 @@ def _inspect(server: WorkbenchServer, body: dict[str, Any]) -> Result:
 
 
 def _recall(server: WorkbenchServer, body: dict[str, Any]) -> Result:
-    return ops.recall(ws=server.session.ws, agent_id=server.session.agent_id, body=body, clock=server.clock())
+    return ops.recall(
+        ws=server.session.ws, agent_id=server.session.agent_id, body=body, clock=server.clock()
+    )
 
 
 ROUTES: dict[str, Callable[[WorkbenchServer, dict[str, Any]], Result]] = {

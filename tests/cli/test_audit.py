@@ -15,7 +15,15 @@ SENTENCE = "Set the edge setting catalog_ttl_seconds back to 900 and stale_while
 @pytest.fixture
 def proposed(dcx, example: Path) -> Path:
     seed_evidence(example, D)
-    result = dcx("-C", str(example), "propose", "--decision-id", D, "--from", str(write_json(example / "p.json", PROPOSAL)))
+    result = dcx(
+        "-C",
+        str(example),
+        "propose",
+        "--decision-id",
+        D,
+        "--from",
+        str(write_json(example / "p.json", PROPOSAL)),
+    )
     assert result.exit_code == 0
     return example
 
@@ -43,14 +51,18 @@ def test_clean_example_has_no_findings(dcx, proposed: Path) -> None:
         ("ask ops-lead@example.com", "unsafe text (email)"),
     ],
 )
-def test_audit_finds_planted_leaks_without_printing_them(dcx, proposed: Path, planted: str, problem: str) -> None:
+def test_audit_finds_planted_leaks_without_printing_them(
+    dcx, proposed: Path, planted: str, problem: str
+) -> None:
     value = planted.format(root=proposed.resolve())
     _edit_proposal(proposed, "rationale", value)
     result = dcx("-C", str(proposed), "audit", "--format", "json")
     assert result.exit_code == 1
     findings = result.json()["data"]["findings"]
     assert {"file", "field", "problem"} <= set(findings[0])
-    assert any(f["problem"] == problem and f["field"] == "recommended_decision.rationale" for f in findings)
+    assert any(
+        f["problem"] == problem and f["field"] == "recommended_decision.rationale" for f in findings
+    )
     assert value not in result.stdout
     text = dcx("-C", str(proposed), "audit")
     assert text.exit_code == 1 and value not in text.stdout + text.stderr
@@ -60,8 +72,12 @@ def test_audit_finds_cursor_and_key_values(dcx, proposed: Path) -> None:
     from dcx.core.fsutil import atomic_write
 
     cursor = "tree:" + "e" * 64
-    atomic_write(proposed / ".decision-context" / "private" / "cursors.json",
-                 json.dumps({"schema_version": "dcx_cursors_v0", "cursors": {"source:authority:docs": cursor}}).encode())
+    atomic_write(
+        proposed / ".decision-context" / "private" / "cursors.json",
+        json.dumps(
+            {"schema_version": "dcx_cursors_v0", "cursors": {"source:authority:docs": cursor}}
+        ).encode(),
+    )
     _edit_proposal(proposed, "summary", "cursor " + cursor)
     found = dcx("-C", str(proposed), "audit", "--format", "json").json()["data"]["findings"]
     assert [f["problem"] for f in found] == ["cursor value"]

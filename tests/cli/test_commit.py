@@ -19,7 +19,18 @@ def ready(dcx, example: Path) -> tuple[Path, str]:
 
 
 def _commit(dcx, root: Path, event_id: str, *extra: str):
-    return dcx("-C", str(root), "commit", "--decision-id", D, "--event-id", event_id, "--format", "json", *extra)
+    return dcx(
+        "-C",
+        str(root),
+        "commit",
+        "--decision-id",
+        D,
+        "--event-id",
+        event_id,
+        "--format",
+        "json",
+        *extra,
+    )
 
 
 def test_good_commit_advances_then_replays(dcx, ready, snapshot_json) -> None:
@@ -27,9 +38,13 @@ def test_good_commit_advances_then_replays(dcx, ready, snapshot_json) -> None:
     first = _commit(dcx, root, event_id)
     assert first.exit_code == 0, first.stdout
     receipt = first.json()["data"]["receipt"]
-    assert receipt["status"] == "committed" and [s["result"] for s in receipt["sources"]] == ["advanced"]
+    assert receipt["status"] == "committed" and [s["result"] for s in receipt["sources"]] == [
+        "advanced"
+    ]
     cursors = json.loads(cursor_bytes(root))["cursors"]
-    assert list(cursors) == ["source:authority:docs"] and cursors["source:authority:docs"].startswith("tree:")
+    assert list(cursors) == ["source:authority:docs"] and cursors[
+        "source:authority:docs"
+    ].startswith("tree:")
     assert not list((root / ".decision-context" / "private" / "pending").glob("*.json"))
     assert {"receipt": receipt} == snapshot_json
     before = cursor_bytes(root)
@@ -73,7 +88,9 @@ def _event(root: Path, event_id: str) -> dict:
 def test_event_lacking_an_artifact_is_refused(dcx, ready) -> None:
     root, event_id = ready
     event = _event(root, event_id)
-    event["artifact_refs"] = [r for r in event["artifact_refs"] if not r.startswith("decision-outcome-")]
+    event["artifact_refs"] = [
+        r for r in event["artifact_refs"] if not r.startswith("decision-outcome-")
+    ]
     _refused(dcx, root, _append_event(root, event), "event_artifacts_invalid")
 
 
@@ -89,7 +106,9 @@ def test_forged_event_id_is_refused(dcx, ready) -> None:
     event = _event(root, event_id)
     event["summary"] = "edited after the fact"
     with (root / ".decision-context" / "events.jsonl").open("a") as handle:
-        handle.write(json.dumps({**event, "event_id": "dcx-event-" + "1" * 32}, sort_keys=True) + "\n")
+        handle.write(
+            json.dumps({**event, "event_id": "dcx-event-" + "1" * 32}, sort_keys=True) + "\n"
+        )
     _refused(dcx, root, "dcx-event-" + "1" * 32, "event_id_mismatch")
 
 
@@ -112,7 +131,9 @@ def test_cursor_moved_after_prepare_is_refused(dcx, ready) -> None:
     from dcx.state.cursors import write_cursors
 
     root, event_id = ready
-    write_cursors(Workspace(root), {"source:authority:docs": "tree:" + "f" * 64}, "agent-a")  # the acting agent's
+    write_cursors(
+        Workspace(root), {"source:authority:docs": "tree:" + "f" * 64}, "agent-a"
+    )  # the acting agent's
     _refused(dcx, root, event_id, "cursor_moved")
 
 
@@ -153,14 +174,20 @@ def test_interrupted_commit_is_completed_as_replayed(dcx, ready) -> None:
     root, event_id = ready
     exe = str(Path(sys.executable).parent / "dcx")
     env = {**os.environ, "DCX_FAULT_POINT": "commit.after_cursor_write"}
-    proc = subprocess.run([exe, "-C", str(root), "commit", "--decision-id", D, "--event-id", event_id],
-                          env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [exe, "-C", str(root), "commit", "--decision-id", D, "--event-id", event_id],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == -9
     assert cursor_bytes(root) is not None and not packets(root, "commit")
     result = _commit(dcx, root, event_id)
     assert result.exit_code == 0
     receipt = result.json()["data"]["receipt"]
-    assert receipt["status"] == "replayed" and [s["result"] for s in receipt["sources"]] == ["replayed"]
+    assert receipt["status"] == "replayed" and [s["result"] for s in receipt["sources"]] == [
+        "replayed"
+    ]
 
 
 def test_external_event_log_must_be_listed(dcx, ready) -> None:
@@ -169,8 +196,12 @@ def test_external_event_log_must_be_listed(dcx, ready) -> None:
     log.write_text((root / ".decision-context" / "events.jsonl").read_text())
     _refused(dcx, root, event_id, "event_log_not_allowed", "--event-log", str(log))
     profile = root / ".decision-context" / "profile.toml"
-    profile.write_text(profile.read_text().replace("allow_self_confirmation = false",
-                                                   'allow_self_confirmation = false\nexternal_event_logs = ["host-events.jsonl"]'))
+    profile.write_text(
+        profile.read_text().replace(
+            "allow_self_confirmation = false",
+            'allow_self_confirmation = false\nexternal_event_logs = ["host-events.jsonl"]',
+        )
+    )
     # a semantic profile edit after prepare: the external log is read, then the digest check refuses
     _refused(dcx, root, event_id, "profile_changed", "--event-log", str(log))
 
@@ -179,8 +210,18 @@ def test_full_cycle_packet_snapshots(dcx, ready, snapshot_json) -> None:
     root, event_id = ready
     assert _commit(dcx, root, event_id).exit_code == 0
     assert dcx("-C", str(root), "feedback", "--decision-id", D).exit_code == 0
-    cycle = {kind: packets(root, kind) for kind in
-             ("evidence", "checkpoint", "rebase", "proposal", "outcome", "commit", "feedback")}
+    cycle = {
+        kind: packets(root, kind)
+        for kind in (
+            "evidence",
+            "checkpoint",
+            "rebase",
+            "proposal",
+            "outcome",
+            "commit",
+            "feedback",
+        )
+    }
     assert all(len(v) == 1 for v in cycle.values())
     assert cycle == snapshot_json
 
@@ -189,20 +230,39 @@ def test_commit_from_a_listed_loopx_host_log(dcx, example: Path) -> None:
     from dcx.state.events import loopx_event_id
 
     profile = example / ".decision-context" / "profile.toml"
-    profile.write_text(profile.read_text().replace(
-        "allow_self_confirmation = false", 'allow_self_confirmation = false\nexternal_event_logs = ["host/rollout.jsonl"]'))
+    profile.write_text(
+        profile.read_text().replace(
+            "allow_self_confirmation = false",
+            'allow_self_confirmation = false\nexternal_event_logs = ["host/rollout.jsonl"]',
+        )
+    )
     prepared(dcx, example)
     for verb, name in (("propose", "proposal.json"), ("outcome", "outcome.json")):
-        assert dcx("-C", str(example), verb, "--decision-id", D, "--from", str(example / name)).exit_code == 0
+        assert (
+            dcx(
+                "-C", str(example), verb, "--decision-id", D, "--from", str(example / name)
+            ).exit_code
+            == 0
+        )
     refs = [packets(example, kind)[0]["packet_ref"] for kind in ("evidence", "proposal", "outcome")]
-    event = {"schema_version": "loopx_rollout_event_v0", "goal_id": "catalog-cache-ttl", "agent_id": "host-agent",
-             "event_kind": "todo_complete", "status": "committed", "recorded_at": "2026-11-29T18:05:00Z",
-             "summary": "Rollback todo closed", "causality": {"decision_id": D}, "artifact_refs": refs,
-             "run_id": "turn-7"}
+    event = {
+        "schema_version": "loopx_rollout_event_v0",
+        "goal_id": "catalog-cache-ttl",
+        "agent_id": "host-agent",
+        "event_kind": "todo_complete",
+        "status": "committed",
+        "recorded_at": "2026-11-29T18:05:00Z",
+        "summary": "Rollback todo closed",
+        "causality": {"decision_id": D},
+        "artifact_refs": refs,
+        "run_id": "turn-7",
+    }
     event["event_id"] = loopx_event_id(event)
     log = example / "host" / "rollout.jsonl"
     log.parent.mkdir()
-    log.write_text(json.dumps(event, sort_keys=True) + "\n" + json.dumps(event, sort_keys=True) + "\n")  # union-merge duplicate
+    log.write_text(
+        json.dumps(event, sort_keys=True) + "\n" + json.dumps(event, sort_keys=True) + "\n"
+    )  # union-merge duplicate
     result = _commit(dcx, example, event["event_id"], "--event-log", str(log))
     assert result.exit_code == 0, result.stdout
     assert result.json()["data"]["receipt"]["event_id"] == event["event_id"]

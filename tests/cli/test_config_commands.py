@@ -31,8 +31,17 @@ def test_a_fresh_goal_is_made_working_by_the_two_commands_init_prints(dcx, fresh
     profile_before = (_dc(fresh_ws) / "profile.toml").read_text()
     sources_before = (_dc(fresh_ws) / "sources.toml").read_text()
     assert dcx("-C", str(fresh_ws), "enable").exit_code == 0  # init listed agent-a
-    added = dcx("-C", str(fresh_ws), "source", "add", "source:authority:docs", "--path", "docs",
-                "--include", "**/*.md")
+    added = dcx(
+        "-C",
+        str(fresh_ws),
+        "source",
+        "add",
+        "source:authority:docs",
+        "--path",
+        "docs",
+        "--include",
+        "**/*.md",
+    )
     assert added.exit_code == 0, added.stderr
     status = dcx("-C", str(fresh_ws), "status", "--format", "json").json()["data"]
     assert status["activation"]["status"] == "available"
@@ -43,12 +52,20 @@ def test_a_fresh_goal_is_made_working_by_the_two_commands_init_prints(dcx, fresh
     assert _lines_kept(sources_before, sources)
     registry = tomllib.loads(sources)
     assert registry["bindings"] == [{"provider_id": "files", "adapter": "local-file"}]
-    assert registry["sources"] == [{
-        "source_id": "source:authority:docs", "provider_id": "files", "source_kind": "document",
-        "priority": "p0", "evidence_level": "s1", "objectives": ["goal-test"], "scan_mode": "incremental",
-        "exact_read_policy": "always", "freshness_seconds": 86400,
-        "locator": {"path": "docs", "include": ["**/*.md"]},
-    }]
+    assert registry["sources"] == [
+        {
+            "source_id": "source:authority:docs",
+            "provider_id": "files",
+            "source_kind": "document",
+            "priority": "p0",
+            "evidence_level": "s1",
+            "objectives": ["goal-test"],
+            "scan_mode": "incremental",
+            "exact_read_policy": "always",
+            "freshness_seconds": 86400,
+            "locator": {"path": "docs", "include": ["**/*.md"]},
+        }
+    ]
     scan = dcx("-C", str(fresh_ws), "scan", "--format", "json")
     assert scan.exit_code == 0, scan.stdout
 
@@ -66,10 +83,15 @@ def test_init_prints_the_two_commands(dcx, tmp_path: Path) -> None:
 
 
 def test_enable_adds_agents_once_and_disable_turns_off(dcx, fresh_ws: Path) -> None:
-    assert dcx("-C", str(fresh_ws), "enable", "--agent", "agent-b", "--agent", "agent-a").exit_code == 0
+    assert (
+        dcx("-C", str(fresh_ws), "enable", "--agent", "agent-b", "--agent", "agent-a").exit_code
+        == 0
+    )
     data = tomllib.loads((_dc(fresh_ws) / "profile.toml").read_text())
     assert (data["enabled"], data["enabled_agents"]) == (True, ["agent-a", "agent-b"])
-    again = dcx("-C", str(fresh_ws), "enable", "--agent", "agent-b", "--format", "json").json()["data"]
+    again = dcx("-C", str(fresh_ws), "enable", "--agent", "agent-b", "--format", "json").json()[
+        "data"
+    ]
     assert again == {"enabled": True, "agents_added": [], "changed": False}
     assert dcx("-C", str(fresh_ws), "disable").exit_code == 0
     data = tomllib.loads((_dc(fresh_ws) / "profile.toml").read_text())
@@ -98,7 +120,9 @@ def _snapshot(root: Path) -> dict[str, bytes]:
         (("provider", "set", "openviking", "--config", "nonsense"), "--config"),
     ],
 )
-def test_a_refused_edit_writes_nothing_and_names_the_field(dcx, fresh_ws: Path, args, field) -> None:
+def test_a_refused_edit_writes_nothing_and_names_the_field(
+    dcx, fresh_ws: Path, args, field
+) -> None:
     (fresh_ws / "docs").mkdir()
     before = _snapshot(fresh_ws)
     result = dcx("-C", str(fresh_ws), *args, "--format", "json")
@@ -123,13 +147,34 @@ def test_source_add_twice_is_refused_and_rm_removes_only_that_source(dcx, fresh_
     (fresh_ws / "docs").mkdir()
     (fresh_ws / "notes.md").write_text("n\n")
     assert dcx("-C", str(fresh_ws), "source", "add", "docs", "--path", "docs").exit_code == 0
-    assert dcx("-C", str(fresh_ws), "source", "add", "notes", "--path", "notes.md", "--priority", "p2",
-               "--on-demand", "--objective", "latency", "--exclude", "*.tmp").exit_code == 0
+    assert (
+        dcx(
+            "-C",
+            str(fresh_ws),
+            "source",
+            "add",
+            "notes",
+            "--path",
+            "notes.md",
+            "--priority",
+            "p2",
+            "--on-demand",
+            "--objective",
+            "latency",
+            "--exclude",
+            "*.tmp",
+        ).exit_code
+        == 0
+    )
     again = dcx("-C", str(fresh_ws), "source", "add", "docs", "--path", "docs", "--format", "json")
     assert again.exit_code == 2 and again.json()["error"]["code"] == "duplicate_id"
-    listed = dcx("-C", str(fresh_ws), "source", "list", "--format", "json").json()["data"]["manifest"]
-    assert [(s["source_id"], s["priority"], s["scan_mode"]) for s in listed["sources"]] == \
-           [("docs", "p0", "incremental"), ("notes", "p2", "on_demand")]
+    listed = dcx("-C", str(fresh_ws), "source", "list", "--format", "json").json()["data"][
+        "manifest"
+    ]
+    assert [(s["source_id"], s["priority"], s["scan_mode"]) for s in listed["sources"]] == [
+        ("docs", "p0", "incremental"),
+        ("notes", "p2", "on_demand"),
+    ]
     assert dcx("-C", str(fresh_ws), "source", "rm", "docs").exit_code == 0
     registry = tomllib.loads((_dc(fresh_ws) / "sources.toml").read_text())
     assert [s["source_id"] for s in registry["sources"]] == ["notes"]
@@ -146,20 +191,47 @@ def test_source_list_never_shows_a_locator(dcx, fresh_ws: Path) -> None:
         assert "secret-folder-name" not in out
 
 
-def test_provider_set_keeps_comments_and_drops_the_old_config(dcx, fresh_ws: Path, tmp_path: Path) -> None:
+def test_provider_set_keeps_comments_and_drops_the_old_config(
+    dcx, fresh_ws: Path, tmp_path: Path
+) -> None:
     profile = _dc(fresh_ws) / "profile.toml"
-    profile.write_text(profile.read_text() + "\n# my note about recall\n[context_provider]\nprovider = \"openviking\"  # the team server\n"
-                       "[context_provider.config]\nbinary = \"/opt/ov/bin/ov\"\n")
-    result = dcx("-C", str(fresh_ws), "provider", "set", "bm25", "--max-results", "3", "--timeout", "7.5",
-                 "--format", "json")
+    profile.write_text(
+        profile.read_text()
+        + '\n# my note about recall\n[context_provider]\nprovider = "openviking"  # the team server\n'
+        '[context_provider.config]\nbinary = "/opt/ov/bin/ov"\n'
+    )
+    result = dcx(
+        "-C",
+        str(fresh_ws),
+        "provider",
+        "set",
+        "bm25",
+        "--max-results",
+        "3",
+        "--timeout",
+        "7.5",
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0, result.stdout
     assert result.json()["data"]["config_keys_dropped"] == ["binary"]
     text = profile.read_text()
-    assert "# my note about recall" in text and "# the team server" in text and "/opt/ov" not in text
+    assert (
+        "# my note about recall" in text and "# the team server" in text and "/opt/ov" not in text
+    )
     data = tomllib.loads(text)["context_provider"]
     assert data == {"provider": "bm25", "max_results": 3, "timeout_seconds": 7.5}
-    result = dcx("-C", str(fresh_ws), "provider", "set", "openviking", "--config", "result_levels=[2]",
-                 "--config", "url=http://127.0.0.1:1933")
+    result = dcx(
+        "-C",
+        str(fresh_ws),
+        "provider",
+        "set",
+        "openviking",
+        "--config",
+        "result_levels=[2]",
+        "--config",
+        "url=http://127.0.0.1:1933",
+    )
     assert result.exit_code == 0, result.stderr
     data = tomllib.loads(profile.read_text())["context_provider"]
     assert data["config"] == {"result_levels": [2], "url": "http://127.0.0.1:1933"}
@@ -192,16 +264,38 @@ def test_source_add_git_makes_a_git_source_that_scans(dcx, fresh_ws: Path) -> No
     (repo / "runbooks" / "rollback.md").write_text("# Rollback\nRoll back above 400 ms.\n")
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "first"], check=True)
-    result = dcx("-C", str(fresh_ws), "source", "add", "source:runbooks", "--git", "vendor/handbook", "--ref", "main",
-                 "--path", "runbooks", "--include", "**/*.md", "--format", "json")
+    result = dcx(
+        "-C",
+        str(fresh_ws),
+        "source",
+        "add",
+        "source:runbooks",
+        "--git",
+        "vendor/handbook",
+        "--ref",
+        "main",
+        "--path",
+        "runbooks",
+        "--include",
+        "**/*.md",
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0, result.stdout
     registry = tomllib.loads((_dc(fresh_ws) / "sources.toml").read_text())
     assert {"provider_id": "repos", "adapter": "git"} in registry["bindings"]
     source = registry["sources"][0]
-    assert source["locator"] == {"repo": "vendor/handbook", "ref": "main", "path": "runbooks", "include": ["**/*.md"]}
+    assert source["locator"] == {
+        "repo": "vendor/handbook",
+        "ref": "main",
+        "path": "runbooks",
+        "include": ["**/*.md"],
+    }
     assert source["source_kind"] == "repository"
     assert dcx("-C", str(fresh_ws), "enable").exit_code == 0
     scan = dcx("-C", str(fresh_ws), "scan", "--format", "json").json()["data"]["receipts"][0]
     assert (scan["status"], scan["changed_count"]) == ("completed", 1)
-    missing_ref = dcx("-C", str(fresh_ws), "source", "add", "s2", "--git", "vendor/handbook", "--format", "json")
+    missing_ref = dcx(
+        "-C", str(fresh_ws), "source", "add", "s2", "--git", "vendor/handbook", "--format", "json"
+    )
     assert missing_ref.exit_code == 2 and missing_ref.json()["error"]["field"] == "--ref"

@@ -51,16 +51,35 @@ def test_ops_never_import_typer_or_rich() -> None:
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
             for name in names:
-                assert not name.startswith(("typer", "rich", "dcx.cli")), f"{path.name} imports {name}"
+                assert not name.startswith(("typer", "rich", "dcx.cli")), (
+                    f"{path.name} imports {name}"
+                )
 
 
 # ahocorasick, dcx.state.privacy: the detector's and the private-value matcher's
 # machinery, loaded on the first text checked (issue 12); status checks none.
-HEAVY = ("typer", "rich", "tomlkit", "portalocker", "dcx.providers", "dcx.sources", "dcx.extensions",
-         "ahocorasick", "detect_secrets", "dcx.state.privacy", "dcx.mcp", "mcp", "mcp_types", "pydantic", "anyio")
+HEAVY = (
+    "typer",
+    "rich",
+    "tomlkit",
+    "portalocker",
+    "dcx.providers",
+    "dcx.sources",
+    "dcx.extensions",
+    "ahocorasick",
+    "detect_secrets",
+    "dcx.state.privacy",
+    "dcx.mcp",
+    "mcp",
+    "mcp_types",
+    "pydantic",
+    "anyio",
+)
 
 
-@pytest.mark.parametrize("args", [["--version"], ["status", "--format", "json"], ["status"], ["--no-color", "status"]])
+@pytest.mark.parametrize(
+    "args", [["--version"], ["status", "--format", "json"], ["status"], ["--no-color", "status"]]
+)
 def test_startup_paths_import_nothing_heavy(example: Path, args) -> None:
     code = (
         "import sys\n"
@@ -76,9 +95,17 @@ def test_startup_paths_import_nothing_heavy(example: Path, args) -> None:
     assert "HEAVY []" in proc.stderr, proc.stderr
 
 
-READER_SHAPES = [["log"], ["log", "--format", "json"], ["log", "--limit", "2", "--decision-id", "d"],
-                 ["show", "decision-source-manifest", "--format", "json"], ["show", "nope"], ["verify"],
-                 ["verify", "--format", "json", "--wait", "1"], ["sources"], ["sources", "--format=json"]]
+READER_SHAPES = [
+    ["log"],
+    ["log", "--format", "json"],
+    ["log", "--limit", "2", "--decision-id", "d"],
+    ["show", "decision-source-manifest", "--format", "json"],
+    ["show", "nope"],
+    ["verify"],
+    ["verify", "--format", "json", "--wait", "1"],
+    ["sources"],
+    ["sources", "--format=json"],
+]
 
 
 @pytest.mark.parametrize("args", READER_SHAPES, ids=" ".join)

@@ -47,25 +47,34 @@ def test_two_agents_decisions_touch_disjoint_files(tmp_path: Path) -> None:
     assert goal_level, "both runs scanned the same sources: their goal-level packets coincide"
     for name in goal_level:
         assert _is_goal_level(name, a[name]) and a[name] == b[name], name
-    decision_files = {name for name in set(a) | set(b) if not name.endswith("events.jsonl")
-                      and not _is_goal_level(name, (a.get(name) or b[name]))}
+    decision_files = {
+        name
+        for name in set(a) | set(b)
+        if not name.endswith("events.jsonl") and not _is_goal_level(name, (a.get(name) or b[name]))
+    }
     assert decision_files and not (decision_files & shared)
 
 
 def test_a_second_decision_never_rewrites_a_file_of_the_first(cycled: Path, tmp_path: Path) -> None:
     before = public_files(cycled)
     load_test = cycled / "docs" / "load-test-90s-ttl.md"
-    load_test.write_text(load_test.read_text() + "\nA second run at 95 s TTL showed the same origin p99.\n")
+    load_test.write_text(
+        load_test.read_text() + "\nA second run at 95 s TTL showed the same origin p99.\n"
+    )
     run_cycle(cycled, "ttl-2027-01", edit_authority=False, env={"HOME": str(tmp_path / "home")})
     after = public_files(cycled)
     changed = sorted(name for name in before if after[name] != before[name])
     assert changed == [f"{DC}/events.jsonl"]
-    assert after[f"{DC}/events.jsonl"].startswith(before[f"{DC}/events.jsonl"])  # appended, never rewritten
+    assert after[f"{DC}/events.jsonl"].startswith(
+        before[f"{DC}/events.jsonl"]
+    )  # appended, never rewritten
     assert len(after) > len(before) and f"{DC}/decisions/ttl-2027-01.jsonl" in after
 
 
 def _changed_lines(old: bytes, new: bytes) -> list[str]:
-    diff = difflib.unified_diff(old.decode().splitlines(), new.decode().splitlines(), lineterm="", n=0)
+    diff = difflib.unified_diff(
+        old.decode().splitlines(), new.decode().splitlines(), lineterm="", n=0
+    )
     return [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---"))]
 
 
@@ -75,15 +84,21 @@ def test_a_one_field_change_is_a_one_line_diff(cycled: Path) -> None:
     body["recommended_decision"]["confidence"] = 0.6
     changed = cycled / "proposal-2.json"
     changed.write_text(json.dumps(body))
-    new_ref = dcx.json("propose", "--decision-id", "ttl-2026-12", "--from", str(changed))["data"]["proposal"]["packet_ref"]
+    new_ref = dcx.json("propose", "--decision-id", "ttl-2026-12", "--from", str(changed))["data"][
+        "proposal"
+    ]["packet_ref"]
     files = packet_files(cycled)
     old_ref = next(ref for ref in files if ref.startswith("decision-proposal-") and ref != new_ref)
     lines = _changed_lines(files[old_ref].read_bytes(), files[new_ref].read_bytes())
     # the field's own line, and the ref line that names the new content — nothing else moves
-    assert sorted(lines) == sorted([
-        '-    "confidence": 0.8,', '+    "confidence": 0.6,',
-        f'-  "packet_ref": "{old_ref}",', f'+  "packet_ref": "{new_ref}",',
-    ])
+    assert sorted(lines) == sorted(
+        [
+            '-    "confidence": 0.8,',
+            '+    "confidence": 0.6,',
+            f'-  "packet_ref": "{old_ref}",',
+            f'+  "packet_ref": "{new_ref}",',
+        ]
+    )
     semantic = dcx.json("diff", old_ref, new_ref)["data"]["changes"]
     assert [c["path"] for c in semantic] == ["recommended_decision.confidence"]
 
@@ -95,9 +110,19 @@ def test_git_sees_a_hand_edit_as_one_changed_line(cycled: Path) -> None:
     edited = path.with_name("edited.json")
     shutil.copy2(path, edited)
     os.chmod(edited, 0o644)
-    edited.write_text(edited.read_text().replace('"verification_status": "pending"', '"verification_status": "verified"'))
-    proc = subprocess.run(["git", "diff", "--no-index", "--numstat", str(path), str(edited)], env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    edited.write_text(
+        edited.read_text().replace(
+            '"verification_status": "pending"', '"verification_status": "verified"'
+        )
+    )
+    proc = subprocess.run(
+        ["git", "diff", "--no-index", "--numstat", str(path), str(edited)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 1  # differences found
     assert proc.stdout.split()[:2] == ["1", "1"]
     assert Runner(cycled)("verify", ok=False).exit_code == 1  # and dcx verify flags the edit
@@ -109,8 +134,14 @@ def test_diff_reports_a_record_that_left_as_one_change(cycled: Path) -> None:
     after = dcx.json("scan")["data"]["receipts"][0]["receipt_ref"]  # after the commit: nothing new
     changes = dcx.json("diff", before, after)["data"]["changes"]
     removed = [c for c in changes if c["path"].startswith("changes[")]
-    assert len(removed) == 5 and all(c["change"] == "removed" and set(c["old"]) >= {"change_ref", "revision_ref"}
-                                     for c in removed)
+    assert len(removed) == 5 and all(
+        c["change"] == "removed" and set(c["old"]) >= {"change_ref", "revision_ref"}
+        for c in removed
+    )
     assert {c["path"] for c in changes} - {c["path"] for c in removed} == {
-        "status", "changed_count", "exact_read_count", "cursor_before_ref",
-        "decision_id"}  # completed → no_change; cursor moved; a `dcx scan` receipt belongs to no decision
+        "status",
+        "changed_count",
+        "exact_read_count",
+        "cursor_before_ref",
+        "decision_id",
+    }  # completed → no_change; cursor moved; a `dcx scan` receipt belongs to no decision

@@ -25,7 +25,9 @@ def test_exit_0(dcx, example: Path) -> None:
 
 
 def test_exit_1_refused(dcx, example: Path) -> None:
-    ref = dcx("-C", str(example), "sources", "--write", "--format", "json").json()["data"]["manifest"]["manifest_ref"]
+    ref = dcx("-C", str(example), "sources", "--write", "--format", "json").json()["data"][
+        "manifest"
+    ]["manifest_ref"]
     path = example / ".decision-context" / "packets" / "manifest" / f"{ref}.json"
     path.chmod(0o644)
     path.write_text(path.read_text().replace("p0", "p1"))
@@ -59,10 +61,14 @@ def test_exit_3_no_workspace(dcx, tmp_path: Path) -> None:
 def test_exit_4_lock_busy(example: Path) -> None:
     events = example / ".decision-context" / "events.jsonl"
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         f"import time\nfrom pathlib import Path\nfrom dcx.core.fsutil import file_lock\n"
-         f"with file_lock(Path({str(events)!r})):\n print('held', flush=True)\n time.sleep(30)\n"],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            f"import time\nfrom pathlib import Path\nfrom dcx.core.fsutil import file_lock\n"
+            f"with file_lock(Path({str(events)!r})):\n print('held', flush=True)\n time.sleep(30)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"
@@ -94,12 +100,16 @@ def test_exit_5_internal_error_is_logged_not_printed(dcx, example: Path, monkeyp
 
 def test_exit_130_interrupted(example: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-c",
-         "import time, dcx.ops.status as s\n"
-         "def slow(**kw):\n    time.sleep(30)\n"
-         "s.status = slow\n"
-         f"from dcx.cli import main\nmain(['-C', {str(example)!r}, 'status'])\n"],
-        stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import time, dcx.ops.status as s\n"
+            "def slow(**kw):\n    time.sleep(30)\n"
+            "s.status = slow\n"
+            f"from dcx.cli import main\nmain(['-C', {str(example)!r}, 'status'])\n",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
     )
     time.sleep(1.5)
     proc.send_signal(signal.SIGINT)

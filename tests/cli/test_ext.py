@@ -81,7 +81,10 @@ def test_two_ready_without_an_id_is_ambiguous(ext, exts, fresh_ws: Path) -> None
     ext("install", str(make_extension(exts, "good.py")))
     ext("install", str(make_extension(exts, "good.py", "other")))
     resolution = ext("list")["data"]["resolution"]
-    assert (resolution["status"], resolution["next_action"]) == ("extension_provider_ambiguous", "select_extension_id")
+    assert (resolution["status"], resolution["next_action"]) == (
+        "extension_provider_ambiguous",
+        "select_extension_id",
+    )
     assert retrieve(fresh_ws)[1].reason_code == "extension_provider_ambiguous"
     assert retrieve(fresh_ws, {"extension_id": "other"})[1].status == "completed"
 
@@ -89,7 +92,11 @@ def test_two_ready_without_an_id_is_ambiguous(ext, exts, fresh_ws: Path) -> None
 def test_dry_run_install_creates_no_state_or_lock_file(ext, exts, fresh_ws: Path) -> None:
     before = tree_listing(fresh_ws)
     out = ext("install", str(make_extension(exts, "good.py")), "--dry-run")
-    assert out["data"]["dry_run"] and out["data"]["action"] == "install" and out["data"]["extension"] is None
+    assert (
+        out["data"]["dry_run"]
+        and out["data"]["action"] == "install"
+        and out["data"]["extension"] is None
+    )
     assert tree_listing(fresh_ws) == before
     assert not (fresh_ws / ".decision-context" / "private" / "extensions").exists()
 
@@ -97,8 +104,14 @@ def test_dry_run_install_creates_no_state_or_lock_file(ext, exts, fresh_ws: Path
 @pytest.mark.parametrize(
     "args",
     [
-        ("enable", "good"), ("disable", "good"), ("doctor", "good"), ("doctor", "--all"), ("rollback", "good"),
-        ("upgrade", "NEW"), ("install", "OTHER"), ("list",),
+        ("enable", "good"),
+        ("disable", "good"),
+        ("doctor", "good"),
+        ("doctor", "--all"),
+        ("rollback", "good"),
+        ("upgrade", "NEW"),
+        ("install", "OTHER"),
+        ("list",),
     ],
 )
 def test_every_dry_run_changes_and_creates_nothing(ext, exts, fresh_ws: Path, args) -> None:
@@ -118,14 +131,33 @@ def test_every_dry_run_changes_and_creates_nothing(ext, exts, fresh_ws: Path, ar
 
 
 BAD_MANIFESTS = {
-    "unknown key": ("homepage", lambda t: t.replace('version = "1.0.0"\n', 'version = "1.0.0"\nhomepage = "x"\n')),
+    "unknown key": (
+        "homepage",
+        lambda t: t.replace('version = "1.0.0"\n', 'version = "1.0.0"\nhomepage = "x"\n'),
+    ),
     "bad id": ("id", lambda t: t.replace('id = "good"', 'id = "Good_Ext"')),
-    "missing permission": ("permissions", lambda t: t.replace('permissions = ["decision_context.read"]',
-                                                              'permissions = ["net.read"]')),
-    "protocol mismatch": ("implements[0].protocol", lambda t: t[: t.rindex("protocol")] + 'protocol = "other_v0"\n'),
-    "timeout 0": ("runtime.timeout_seconds", lambda t: t.replace("timeout_seconds = 10", "timeout_seconds = 0")),
-    "timeout 121": ("runtime.timeout_seconds", lambda t: t.replace("timeout_seconds = 10", "timeout_seconds = 121")),
-    "timeout true": ("runtime.timeout_seconds", lambda t: t.replace("timeout_seconds = 10", "timeout_seconds = true")),
+    "missing permission": (
+        "permissions",
+        lambda t: t.replace(
+            'permissions = ["decision_context.read"]', 'permissions = ["net.read"]'
+        ),
+    ),
+    "protocol mismatch": (
+        "implements[0].protocol",
+        lambda t: t[: t.rindex("protocol")] + 'protocol = "other_v0"\n',
+    ),
+    "timeout 0": (
+        "runtime.timeout_seconds",
+        lambda t: t.replace("timeout_seconds = 10", "timeout_seconds = 0"),
+    ),
+    "timeout 121": (
+        "runtime.timeout_seconds",
+        lambda t: t.replace("timeout_seconds = 10", "timeout_seconds = 121"),
+    ),
+    "timeout true": (
+        "runtime.timeout_seconds",
+        lambda t: t.replace("timeout_seconds = 10", "timeout_seconds = true"),
+    ),
 }
 
 
@@ -146,15 +178,20 @@ def test_bad_manifest_is_exit_2_naming_the_key(dcx, exts, fresh_ws: Path, case: 
 def test_failed_doctor_leaves_it_installed_not_ready_and_exits_1(ext, exts) -> None:
     out = ext("install", str(make_extension(exts, "doctor_fails.py")), code=1)
     assert out["ok"] is False and out["status"] == "error"
-    assert out["data"]["doctor"] == {"passed": False, "reason_code": "doctor_exit_nonzero",
-                                     "revision": out["data"]["revision"]}
+    assert out["data"]["doctor"] == {
+        "passed": False,
+        "reason_code": "doctor_exit_nonzero",
+        "revision": out["data"]["revision"],
+    }
     assert _readiness(out) == ("extension_doctor_not_ready", "run_extension_doctor")
     assert ext("doctor", "doctor-fails", code=1)["data"]["doctor"]["passed"] is False
 
 
 def test_doctor_timeout_is_a_failed_doctor(ext, exts) -> None:
     manifest = make_extension(exts, "hang.py", timeout=1)
-    manifest.write_text(manifest.read_text().replace('doctor_args = ["--doctor"]', 'doctor_args = ["--sleep"]'))
+    manifest.write_text(
+        manifest.read_text().replace('doctor_args = ["--doctor"]', 'doctor_args = ["--sleep"]')
+    )
     out = ext("install", str(manifest), code=1)
     assert out["data"]["doctor"]["reason_code"] == "doctor_timeout"
 
@@ -163,11 +200,20 @@ def test_install_is_idempotent_and_refuses_another_revision(ext, exts) -> None:
     manifest = make_extension(exts, "good.py")
     first = ext("install", str(manifest))
     again = ext("install", str(manifest))
-    assert again["data"]["action"] == "none" and again["data"]["changed"] is False and again["data"]["doctor"] is None
+    assert (
+        again["data"]["action"] == "none"
+        and again["data"]["changed"] is False
+        and again["data"]["doctor"] is None
+    )
     assert again["data"]["extension"] == first["data"]["extension"]
-    manifest.write_text(manifest.read_text().replace("timeout_seconds = 10", "timeout_seconds = 20"))
+    manifest.write_text(
+        manifest.read_text().replace("timeout_seconds = 10", "timeout_seconds = 20")
+    )
     refused = ext("install", str(manifest), code=1)
-    assert refused["error"]["code"] == "extension_already_installed" and "upgrade" in refused["error"]["hint"]
+    assert (
+        refused["error"]["code"] == "extension_already_installed"
+        and "upgrade" in refused["error"]["hint"]
+    )
 
 
 def test_upgrade_rollback_and_the_revision_cap(ext, exts) -> None:
@@ -176,7 +222,9 @@ def test_upgrade_rollback_and_the_revision_cap(ext, exts) -> None:
     ext("rollback", "good", code=1)  # nothing to roll back to yet
     revisions = [first]
     for minor in range(1, 7):
-        manifest.write_text(manifest.read_text().replace(f'version = "1.{minor - 1}.0"', f'version = "1.{minor}.0"'))
+        manifest.write_text(
+            manifest.read_text().replace(f'version = "1.{minor - 1}.0"', f'version = "1.{minor}.0"')
+        )
         out = ext("upgrade", str(manifest))
         revisions.append(out["data"]["revision"])
         row = out["data"]["extension"]
@@ -185,7 +233,11 @@ def test_upgrade_rollback_and_the_revision_cap(ext, exts) -> None:
     assert ext("list")["data"]["extensions"][0]["revisions"] == revisions[-5:]
     # the manifest on disk now holds the newest revision; rolling back is not "a changed manifest"
     back = ext("rollback", "good")["data"]["extension"]
-    assert (back["active_revision"], back["rollback_revision"], back["version"]) == (revisions[-2], revisions[-1], "1.5.0")
+    assert (back["active_revision"], back["rollback_revision"], back["version"]) == (
+        revisions[-2],
+        revisions[-1],
+        "1.5.0",
+    )
     assert back["readiness"]["status"] == "ready" and back["manifest_changed"] is False
     forth = ext("rollback", "good")["data"]["extension"]
     assert forth["active_revision"] == revisions[-1]
@@ -197,7 +249,9 @@ def test_rollback_keeps_a_target_beyond_the_cap(ext, exts) -> None:
     ext("install", str(manifest))
     versions = []
     for minor in range(1, 4):
-        manifest.write_text(manifest.read_text().replace(f'version = "1.{minor - 1}.0"', f'version = "1.{minor}.0"'))
+        manifest.write_text(
+            manifest.read_text().replace(f'version = "1.{minor - 1}.0"', f'version = "1.{minor}.0"')
+        )
         versions.append(ext("upgrade", str(manifest))["data"]["revision"])
     assert ext("rollback", "good")["data"]["extension"]["active_revision"] == versions[-2]
 
@@ -205,7 +259,10 @@ def test_rollback_keeps_a_target_beyond_the_cap(ext, exts) -> None:
 def test_unknown_id_and_usage_errors(ext, exts) -> None:
     for verb in ("enable", "disable", "doctor", "rollback"):
         assert ext(verb, "nope", code=2)["error"]["code"] == "extension_not_installed"
-    assert ext("upgrade", str(make_extension(exts, "good.py")), code=2)["error"]["code"] == "extension_not_installed"
+    assert (
+        ext("upgrade", str(make_extension(exts, "good.py")), code=2)["error"]["code"]
+        == "extension_not_installed"
+    )
     assert ext("doctor", code=2)["error"]["code"] == "usage_error"
     assert ext("install", str(exts / "missing.toml"), code=2)["error"]["code"] == "manifest_missing"
 
@@ -215,7 +272,9 @@ def test_doctor_all(ext, exts) -> None:
     ext("install", str(make_extension(exts, "doctor_fails.py")), code=1)
     out = ext("doctor", "--all", code=1)
     assert [(r["extension_id"], r["doctor"]["passed"]) for r in out["data"]["results"]] == [
-        ("doctor-fails", False), ("good", True)]
+        ("doctor-fails", False),
+        ("good", True),
+    ]
 
 
 def test_corrupt_state_is_reported_not_repaired(ext, exts, fresh_ws: Path) -> None:
@@ -223,9 +282,13 @@ def test_corrupt_state_is_reported_not_repaired(ext, exts, fresh_ws: Path) -> No
     state = fresh_ws / ".decision-context" / "private" / "extensions" / "state.json"
     state.write_text("{ torn")
     out = ext("list", code=1)
-    assert out["error"]["code"] == "extension_state_unavailable" and "state.json" in out["error"]["message"]
-    assert ext("install", str(make_extension(exts, "good.py", "other")), code=1)["error"]["code"] == (
-        "extension_state_unavailable")
+    assert (
+        out["error"]["code"] == "extension_state_unavailable"
+        and "state.json" in out["error"]["message"]
+    )
+    assert ext("install", str(make_extension(exts, "good.py", "other")), code=1)["error"][
+        "code"
+    ] == ("extension_state_unavailable")
     assert state.read_text() == "{ torn"
     assert retrieve(fresh_ws)[1].reason_code == "extension_state_unavailable"
 
@@ -274,14 +337,28 @@ def test_json_outputs_hold_no_path_or_content(ext, exts, fresh_ws: Path) -> None
 
 def test_no_canary_reaches_a_public_file(ext, exts, fresh_ws: Path, monkeypatch) -> None:
     monkeypatch.setenv("PARENT_SECRET_CANARY", "parent-secret-value")
-    for script in ("stderr_canary.py", "not_json.py", "extra_field.py", "summary_path.py", "env_probe.py"):
+    for script in (
+        "stderr_canary.py",
+        "not_json.py",
+        "extra_field.py",
+        "summary_path.py",
+        "env_probe.py",
+    ):
         ext("install", str(make_extension(exts, script)))
         retrieve(fresh_ws, {"extension_id": script.removesuffix(".py").replace("_", "-")})
     ext("doctor", "--all")
     dc = fresh_ws / ".decision-context"
     private = {dc / "private", dc / "profile.toml", dc / "sources.toml"}
-    public = [p for p in dc.rglob("*") if p.is_file() and not any(p == q or q in p.parents for q in private)]
+    public = [
+        p
+        for p in dc.rglob("*")
+        if p.is_file() and not any(p == q or q in p.parents for q in private)
+    ]
     assert public  # README, workspace.toml, ... exist
     for path in public:
         data = path.read_bytes()
-        assert b"CANARY" not in data and str(exts).encode() not in data and b"parent-secret" not in data
+        assert (
+            b"CANARY" not in data
+            and str(exts).encode() not in data
+            and b"parent-secret" not in data
+        )

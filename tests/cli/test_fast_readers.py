@@ -27,7 +27,7 @@ from tests.support.cli import run_dcx
 from tests.support.cycle import D
 from tests.support.workspace import REPO
 
-HARNESS = r'''
+HARNESS = r"""
 import json, os, sys
 side, cases_file, out_dir = sys.argv[1:4]
 cases = json.loads(open(cases_file).read())
@@ -61,7 +61,7 @@ for i, case in enumerate(cases):
             json.dump({"code": code, "mods": mods}, handle)
         os._exit(0)
     os.waitpid(pid, 0)
-'''
+"""
 
 FAST, TYPER = "fast", "typer"
 
@@ -78,7 +78,12 @@ def _cases(root: Path, other: Path) -> list[tuple[str, list[str], dict[str, str]
         ("log-decision", [*c, "log", "--decision-id", D, "--format", "text"], {}, FAST),
         ("log-decision=-json", [*c, "log", f"--decision-id={D}", "--format=json"], {}, FAST),
         ("log-unknown-decision", [*c, "log", "--decision-id", "nope"], {}, FAST),
-        ("log-unknown-decision-json", [*c, "log", "--decision-id", "nope", "--format", "json"], {}, FAST),
+        (
+            "log-unknown-decision-json",
+            [*c, "log", "--decision-id", "nope", "--format", "json"],
+            {},
+            FAST,
+        ),
         ("log-env-json", [*c, "log"], {"DCX_FORMAT": "json"}, FAST),
         ("log-no-color-verbose", ["--no-color", "-v", *c, "log"], {}, FAST),
         ("log-narrow", [*c, "log"], {"COLUMNS": "40"}, FAST),
@@ -126,14 +131,23 @@ def _run_side(side: str, cases: list[dict], tmp: Path) -> list[dict]:
     script.write_text(HARNESS)
     spec = tmp / "cases.json"
     spec.write_text(json.dumps(cases))
-    proc = subprocess.run([sys.executable, str(script), side, str(spec), str(out)], capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(script), side, str(spec), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     rows = []
     for i in range(len(cases)):
         meta = json.loads((out / f"{side}-{i}.rc").read_text())
-        rows.append({**meta, "stdout": (out / f"{side}-{i}.out").read_bytes(),
-                     "stderr": (out / f"{side}-{i}.err").read_bytes()})
+        rows.append(
+            {
+                **meta,
+                "stdout": (out / f"{side}-{i}.out").read_bytes(),
+                "stderr": (out / f"{side}-{i}.err").read_bytes(),
+            }
+        )
     return rows
 
 
@@ -142,8 +156,10 @@ def compared(cycled: Path, tmp_path: Path) -> list[tuple[tuple, dict, dict]]:
     other = tmp_path / "not-a-goal"
     other.mkdir()
     shapes = _cases(cycled, other)
-    cases = [{"args": args, "env": env, "unset": [] if "DCX_FORMAT" in env else ["DCX_FORMAT"]}
-             for _, args, env, _ in shapes]
+    cases = [
+        {"args": args, "env": env, "unset": [] if "DCX_FORMAT" in env else ["DCX_FORMAT"]}
+        for _, args, env, _ in shapes
+    ]
     fast = _run_side("fast", cases, tmp_path)
     typer_rows = _run_side("typer", cases, tmp_path)
     return list(zip(shapes, fast, typer_rows, strict=True))
@@ -152,11 +168,18 @@ def compared(cycled: Path, tmp_path: Path) -> list[tuple[tuple, dict, dict]]:
 def test_fast_and_typer_paths_print_the_same_bytes(compared) -> None:
     seen_codes = set()
     for (name, args, _env, path), fast, slow in compared:
-        assert (fast["stdout"], fast["stderr"], fast["code"]) == (slow["stdout"], slow["stderr"], slow["code"]), name
+        assert (fast["stdout"], fast["stderr"], fast["code"]) == (
+            slow["stdout"],
+            slow["stderr"],
+            slow["code"],
+        ), name
         assert "typer" in slow["mods"]
         if path == FAST:
             assert "typer" not in fast["mods"], f"{name}: fell through to typer"
-            text = not any(a in ("json", "--format=json", "--format=JSON") for a in args) and name != "log-env-json"
+            text = (
+                not any(a in ("json", "--format=json", "--format=JSON") for a in args)
+                and name != "log-env-json"
+            )
             verb = next(a for a in args if a in ("log", "show", "verify", "sources"))
             if not (text and fast["code"] in (0, 1)):
                 assert "rich" not in fast["mods"], f"{name}: rich {fast['mods']}"
@@ -171,7 +194,11 @@ def test_fast_and_typer_paths_print_the_same_bytes(compared) -> None:
             assert "typer" in fast["mods"], f"{name}: answered by the fast path"
         assert b"Traceback" not in fast["stderr"], name
         seen_codes.add(fast["code"])
-    assert {0, 2, 3} <= seen_codes  # success, refused input, no workspace: the error boundary is exercised
+    assert {
+        0,
+        2,
+        3,
+    } <= seen_codes  # success, refused input, no workspace: the error boundary is exercised
     # guard the oracle: a shape that printed nothing on either stream would compare equal for free
     for (name, _args, _env, _path), fast, _slow in compared:
         assert fast["stdout"] or fast["stderr"], name
@@ -182,7 +209,9 @@ def test_fast_and_typer_paths_print_the_same_bytes(compared) -> None:
     assert by_name["log"]["stdout"].startswith(f"* {D}".encode())
 
 
-def test_a_tampered_packet_fails_verify_the_same_on_both_paths(cycled: Path, tmp_path: Path) -> None:
+def test_a_tampered_packet_fails_verify_the_same_on_both_paths(
+    cycled: Path, tmp_path: Path
+) -> None:
     packet = next((cycled / ".decision-context" / "packets").glob("*/*.json"))
     doc = json.loads(packet.read_text())
     doc["goal_id"] = "tampered"
@@ -202,10 +231,13 @@ def test_installed_script_takes_the_fast_path(cycled: Path) -> None:
     """The console script itself (not the harness): same bytes as the typer fixture's runs."""
     out = run_dcx("-C", str(cycled), "log", "--format", "json")
     assert out.exit_code == 0 and json.loads(out.stdout)["data"]["decisions"][0]["decision_id"] == D
-    code = ("import sys\nfrom dcx.cli import main\ntry:\n"
-            f"    main({['-C', str(cycled), 'sources', '--format', 'json']!r})\n"
-            "except SystemExit:\n    pass\nprint(sorted(m for m in sys.modules if m.startswith(('typer', 'rich'))),"
-            " file=sys.stderr)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
-                          env={**os.environ})
+    code = (
+        "import sys\nfrom dcx.cli import main\ntry:\n"
+        f"    main({['-C', str(cycled), 'sources', '--format', 'json']!r})\n"
+        "except SystemExit:\n    pass\nprint(sorted(m for m in sys.modules if m.startswith(('typer', 'rich'))),"
+        " file=sys.stderr)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env={**os.environ}
+    )
     assert proc.stderr.strip().endswith("[]"), proc.stderr

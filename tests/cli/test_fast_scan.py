@@ -62,16 +62,36 @@ def _cases(root: Path, other: Path) -> list[tuple[str, list[str], dict[str, str]
         ("scan-source", [*c, "scan", "--source", docs], {}, FAST),
         ("scan-source=-json", [*c, "scan", f"--source={docs}", "--format", "json"], {}, FAST),
         ("scan-two-sources", [*c, "scan", "--source", docs, "--source", "source:notes"], {}, FAST),
-        ("scan-on-demand-json", [*c, "scan", "--source", "source:notes", "--format", "json"], {}, FAST),
+        (
+            "scan-on-demand-json",
+            [*c, "scan", "--source", "source:notes", "--format", "json"],
+            {},
+            FAST,
+        ),
         ("scan-unknown-source", [*c, "scan", "--source", "source:nope"], {}, FAST),
-        ("scan-unknown-source-json", [*c, "scan", "--source", "source:nope", "--format", "json"], {}, FAST),
+        (
+            "scan-unknown-source-json",
+            [*c, "scan", "--source", "source:nope", "--format", "json"],
+            {},
+            FAST,
+        ),
         ("scan-agent", [*c, "scan", "--agent-id", "agent-a"], {}, FAST),
         ("scan-agent=-twice", [*c, "scan", "--agent-id=agent-b", "--agent-id=agent-a"], {}, FAST),
         ("scan-unknown-agent", [*c, "scan", "--agent-id", "agent-z", "--format", "json"], {}, FAST),
         ("scan-env-agent", [*c, "scan"], {"DCX_AGENT_ID": "agent-z"}, FAST),
-        ("scan-observed-at", [*c, "scan", "--observed-at", "2026-11-30T08:00:00Z", "--format", "json"], {}, FAST),
+        (
+            "scan-observed-at",
+            [*c, "scan", "--observed-at", "2026-11-30T08:00:00Z", "--format", "json"],
+            {},
+            FAST,
+        ),
         ("scan-observed-at-bad", [*c, "scan", "--observed-at", "yesterday"], {}, FAST),
-        ("scan-observed-at-bad-json", [*c, "scan", "--observed-at=20261130T080000Z", "--format", "json"], {}, FAST),
+        (
+            "scan-observed-at-bad-json",
+            [*c, "scan", "--observed-at=20261130T080000Z", "--format", "json"],
+            {},
+            FAST,
+        ),
         ("scan-no-color-verbose", ["--no-color", "-v", *c, "scan"], {}, FAST),
         ("scan-narrow", [*c, "scan"], {"COLUMNS": "40"}, FAST),
         ("scan-workspace=", [f"--workspace={root}", "scan", "--format", "json"], {}, FAST),
@@ -101,8 +121,14 @@ def workspace(example: Path, tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _compare(shapes, tmp_path: Path):
-    cases = [{"args": args, "env": env, "unset": [name for name in ("DCX_FORMAT", "DCX_AGENT_ID") if name not in env]}
-             for _, args, env, _ in shapes]
+    cases = [
+        {
+            "args": args,
+            "env": env,
+            "unset": [name for name in ("DCX_FORMAT", "DCX_AGENT_ID") if name not in env],
+        }
+        for _, args, env, _ in shapes
+    ]
     fast = _run_side("fast", cases, tmp_path)
     slow = _run_side("typer", cases, tmp_path)
     return list(zip(shapes, fast, slow, strict=True))
@@ -116,14 +142,22 @@ def test_fast_and_typer_scans_print_the_same_bytes(workspace, tmp_path: Path) ->
     compared = _compare(_cases(root, other), tmp_path)
     codes = set()
     for (name, args, env, path), fast, slow in compared:
-        assert (fast["stdout"], fast["stderr"], fast["code"]) == (slow["stdout"], slow["stderr"], slow["code"]), name
-        assert fast["stdout"] or fast["stderr"], name  # an empty answer would compare equal for free
+        assert (fast["stdout"], fast["stderr"], fast["code"]) == (
+            slow["stdout"],
+            slow["stderr"],
+            slow["code"],
+        ), name
+        assert fast["stdout"] or fast["stderr"], (
+            name
+        )  # an empty answer would compare equal for free
         assert b"Traceback" not in fast["stderr"], name
         assert "typer" in slow["mods"]
         if path == FAST:
             assert "typer" not in fast["mods"], f"{name}: fell through to typer"
             json_out = any("json" in a.lower() for a in args) or env.get("DCX_FORMAT") == "json"
-            assert ("rich" in fast["mods"]) == (not json_out and fast["code"] == 0), f"{name}: rich {fast['mods']}"
+            assert ("rich" in fast["mods"]) == (not json_out and fast["code"] == 0), (
+                f"{name}: rich {fast['mods']}"
+            )
         else:
             assert "typer" in fast["mods"], f"{name}: answered by the fast path"
         codes.add(fast["code"])
@@ -133,9 +167,18 @@ def test_fast_and_typer_scans_print_the_same_bytes(workspace, tmp_path: Path) ->
     assert full["status"] == "partial"  # source:gone is unavailable, fail-open
     receipts = {r["source_id"]: r for r in full["data"]["receipts"]}
     assert set(receipts) == {"source:authority:docs", "source:gone"}
-    assert receipts["source:authority:docs"]["changed_count"] >= 1 and receipts["source:gone"]["status"] == "unavailable"
+    assert (
+        receipts["source:authority:docs"]["changed_count"] >= 1
+        and receipts["source:gone"]["status"] == "unavailable"
+    )
     on_demand = json.loads(by_name["scan-on-demand-json"]["stdout"])
     assert [r["source_id"] for r in on_demand["data"]["receipts"]] == ["source:notes"]
-    assert json.loads(by_name["scan-unknown-source-json"]["stdout"])["error"]["code"] == "unknown_source"
+    assert (
+        json.loads(by_name["scan-unknown-source-json"]["stdout"])["error"]["code"]
+        == "unknown_source"
+    )
     assert b"receipt(s) stored" in by_name["scan"]["stdout"]
-    assert by_name["scan-observed-at-bad"]["code"] == 2 and b"--observed-at" in by_name["scan-observed-at-bad"]["stderr"]
+    assert (
+        by_name["scan-observed-at-bad"]["code"] == 2
+        and b"--observed-at" in by_name["scan-observed-at-bad"]["stderr"]
+    )

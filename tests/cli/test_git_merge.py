@@ -21,7 +21,9 @@ DC = ".decision-context"
 
 def git(cwd: Path, *args: str) -> str:
     env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1"}
-    proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
     return proc.stdout
 
@@ -39,8 +41,9 @@ def test_two_agents_branches_merge_without_conflict(tmp_path: Path) -> None:
     git(origin, "add", "-A")
     git(origin, "commit", "-q", "-m", "catalog goal: authority docs and workspace")
     tracked = git(origin, "ls-files", DC).split()
-    assert f"{DC}/.gitattributes" in tracked and not any("private/" in t or (t.endswith(".toml") and
-                                                         "workspace" not in t) for t in tracked)
+    assert f"{DC}/.gitattributes" in tracked and not any(
+        "private/" in t or (t.endswith(".toml") and "workspace" not in t) for t in tracked
+    )
 
     # the second host: a clone, its private config handed over out of band, the goal's key imported
     other = tmp_path / "catalog-b"
@@ -66,7 +69,9 @@ def test_two_agents_branches_merge_without_conflict(tmp_path: Path) -> None:
     touched_b = set(git(origin, "diff", "--name-only", "main", "FETCH_HEAD").split())
     shared = touched_a & touched_b
     assert f"{DC}/events.jsonl" in shared
-    for name in shared - {f"{DC}/events.jsonl"}:  # goal-level packets both runs made: the very same bytes
+    for name in shared - {
+        f"{DC}/events.jsonl"
+    }:  # goal-level packets both runs made: the very same bytes
         # and workspace.toml, where both hosts' first use pinned the one goal key (SPEC §16)
         assert name.startswith(f"{DC}/packets/") or name == f"{DC}/workspace.toml"
         assert git(origin, "show", f"ttl-a:{name}") == git(origin, "show", f"FETCH_HEAD:{name}")

@@ -28,8 +28,10 @@ SID = "source:authority:docs"
 def _git_registry(root: Path, repo: str, ref: str = "main", path: str = "docs") -> None:
     text = (root / ".decision-context" / "sources.toml").read_text()
     text = text.replace('adapter = "local-file"', 'adapter = "git"')
-    text = text.replace('locator = { path = "docs", include = ["**/*.md"] }',
-                        f'locator = {{ repo = "{repo}", ref = "{ref}", path = "{path}", include = ["**/*.md"] }}')
+    text = text.replace(
+        'locator = { path = "docs", include = ["**/*.md"] }',
+        f'locator = {{ repo = "{repo}", ref = "{ref}", path = "{path}", include = ["**/*.md"] }}',
+    )
     (root / ".decision-context" / "sources.toml").write_text(text)
 
 
@@ -52,8 +54,20 @@ def _push(work: Path, *, force: bool = False) -> None:
 
 
 def _prepare(dcx, root: Path) -> dict[str, Any]:
-    result = dcx("-C", str(root), "prepare", "--decision-id", D, "--auto-rebase", "--format", "json",
-                 "--query", QUERY, "--query-summary", "TTL rollback criteria")
+    result = dcx(
+        "-C",
+        str(root),
+        "prepare",
+        "--decision-id",
+        D,
+        "--auto-rebase",
+        "--format",
+        "json",
+        "--query",
+        QUERY,
+        "--query-summary",
+        "TTL rollback criteria",
+    )
     assert result.exit_code == 0, result.stdout + result.stderr
     return result.json()["data"]
 
@@ -69,18 +83,27 @@ def _verdicts(data: dict[str, Any]) -> dict[str, Any]:
         "rejected": sorted(c["reason_code"] for c in evidence["stale_or_rejected_claims"]),
         "rebase": (data["rebase"]["status"], data["rebase"]["changed_item_count"]),
         "checkpoint": [(r["disposition"], r["reason_code"]) for r in data["checkpoint"]["rows"]],
-        "scan": [(r["status"], r["changed_count"], r["exact_read_count"]) for r in data["scan_receipts"]],
+        "scan": [
+            (r["status"], r["changed_count"], r["exact_read_count"]) for r in data["scan_receipts"]
+        ],
     }
 
 
-def test_git_and_local_file_authority_reach_the_same_decision(dcx, example: Path, authoring: Path,
-                                                              tmp_path: Path) -> None:
+def test_git_and_local_file_authority_reach_the_same_decision(
+    dcx, example: Path, authoring: Path, tmp_path: Path
+) -> None:
     twin = tmp_path / "twin"
     shutil.copytree(example, twin)
     shutil.rmtree(twin / "authority.git")
     shutil.copytree(authoring / "docs", twin / "docs")
     (twin / ".decision-context" / "sources.toml").write_text(
-        (Path(__file__).resolve().parents[2] / ".dcx-example" / ".decision-context" / "sources.toml").read_text())
+        (
+            Path(__file__).resolve().parents[2]
+            / ".dcx-example"
+            / ".decision-context"
+            / "sources.toml"
+        ).read_text()
+    )
 
     assert dcx("-C", str(twin), "index").exit_code == 0
     stale_runbook(twin)
@@ -89,22 +112,33 @@ def test_git_and_local_file_authority_reach_the_same_decision(dcx, example: Path
     index = dcx("-C", str(example), "index", "--format", "json")
     assert index.exit_code == 0, index.stdout + index.stderr
     report = index.json()["data"]
-    assert [(s["source_id"], s["status"], s["files"]) for s in report["sources"]] == [(SID, "indexed", 5)]
+    assert [(s["source_id"], s["status"], s["files"]) for s in report["sources"]] == [
+        (SID, "indexed", 5)
+    ]
     stale_runbook(authoring)
     gitkit.commit(authoring, message="rollback threshold moves")
     _push(authoring)
     git = _prepare(dcx, example)
 
     assert _verdicts(git) == _verdicts(local)
-    assert "stale_authority_revision" in _verdicts(git)["rejected"] and _verdicts(git)["accepted"] >= 1
-    assert git["assembly"]["evidence"]["changed_facts"] and git["assembly"]["coverage"]["status"] == "complete"
+    assert (
+        "stale_authority_revision" in _verdicts(git)["rejected"] and _verdicts(git)["accepted"] >= 1
+    )
+    assert (
+        git["assembly"]["evidence"]["changed_facts"]
+        and git["assembly"]["coverage"]["status"] == "complete"
+    )
 
 
-def test_cycle_commit_then_no_change_then_force_push(dcx, example: Path, authoring: Path, snapshot_json) -> None:
+def test_cycle_commit_then_no_change_then_force_push(
+    dcx, example: Path, authoring: Path, snapshot_json
+) -> None:
     root = example
     _prepare(dcx, root)
     event_id = through_writeback(dcx, root)
-    commit = dcx("-C", str(root), "commit", "--decision-id", D, "--event-id", event_id, "--format", "json")
+    commit = dcx(
+        "-C", str(root), "commit", "--decision-id", D, "--event-id", event_id, "--format", "json"
+    )
     assert commit.exit_code == 0, commit.stdout + commit.stderr
     assert [s["result"] for s in commit.json()["data"]["receipt"]["sources"]] == ["advanced"]
     tip = gitkit.head(authoring)
@@ -118,67 +152,134 @@ def test_cycle_commit_then_no_change_then_force_push(dcx, example: Path, authori
     gitkit.commit(authoring, {"docs/extra.md": "pushed, then force-pushed away\n"}, "moved on")
     _push(authoring)
     moved = dcx("-C", str(root), "scan", "--format", "json").json()["data"]["receipts"][0]
-    assert (moved["status"], moved["changed_count"]) == ("completed", 2) and "reason_code" not in moved
+    assert (moved["status"], moved["changed_count"]) == (
+        "completed",
+        2,
+    ) and "reason_code" not in moved
 
-    gitkit.git(authoring, "reset", "-q", "--hard", tip)  # history rewritten: the cursor's commit amended away
+    gitkit.git(
+        authoring, "reset", "-q", "--hard", tip
+    )  # history rewritten: the cursor's commit amended away
     gitkit.write(authoring, {"docs/origin-rate-limits.md": "The partner limit is now 800 rps.\n"})
     gitkit.git(authoring, "commit", "-q", "-a", "--amend", "-m", "authority docs, rewritten")
     _push(authoring, force=True)
     rewound = dcx("-C", str(root), "scan", "--format", "json").json()["data"]["receipts"][0]
-    assert (rewound["status"], rewound["reason_code"], rewound["changed_count"]) == ("completed", "cursor_rewound", 1)
-    assert rewound["telemetry"]["skipped_submodules"] == 0 and rewound["telemetry"]["skipped_symlinks"] == 0
+    assert (rewound["status"], rewound["reason_code"], rewound["changed_count"]) == (
+        "completed",
+        "cursor_rewound",
+        1,
+    )
+    assert (
+        rewound["telemetry"]["skipped_submodules"] == 0
+        and rewound["telemetry"]["skipped_symlinks"] == 0
+    )
     assert {"receipt": rewound} == snapshot_json
     text = dcx("-C", str(root), "show", rewound["receipt_ref"])
     assert "note: cursor_rewound" in text.stdout and "failed open" not in text.stdout
 
     audit = dcx("-C", str(root), "audit", "--format", "json")
     assert audit.exit_code == 0, audit.stdout
-    public = "".join(p.read_text() for p in (root / ".decision-context" / "packets").rglob("*.json"))
+    public = "".join(
+        p.read_text() for p in (root / ".decision-context" / "packets").rglob("*.json")
+    )
     for private in (tip, gitkit.head(authoring), "authority.git", "refs/heads"):
         assert private not in public
     assert all(r["status"] != "unavailable" for r in packets(root, "scan"))
 
 
-def test_submodule_in_the_authority_repository_is_counted(dcx, fresh_ws: Path, tmp_path: Path) -> None:
+def test_submodule_in_the_authority_repository_is_counted(
+    dcx, fresh_ws: Path, tmp_path: Path
+) -> None:
     vendored = gitkit.init(tmp_path / "vendored")
     gitkit.commit(vendored, {"guide.md": "text that belongs to another repository\n"})
     repo = gitkit.init(fresh_ws / "handbook")
     gitkit.commit(repo, {"runbooks/a.md": "alpha\n"})
-    gitkit.git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(vendored), "runbooks/vendor")
+    gitkit.git(
+        repo,
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        str(vendored),
+        "runbooks/vendor",
+    )
     gitkit.commit(repo, {"runbooks/latest.md": ("link", "a.md")}, "vendor and a link")
-    configure(fresh_ws, binding_block("repos", "git")
-              + source_block("source:handbook", gitkit.git_source("x", "handbook", path="runbooks"), provider_id="repos"))
-    receipt = dcx("-C", str(fresh_ws), "scan", "--agent-id", "agent-a", "--format", "json").json()["data"]["receipts"][0]
+    configure(
+        fresh_ws,
+        binding_block("repos", "git")
+        + source_block(
+            "source:handbook",
+            gitkit.git_source("x", "handbook", path="runbooks"),
+            provider_id="repos",
+        ),
+    )
+    receipt = dcx("-C", str(fresh_ws), "scan", "--agent-id", "agent-a", "--format", "json").json()[
+        "data"
+    ]["receipts"][0]
     assert (receipt["status"], receipt["changed_count"]) == ("completed", 1)
-    assert (receipt["telemetry"]["skipped_submodules"], receipt["telemetry"]["skipped_symlinks"]) == (1, 1)
+    assert (
+        receipt["telemetry"]["skipped_submodules"],
+        receipt["telemetry"]["skipped_symlinks"],
+    ) == (1, 1)
     shown = dcx("-C", str(fresh_ws), "show", receipt["receipt_ref"]).stdout
     assert "1 submodule(s) · 1 symlink(s) not followed" in shown
 
 
 def test_a_broken_git_source_fails_open_beside_a_working_one(dcx, fresh_ws: Path, tree) -> None:
-    tree(fresh_ws, {"notes": {"n.md": "local authority still scans"}, "notgit": {"x.md": "no repository here"}})
-    configure(fresh_ws, binding_block("repos", "git") + binding_block()
-              + source_block("source:broken", gitkit.git_source("x", "notgit"), provider_id="repos")
-              + source_block("source:notes", '"notes"'))
+    tree(
+        fresh_ws,
+        {
+            "notes": {"n.md": "local authority still scans"},
+            "notgit": {"x.md": "no repository here"},
+        },
+    )
+    configure(
+        fresh_ws,
+        binding_block("repos", "git")
+        + binding_block()
+        + source_block("source:broken", gitkit.git_source("x", "notgit"), provider_id="repos")
+        + source_block("source:notes", '"notes"'),
+    )
     out = dcx("-C", str(fresh_ws), "scan", "--agent-id", "agent-a", "--format", "json")
     assert out.exit_code == 0 and out.json()["status"] == "partial"
-    rows = [(r["source_id"], r["status"], r.get("reason_code")) for r in out.json()["data"]["receipts"]]
-    assert rows == [("source:broken", "unavailable", "git_repository_missing"), ("source:notes", "completed", None)]
-    check = dcx("-C", str(fresh_ws), "status", "--check", "--agent-id", "agent-a", "--format", "json").json()
+    rows = [
+        (r["source_id"], r["status"], r.get("reason_code")) for r in out.json()["data"]["receipts"]
+    ]
+    assert rows == [
+        ("source:broken", "unavailable", "git_repository_missing"),
+        ("source:notes", "completed", None),
+    ]
+    check = dcx(
+        "-C", str(fresh_ws), "status", "--check", "--agent-id", "agent-a", "--format", "json"
+    ).json()
     by_id = {c["source_id"]: c for c in check["data"]["checks"]["sources"]}
     assert (by_id["source:broken"]["status"], by_id["source:broken"]["reason_code"]) == (
-        "unavailable", "git_repository_missing")
+        "unavailable",
+        "git_repository_missing",
+    )
     assert by_id["source:notes"]["status"] == "ok"
 
 
-@pytest.mark.parametrize(("adapter", "locator", "message"), [
-    ("local-file", '{ repo = "r", ref = "main" }', "adapter 'local-file' takes a path or { path, include, exclude }"),
-    ("git", '"docs"', "adapter 'git' takes { repo, ref, path?, include?, exclude? }"),
-    ("git", '{ repo = "r" }', "sources[0].locator.ref, line 17: expected a non-empty ref name"),
-    ("git", '{ repo = "r", ref = "main", depth = 1 }', "unknown field(s): depth"),
-])
-def test_locator_form_must_match_the_adapter(dcx, fresh_ws: Path, adapter: str, locator: str, message: str) -> None:
-    configure(fresh_ws, binding_block("p", adapter) + source_block("source:x", locator, provider_id="p"))
+@pytest.mark.parametrize(
+    ("adapter", "locator", "message"),
+    [
+        (
+            "local-file",
+            '{ repo = "r", ref = "main" }',
+            "adapter 'local-file' takes a path or { path, include, exclude }",
+        ),
+        ("git", '"docs"', "adapter 'git' takes { repo, ref, path?, include?, exclude? }"),
+        ("git", '{ repo = "r" }', "sources[0].locator.ref, line 17: expected a non-empty ref name"),
+        ("git", '{ repo = "r", ref = "main", depth = 1 }', "unknown field(s): depth"),
+    ],
+)
+def test_locator_form_must_match_the_adapter(
+    dcx, fresh_ws: Path, adapter: str, locator: str, message: str
+) -> None:
+    configure(
+        fresh_ws, binding_block("p", adapter) + source_block("source:x", locator, provider_id="p")
+    )
     out = dcx("-C", str(fresh_ws), "sources")
     assert out.exit_code == 2 and message in out.stderr and "Traceback" not in out.stderr
     assert "sources.toml" in out.stderr

@@ -19,8 +19,20 @@ QUERY = "roll back the catalog cache TTL"
 
 
 def _recall_json(dcx, root: Path, *extra: str) -> dict:
-    result = dcx("-C", str(root), "recall", "--scope", "", "--query", QUERY, "--query-summary", "s", *extra,
-                 "--format", "json")
+    result = dcx(
+        "-C",
+        str(root),
+        "recall",
+        "--scope",
+        "",
+        "--query",
+        QUERY,
+        "--query-summary",
+        "s",
+        *extra,
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0, result.stderr
     return result.json()["data"]
 
@@ -46,7 +58,9 @@ def test_corrupt_index_is_refused_until_rebuilt(dcx, example: Path) -> None:
     assert leftovers == []
 
 
-def test_an_interrupted_writer_is_busy_for_readers_and_repaired_by_index(dcx, example: Path) -> None:
+def test_an_interrupted_writer_is_busy_for_readers_and_repaired_by_index(
+    dcx, example: Path
+) -> None:
     assert dcx("-C", str(example), "index").exit_code == 0
     target = index_path(Workspace(example).index)
     writer = (
@@ -86,10 +100,14 @@ def test_index_lock_busy_is_exit_4(example: Path) -> None:
     target = index_path(Workspace(example).index)
     target.parent.mkdir(parents=True, exist_ok=True)
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         f"import time\nfrom pathlib import Path\nfrom dcx.core.fsutil import file_lock\n"
-         f"with file_lock(Path({str(target)!r})):\n print('held', flush=True)\n time.sleep(30)\n"],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            f"import time\nfrom pathlib import Path\nfrom dcx.core.fsutil import file_lock\n"
+            f"with file_lock(Path({str(target)!r})):\n print('held', flush=True)\n time.sleep(30)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"
@@ -103,7 +121,9 @@ def test_index_lock_busy_is_exit_4(example: Path) -> None:
 def test_index_creates_the_key_so_recall_never_has_to(dcx, example: Path) -> None:
     key = example / ".decision-context" / "private" / "key"
     key.unlink()
-    missing = dcx("-C", str(example), "recall", "--scope", "", "--query", QUERY, "--query-summary", "s")
+    missing = dcx(
+        "-C", str(example), "recall", "--scope", "", "--query", QUERY, "--query-summary", "s"
+    )
     assert missing.exit_code == 3 and "dcx init" in missing.stderr and not key.exists()
     assert dcx("-C", str(example), "index").exit_code == 0 and key.exists()
     assert _recall_json(dcx, example)["status"] == "completed"

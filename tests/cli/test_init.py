@@ -7,8 +7,15 @@ def test_init_creates_layout_default_off(dcx, tmp_path: Path) -> None:
     result = dcx("init", "--goal-id", "checkout-latency", "--agent-id", "agent-a")
     assert result.exit_code == 0, result.stderr
     dc = Path(".decision-context")
-    for name in ("README.md", ".gitignore", ".gitattributes", "workspace.toml", "profile.toml",
-                 "sources.toml", "events.jsonl"):
+    for name in (
+        "README.md",
+        ".gitignore",
+        ".gitattributes",
+        "workspace.toml",
+        "profile.toml",
+        "sources.toml",
+        "events.jsonl",
+    ):
         assert (dc / name).is_file(), name
     assert (dc / "packets").is_dir() and (dc / "decisions").is_dir()
     key = dc / "private" / "key"

@@ -17,8 +17,10 @@ from tests.support.workspace import REPO
 
 RESULT_KEYS = {"schema_version", "ok", "command", "status", "data", "warnings"}
 ERROR_KEYS = {"schema_version", "ok", "error"}
-SCHEMAS = {name: json.loads((REPO / "docs" / "schemas" / f"{name}.schema.json").read_text())
-           for name in ("dcx_result_v0", "dcx_error_v0")}
+SCHEMAS = {
+    name: json.loads((REPO / "docs" / "schemas" / f"{name}.schema.json").read_text())
+    for name in ("dcx_result_v0", "dcx_error_v0")
+}
 
 # One representative call per command, on a copy of the example after one full cycle.
 # `None`: not callable this way, with the reason.
@@ -54,7 +56,16 @@ INVOCATIONS: dict[str, list[str] | str] = {
     "feedback": ["feedback", "--decision-id", "ttl-2026-12"],
     "abandon": ["abandon", "--decision-id", "contract-d", "--summary", "contract test"],
     "gc": ["gc", "--dry-run"],
-    "gate": ["gate", "--decision-id", "ttl-2026-12", "--approve", "--by", "a-person", "--summary", "approve"],
+    "gate": [
+        "gate",
+        "--decision-id",
+        "ttl-2026-12",
+        "--approve",
+        "--by",
+        "a-person",
+        "--summary",
+        "approve",
+    ],
     "review": ["review", "--decision-id", "nobody", "--no-change", "--dry-run"],
     "log": ["log"],
     "show": ["show", "decision-evidence"],

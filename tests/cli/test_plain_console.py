@@ -28,39 +28,77 @@ from dcx.core.terminal import visible_data
 
 text = st.one_of(
     st.text(st.sampled_from(list("abcz09-_.:/ ·[]\\#@")), max_size=30),
-    st.sampled_from(["[bold]x[/]", "\\[not]", "a\\", "[/]", "[red", "日本語", "e\u0301", "\t", "\x1b[2J", ""]),
+    st.sampled_from(
+        ["[bold]x[/]", "\\[not]", "a\\", "[/]", "[red", "日本語", "e\u0301", "\t", "\x1b[2J", ""]
+    ),
     st.text(max_size=12),
 )
 token = st.text(st.sampled_from(list("abcdef0123456789-")), min_size=1, max_size=40)
 
 
 def _link() -> st.SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries({"kind": st.sampled_from(["assembly", "evidence", "proposal", "outcome", "review"]),
-                                  "short_ref": token, "status": text})
+    return st.fixed_dictionaries(
+        {
+            "kind": st.sampled_from(["assembly", "evidence", "proposal", "outcome", "review"]),
+            "short_ref": token,
+            "status": text,
+        }
+    )
 
 
 decision = st.fixed_dictionaries(
-    {"decision_id": token, "last_observed_at": st.one_of(st.none(), token), "next_step": st.one_of(st.none(), text),
-     "chain": st.lists(_link(), max_size=4)},
-    optional={"abandoned": st.booleans(), "outcome_due": st.booleans(), "settlement": st.one_of(st.none(), token),
-              "next_hint": st.one_of(st.none(), text)},
+    {
+        "decision_id": token,
+        "last_observed_at": st.one_of(st.none(), token),
+        "next_step": st.one_of(st.none(), text),
+        "chain": st.lists(_link(), max_size=4),
+    },
+    optional={
+        "abandoned": st.booleans(),
+        "outcome_due": st.booleans(),
+        "settlement": st.one_of(st.none(), token),
+        "next_hint": st.one_of(st.none(), text),
+    },
 )
-scan = st.fixed_dictionaries({"short_ref": token, "source_id": text, "status": token,
-                              "changed_count": st.integers(0, 10**6), "observed_at": token})
-log_data = st.fixed_dictionaries({"decisions": st.lists(decision, max_size=4), "goal_scans": st.lists(scan, max_size=3)})
+scan = st.fixed_dictionaries(
+    {
+        "short_ref": token,
+        "source_id": text,
+        "status": token,
+        "changed_count": st.integers(0, 10**6),
+        "observed_at": token,
+    }
+)
+log_data = st.fixed_dictionaries(
+    {"decisions": st.lists(decision, max_size=4), "goal_scans": st.lists(scan, max_size=3)}
+)
 verify_data = st.fixed_dictionaries(
-    {"repaired": st.lists(text, max_size=2), "packets_checked": st.integers(0, 3), "events_checked": st.integers(0, 3),
-     "problems": st.lists(st.fixed_dictionaries({"file": text, "problem": text},
-                                                optional={"field": st.one_of(st.none(), text)}), max_size=3)},
-    optional={"decision_indexes_checked": st.integers(0, 3), "foreign_key_ids": st.lists(token, max_size=2),
-              "redacted": st.lists(st.fixed_dictionaries({"file": text, "reason_code": token, "redacted_at": token}),
-                                   max_size=2)},
+    {
+        "repaired": st.lists(text, max_size=2),
+        "packets_checked": st.integers(0, 3),
+        "events_checked": st.integers(0, 3),
+        "problems": st.lists(
+            st.fixed_dictionaries(
+                {"file": text, "problem": text}, optional={"field": st.one_of(st.none(), text)}
+            ),
+            max_size=3,
+        ),
+    },
+    optional={
+        "decision_indexes_checked": st.integers(0, 3),
+        "foreign_key_ids": st.lists(token, max_size=2),
+        "redacted": st.lists(
+            st.fixed_dictionaries({"file": text, "reason_code": token, "redacted_at": token}),
+            max_size=2,
+        ),
+    },
 )
 widths = st.sampled_from([None, "40", "80", "120", "7"])
 
 
-def rendered(view: Any, data: dict[str, Any], columns: str | None,
-             monkeypatch: pytest.MonkeyPatch) -> tuple[str, str | None]:
+def rendered(
+    view: Any, data: dict[str, Any], columns: str | None, monkeypatch: pytest.MonkeyPatch
+) -> tuple[str, str | None]:
     """(rich's piped text, the plain text or None when render_plain declined)."""
     for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)
@@ -78,17 +116,25 @@ def rendered(view: Any, data: dict[str, Any], columns: str | None,
     return pipe.getvalue(), plain.getvalue() if took else None
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=log_data, columns=widths)
-def test_log_view(data: dict[str, Any], columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_log_view(
+    data: dict[str, Any], columns: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rich_text, plain_text = rendered(log_view, data, columns, monkeypatch)
     if plain_text is not None:
         assert plain_text == rich_text
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=verify_data, columns=widths)
-def test_verify_view(data: dict[str, Any], columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verify_view(
+    data: dict[str, Any], columns: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rich_text, plain_text = rendered(verify_view, data, columns, monkeypatch)
     if plain_text is not None:
         assert plain_text == rich_text
@@ -96,16 +142,43 @@ def test_verify_view(data: dict[str, Any], columns: str | None, monkeypatch: pyt
 
 def test_the_usual_outputs_take_the_plain_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """Not a vacuous pass: the commands' everyday output is printed without rich."""
-    row = {"decision_id": "ttl-keep", "last_observed_at": "2026-11-29T18:00:00Z", "next_step": "propose",
-           "chain": [{"kind": "assembly", "short_ref": "decision-context-assembly-b5a1d421",
-                      "status": "auto rebase · coverage complete · 1 ready"},
-                     {"kind": "evidence", "short_ref": "decision-evidence-6046b84d", "status": "5 fact(s)"}]}
-    for view, data in ((log_view, {"decisions": [row], "goal_scans": []}),
-                       (verify_view, {"repaired": [], "packets_checked": 8, "events_checked": 0, "problems": [],
-                                      "decision_indexes_checked": 1}),
-                       (verify_view, {"repaired": [], "packets_checked": 8, "events_checked": 0,
-                                      "problems": [{"file": "packets/x.json", "problem": "bytes differ [edited]",
-                                                    "field": "a.b"}]})):
+    row = {
+        "decision_id": "ttl-keep",
+        "last_observed_at": "2026-11-29T18:00:00Z",
+        "next_step": "propose",
+        "chain": [
+            {
+                "kind": "assembly",
+                "short_ref": "decision-context-assembly-b5a1d421",
+                "status": "auto rebase · coverage complete · 1 ready",
+            },
+            {"kind": "evidence", "short_ref": "decision-evidence-6046b84d", "status": "5 fact(s)"},
+        ],
+    }
+    for view, data in (
+        (log_view, {"decisions": [row], "goal_scans": []}),
+        (
+            verify_view,
+            {
+                "repaired": [],
+                "packets_checked": 8,
+                "events_checked": 0,
+                "problems": [],
+                "decision_indexes_checked": 1,
+            },
+        ),
+        (
+            verify_view,
+            {
+                "repaired": [],
+                "packets_checked": 8,
+                "events_checked": 0,
+                "problems": [
+                    {"file": "packets/x.json", "problem": "bytes differ [edited]", "field": "a.b"}
+                ],
+            },
+        ),
+    ):
         for columns in (None, "120"):
             rich_text, plain_text = rendered(view, data, columns, monkeypatch)
             assert plain_text == rich_text, (view, columns)
@@ -143,14 +216,29 @@ class _GridView:
 cell = st.one_of(token, text, st.none(), st.integers(0, 10**9))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(shape=st.integers(1, 8).flatmap(lambda n: st.tuples(
-    st.lists(st.text(st.sampled_from(list("abcdefgh .")), min_size=1, max_size=12), min_size=n, max_size=n),
-    st.lists(st.lists(cell, min_size=n, max_size=n), min_size=1, max_size=4))), columns=widths)
-def test_grid_table(shape: tuple[list[str], list[list[Any]]], columns: str | None,
-                    monkeypatch: pytest.MonkeyPatch) -> None:
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    shape=st.integers(1, 8).flatmap(
+        lambda n: st.tuples(
+            st.lists(
+                st.text(st.sampled_from(list("abcdefgh .")), min_size=1, max_size=12),
+                min_size=n,
+                max_size=n,
+            ),
+            st.lists(st.lists(cell, min_size=n, max_size=n), min_size=1, max_size=4),
+        )
+    ),
+    columns=widths,
+)
+def test_grid_table(
+    shape: tuple[list[str], list[list[Any]]], columns: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     headers, rows = shape
-    rich_text, plain_text = rendered(_GridView, {"columns": headers, "rows": rows}, columns, monkeypatch)
+    rich_text, plain_text = rendered(
+        _GridView, {"columns": headers, "rows": rows}, columns, monkeypatch
+    )
     if plain_text is not None:
         assert plain_text == rich_text
 
@@ -158,12 +246,25 @@ def test_grid_table(shape: tuple[list[str], list[list[Any]]], columns: str | Non
 def test_sources_table_takes_the_plain_path(monkeypatch: pytest.MonkeyPatch) -> None:
     from dcx.cli.readers import sources as sources_view
 
-    row = {"source_id": "source:authority:docs", "enabled": True, "provider_id": "files", "source_kind": "document",
-           "priority": "p0", "evidence_level": "s1", "scan_mode": "incremental", "exact_read_policy": "always",
-           "freshness_seconds": 86400}
-    data = {"manifest": {"sources": [row, {**row, "source_id": "notes", "enabled": False}],
-                         "manifest_ref": "decision-source-manifest-" + "0" * 32, "source_count": 2},
-            "written": False}
+    row = {
+        "source_id": "source:authority:docs",
+        "enabled": True,
+        "provider_id": "files",
+        "source_kind": "document",
+        "priority": "p0",
+        "evidence_level": "s1",
+        "scan_mode": "incremental",
+        "exact_read_policy": "always",
+        "freshness_seconds": 86400,
+    }
+    data = {
+        "manifest": {
+            "sources": [row, {**row, "source_id": "notes", "enabled": False}],
+            "manifest_ref": "decision-source-manifest-" + "0" * 32,
+            "source_count": 2,
+        },
+        "written": False,
+    }
     for columns in (None, "120", "80"):
         rich_text, plain_text = rendered(sources_view, data, columns, monkeypatch)
         assert plain_text == rich_text, columns
@@ -171,8 +272,12 @@ def test_sources_table_takes_the_plain_path(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_calls_it_does_not_know_are_rich_s() -> None:
     console = _plain.PlainConsole(80)
-    for call in (lambda: console.print("x", end=""), lambda: console.print(object()), lambda: console.is_terminal,
-                 lambda: console.rule("x")):
+    for call in (
+        lambda: console.print("x", end=""),
+        lambda: console.print(object()),
+        lambda: console.is_terminal,
+        lambda: console.rule("x"),
+    ):
         with pytest.raises(_plain.NeedRich):
             call()
     assert console.parts == []

@@ -9,8 +9,10 @@ from pathlib import Path
 from tests.support.cycle import D
 from tests.support.extensions import install, manifest_text
 
-ADR = ("Lower the edge cache TTL for the catalog routes from 900 s to 90 s and add\n"
-       "stale-while-revalidate of 30 s.")
+ADR = (
+    "Lower the edge cache TTL for the catalog routes from 900 s to 90 s and add\n"
+    "stale-while-revalidate of 30 s."
+)
 
 SCRIPT = """#!/usr/bin/env python3
 import json, sys
@@ -35,27 +37,59 @@ def _extension(tmp: Path, items: list[dict]) -> Path:
 
 def _profile(root: Path) -> None:
     path = root / ".decision-context" / "profile.toml"
-    path.write_text(path.read_text().replace('provider = "bm25"', 'provider = "extension"')
-                    .replace("max_results = 2", "max_results = 3"))
+    path.write_text(
+        path.read_text()
+        .replace('provider = "bm25"', 'provider = "extension"')
+        .replace("max_results = 2", "max_results = 3")
+    )
 
 
-def test_content_matched_recall_is_accepted_or_rejected_by_authority(dcx, example: Path, tmp_path: Path) -> None:
+def test_content_matched_recall_is_accepted_or_rejected_by_authority(
+    dcx, example: Path, tmp_path: Path
+) -> None:
     items = [
-        {"resource_ref": "memory:adr", "summary": "Remembered ADR text", "content": ADR, "score": 0.9},
-        {"resource_ref": "memory:wrong", "summary": "Remembered a different TTL",
-         "content": ADR.replace("90 s", "120 s"), "score": 0.8},
-        {"resource_ref": "host-session:codex:thread-a:1", "summary": "A conversation turn",
-         "content": ADR, "score": 0.7},
+        {
+            "resource_ref": "memory:adr",
+            "summary": "Remembered ADR text",
+            "content": ADR,
+            "score": 0.9,
+        },
+        {
+            "resource_ref": "memory:wrong",
+            "summary": "Remembered a different TTL",
+            "content": ADR.replace("90 s", "120 s"),
+            "score": 0.8,
+        },
+        {
+            "resource_ref": "host-session:codex:thread-a:1",
+            "summary": "A conversation turn",
+            "content": ADR,
+            "score": 0.7,
+        },
     ]
     install(example, _extension(tmp_path, items))
     _profile(example)
     assert dcx("-C", str(example), "index").exit_code == 0
-    result = dcx("-C", str(example), "prepare", "--decision-id", D, "--auto-rebase", "--query", "catalog ttl",
-                 "--query-summary", "TTL history", "--format", "json")
+    result = dcx(
+        "-C",
+        str(example),
+        "prepare",
+        "--decision-id",
+        D,
+        "--auto-rebase",
+        "--query",
+        "catalog ttl",
+        "--query-summary",
+        "TTL history",
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0, result.stdout
     evidence = result.json()["data"]["assembly"]["evidence"]
     assert [c["summary"] for c in evidence["recalled_claims"]] == ["Remembered ADR text"]
     reasons = {c["summary"]: c["reason_code"] for c in evidence["stale_or_rejected_claims"]}
-    assert reasons == {"Remembered a different TTL": "unverifiable_recall",
-                       "A conversation turn": "conversation_not_authority"}
+    assert reasons == {
+        "Remembered a different TTL": "unverifiable_recall",
+        "A conversation turn": "conversation_not_authority",
+    }
     assert "memory:adr" not in json.dumps(result.json()) and ADR not in json.dumps(evidence)

@@ -17,7 +17,18 @@ def seeded(example: Path) -> tuple[Path, str]:
 
 def _propose(dcx, root: Path, body, *extra: str):
     path = write_json(root / "proposal-in.json", body)
-    return dcx("-C", str(root), "propose", "--decision-id", D, "--from", str(path), "--format", "json", *extra)
+    return dcx(
+        "-C",
+        str(root),
+        "propose",
+        "--decision-id",
+        D,
+        "--from",
+        str(path),
+        "--format",
+        "json",
+        *extra,
+    )
 
 
 def test_propose_binds_latest_evidence(dcx, seeded, snapshot_json) -> None:
@@ -38,11 +49,23 @@ def test_propose_binds_latest_evidence(dcx, seeded, snapshot_json) -> None:
     [
         (lambda b: b.update(objective_scores=[]), "objective_scores"),
         (lambda b: b.update(surprise=1), "surprise"),
-        (lambda b: b["recommended_decision"].update(summary="see /home/alice/notes"), "recommended_decision.summary"),
-        (lambda b: b["recommended_decision"].update(confidence=1.5), "recommended_decision.confidence"),
-        (lambda b: b["alternatives"][0].update(tradeoff="mail bob@example.com"), "alternatives[0].tradeoff"),
+        (
+            lambda b: b["recommended_decision"].update(summary="see /home/alice/notes"),
+            "recommended_decision.summary",
+        ),
+        (
+            lambda b: b["recommended_decision"].update(confidence=1.5),
+            "recommended_decision.confidence",
+        ),
+        (
+            lambda b: b["alternatives"][0].update(tradeoff="mail bob@example.com"),
+            "alternatives[0].tradeoff",
+        ),
         (lambda b: b.update(review_at="next week"), "review_at"),
-        (lambda b: b["objective_scores"].append(dict(b["objective_scores"][0])), "objective_scores[2].objective_id"),
+        (
+            lambda b: b["objective_scores"].append(dict(b["objective_scores"][0])),
+            "objective_scores[2].objective_id",
+        ),
     ],
 )
 def test_bad_proposal_is_exit_2_naming_the_field(dcx, seeded, mutate, field) -> None:
@@ -55,13 +78,17 @@ def test_bad_proposal_is_exit_2_naming_the_field(dcx, seeded, mutate, field) -> 
     message = result.json()["error"]["message"]
     assert message.startswith("proposal-in.json: ") and field in message
     assert "/home/alice" not in result.stdout and "bob@example.com" not in result.stdout
-    assert sorted(p.name for p in (root / ".decision-context" / "packets").rglob("*.json")) == before
+    assert (
+        sorted(p.name for p in (root / ".decision-context" / "packets").rglob("*.json")) == before
+    )
 
 
 def test_propose_invalid_json_names_file_and_line(dcx, seeded) -> None:
     root, _ = seeded
     (root / "broken.json").write_text('{\n "objective_scores": [,\n}')
-    result = dcx("-C", str(root), "propose", "--decision-id", D, "--from", str(root / "broken.json"))
+    result = dcx(
+        "-C", str(root), "propose", "--decision-id", D, "--from", str(root / "broken.json")
+    )
     assert result.exit_code == 2
     assert "broken.json: invalid JSON at line 2" in result.stderr
 
@@ -81,13 +108,26 @@ def test_propose_rejects_stale_explicit_evidence(dcx, seeded) -> None:
 
 def test_propose_from_stdin(dcx, seeded) -> None:
     root, _ = seeded
-    result = dcx("-C", str(root), "propose", "--decision-id", D, "--from", "-", input=json.dumps(PROPOSAL))
+    result = dcx(
+        "-C", str(root), "propose", "--decision-id", D, "--from", "-", input=json.dumps(PROPOSAL)
+    )
     assert result.exit_code == 0 and "keep-90s-ttl" in result.stdout
 
 
 def _outcome(dcx, root: Path, body, *extra: str):
     path = write_json(root / "outcome-in.json", body)
-    return dcx("-C", str(root), "outcome", "--decision-id", D, "--from", str(path), "--format", "json", *extra)
+    return dcx(
+        "-C",
+        str(root),
+        "outcome",
+        "--decision-id",
+        D,
+        "--from",
+        str(path),
+        "--format",
+        "json",
+        *extra,
+    )
 
 
 def test_outcome_is_append_only_and_links_proposal(dcx, seeded, snapshot_json) -> None:
@@ -96,10 +136,15 @@ def test_outcome_is_append_only_and_links_proposal(dcx, seeded, snapshot_json) -
     pending = _outcome(dcx, root, OUTCOME)
     assert pending.exit_code == 0, pending.stdout
     first = pending.json()["data"]["outcome"]
-    assert first["proposal_packet_ref"] == proposal_ref and first["evidence_packet_ref"] == evidence_ref
+    assert (
+        first["proposal_packet_ref"] == proposal_ref
+        and first["evidence_packet_ref"] == evidence_ref
+    )
     assert first["reward_memory_candidate_eligible"] is False
     assert first == snapshot_json
-    verified = _outcome(dcx, root, verified_outcome(evidence_ref), "--observed-at", "2026-12-06T18:00:00Z")
+    verified = _outcome(
+        dcx, root, verified_outcome(evidence_ref), "--observed-at", "2026-12-06T18:00:00Z"
+    )
     second = verified.json()["data"]["outcome"]
     assert second["reward_memory_candidate_eligible"] is True
     assert second["packet_ref"] != first["packet_ref"]
@@ -120,10 +165,14 @@ def test_self_confirmation_refused_by_default(dcx, seeded) -> None:
     body = json.loads(json.dumps(OUTCOME))
     body["accepted_decision"]["accepted_by"] = "agent-a"
     result = _outcome(dcx, root, body)
-    assert result.exit_code == 2 and result.json()["error"]["code"] == "self_confirmation_not_allowed"
+    assert (
+        result.exit_code == 2 and result.json()["error"]["code"] == "self_confirmation_not_allowed"
+    )
 
 
-@pytest.mark.parametrize("spelling", ["AGENT-A", "agent_a", "agent-a.", "Agent.A", "agenta", "AGENT__A"])
+@pytest.mark.parametrize(
+    "spelling", ["AGENT-A", "agent_a", "agent-a.", "Agent.A", "agenta", "AGENT__A"]
+)
 def test_self_confirmation_is_judged_after_normalising_the_name(dcx, seeded, spelling: str) -> None:
     """Issue 12: NFKC, case folding and removing - _ . and spaces before comparing."""
     root, _ = seeded
@@ -131,7 +180,9 @@ def test_self_confirmation_is_judged_after_normalising_the_name(dcx, seeded, spe
     body = json.loads(json.dumps(OUTCOME))
     body["accepted_decision"]["accepted_by"] = spelling
     result = _outcome(dcx, root, body)
-    assert result.exit_code == 2 and result.json()["error"]["code"] == "self_confirmation_not_allowed"
+    assert (
+        result.exit_code == 2 and result.json()["error"]["code"] == "self_confirmation_not_allowed"
+    )
 
 
 def test_outcome_option_must_be_proposed(dcx, seeded) -> None:

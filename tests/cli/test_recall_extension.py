@@ -17,23 +17,42 @@ FAKE_OBELISK = REPO / "fixtures" / "obelisk" / "bin"
 
 
 def enable_extension(root: Path, extension_id: str | None = None, timeout: int = 10) -> None:
-    config = f'\n[context_provider.config]\nextension_id = "{extension_id}"\n' if extension_id else ""
+    config = (
+        f'\n[context_provider.config]\nextension_id = "{extension_id}"\n' if extension_id else ""
+    )
     (root / ".decision-context" / "profile.toml").write_text(
         'schema_version = "decision_context_profile_v0"\ngoal_id = "goal-test"\nenabled = true\n'
         f'enabled_agents = ["agent-a"]\n[context_provider]\nprovider = "extension"\ntimeout_seconds = {timeout}\n'
-        + config)
+        + config
+    )
 
 
 def recall(dcx, root: Path, *extra: str):
-    return dcx("-C", str(root), "recall", "--scope", "codex://threads/thread-a", "--query", "cache ttl QUERY-CANARY",
-               "--query-summary", "Cache TTL question", "--format", "json", *extra)
+    return dcx(
+        "-C",
+        str(root),
+        "recall",
+        "--scope",
+        "codex://threads/thread-a",
+        "--query",
+        "cache ttl QUERY-CANARY",
+        "--query-summary",
+        "Cache TTL question",
+        "--format",
+        "json",
+        *extra,
+    )
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
-def test_good_extension_content_reaches_recall_but_no_file(dcx, fresh_ws: Path, tmp_path: Path) -> None:
+def test_good_extension_content_reaches_recall_but_no_file(
+    dcx, fresh_ws: Path, tmp_path: Path
+) -> None:
     install(fresh_ws, make_extension(tmp_path / "exts", "good.py"))
     enable_extension(fresh_ws)
     before = _tree(fresh_ws / ".decision-context")
@@ -45,10 +64,14 @@ def test_good_extension_content_reaches_recall_but_no_file(dcx, fresh_ws: Path, 
     assert "CONTENT-CANARY" not in json.dumps(receipt) and "QUERY-CANARY" not in json.dumps(receipt)
     assert _tree(fresh_ws / ".decision-context") == before
     # the request the extension saw carried the normalised scope, never the deep link
-    assert "host-session:codex:thread-a" in json.dumps(packet) and "codex://" not in json.dumps(packet)
+    assert "host-session:codex:thread-a" in json.dumps(packet) and "codex://" not in json.dumps(
+        packet
+    )
 
 
-def test_disable_then_enable_recovers_without_profile_edit(dcx, fresh_ws: Path, tmp_path: Path) -> None:
+def test_disable_then_enable_recovers_without_profile_edit(
+    dcx, fresh_ws: Path, tmp_path: Path
+) -> None:
     install(fresh_ws, make_extension(tmp_path / "exts", "good.py"))
     enable_extension(fresh_ws)
     profile = (fresh_ws / ".decision-context" / "profile.toml").read_bytes()
@@ -100,7 +123,9 @@ HOSTILE = {
 
 
 @pytest.mark.parametrize("script", sorted(HOSTILE))
-def test_hostile_extension_fails_open_with_its_reason(dcx, fresh_ws: Path, tmp_path: Path, script: str) -> None:
+def test_hostile_extension_fails_open_with_its_reason(
+    dcx, fresh_ws: Path, tmp_path: Path, script: str
+) -> None:
     install(fresh_ws, make_extension(tmp_path / "exts", script, timeout=2))
     enable_extension(fresh_ws, timeout=2)
     result = recall(dcx, fresh_ws)
@@ -110,14 +135,18 @@ def test_hostile_extension_fails_open_with_its_reason(dcx, fresh_ws: Path, tmp_p
     assert "CANARY" not in json.dumps(data).replace("QUERY-CANARY", "")
 
 
-def test_profile_timeout_below_manifest_reaches_the_request(dcx, fresh_ws: Path, tmp_path: Path) -> None:
+def test_profile_timeout_below_manifest_reaches_the_request(
+    dcx, fresh_ws: Path, tmp_path: Path
+) -> None:
     install(fresh_ws, make_extension(tmp_path / "exts", "good.py", timeout=30))
     enable_extension(fresh_ws, timeout=3)
     content = json.dumps(recall(dcx, fresh_ws).json()["data"])
     assert '\\"timeout_seconds\\": 3' in content  # the good fixture echoes its request into content
 
 
-def test_parent_secret_does_not_reach_the_extension(dcx, fresh_ws: Path, tmp_path: Path, monkeypatch) -> None:
+def test_parent_secret_does_not_reach_the_extension(
+    dcx, fresh_ws: Path, tmp_path: Path, monkeypatch
+) -> None:
     monkeypatch.setenv("DCX_TEST_PARENT_SECRET", "parent-secret-canary")
     install(fresh_ws, make_extension(tmp_path / "exts", "env_probe.py"))
     enable_extension(fresh_ws)
@@ -134,14 +163,22 @@ def test_unknown_extension_config_key_is_refused(dcx, fresh_ws: Path) -> None:
     assert result.exit_code == 3 and "context_provider.config.colour" in result.stdout
 
 
-def test_obelisk_end_to_end_returns_only_that_sessions_visible_turns(dcx, fresh_ws: Path, monkeypatch) -> None:
-    monkeypatch.setenv("PATH", os.pathsep.join([str(FAKE_OBELISK), str(Path(sys.executable).parent),
-                                                os.environ["PATH"]]))
-    out = dcx("-C", str(fresh_ws), "ext", "install", str(PACKAGE / "extension.toml"), "--format", "json")
+def test_obelisk_end_to_end_returns_only_that_sessions_visible_turns(
+    dcx, fresh_ws: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv(
+        "PATH",
+        os.pathsep.join([str(FAKE_OBELISK), str(Path(sys.executable).parent), os.environ["PATH"]]),
+    )
+    out = dcx(
+        "-C", str(fresh_ws), "ext", "install", str(PACKAGE / "extension.toml"), "--format", "json"
+    )
     assert out.exit_code == 0, out.stdout
     enable_extension(fresh_ws, "dcx-obelisk")
     result = recall(dcx, fresh_ws)
     assert result.exit_code == 0, result.stdout
     contents = [r["content"] for r in result.json()["data"]["results"]]
-    assert contents == ["KEEP user: should we raise the cache TTL to 600 seconds?",
-                        "KEEP assistant: the runbook says 300 seconds; raising it needs owner sign-off."]
+    assert contents == [
+        "KEEP user: should we raise the cache TTL to 600 seconds?",
+        "KEEP assistant: the runbook says 300 seconds; raising it needs owner sign-off.",
+    ]

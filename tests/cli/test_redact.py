@@ -26,8 +26,16 @@ def leaked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[
     root = copy_example(tmp_path / "example")
     dcx = Runner(root)
     dcx("index")
-    asm = dcx.json("prepare", "--decision-id", D, "--auto-rebase", "--query", QUERY,
-                   "--query-summary", QUERY_SUMMARY)["data"]["assembly"]
+    asm = dcx.json(
+        "prepare",
+        "--decision-id",
+        D,
+        "--auto-rebase",
+        "--query",
+        QUERY,
+        "--query-summary",
+        QUERY_SUMMARY,
+    )["data"]["assembly"]
     body = json.loads((root / "proposal.json").read_text())
     body["recommended_decision"]["rationale"] = f"the key {SECRET} was pasted here"
     (root / "leaky.json").write_text(json.dumps(body))
@@ -35,10 +43,16 @@ def leaked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[
         patch.setattr(public, "_bare_secret", lambda text: None)
         proposal = dcx.json("propose", "--decision-id", D, "--from", str(root / "leaky.json"))
         outcome = dcx.json("outcome", "--decision-id", D, "--from", str(root / "outcome.json"))
-        event = dcx.json("writeback", "--decision-id", D, "--kind", "validation", "--summary", "TTL kept at 90 s")
-    refs = {"assembly": asm["assembly_ref"], "evidence": asm["evidence"]["packet_ref"],
-            "proposal": proposal["data"]["proposal"]["packet_ref"],
-            "outcome": outcome["data"]["outcome"]["packet_ref"], "event": event["data"]["event"]["event_id"]}
+        event = dcx.json(
+            "writeback", "--decision-id", D, "--kind", "validation", "--summary", "TTL kept at 90 s"
+        )
+    refs = {
+        "assembly": asm["assembly_ref"],
+        "evidence": asm["evidence"]["packet_ref"],
+        "proposal": proposal["data"]["proposal"]["packet_ref"],
+        "outcome": outcome["data"]["outcome"]["packet_ref"],
+        "event": event["data"]["event"]["event_id"],
+    }
     return root, refs
 
 
@@ -51,8 +65,10 @@ def test_plant_audit_redact_verify(leaked) -> None:
     audit = dcx("audit", "--format", "json", ok=False)
     assert audit.exit_code == 1
     flagged = {(f["file"], f["field"]) for f in json.loads(audit.stdout)["data"]["findings"]}
-    assert (f".decision-context/packets/proposal/{refs['proposal']}.json",
-            "recommended_decision.rationale") in flagged
+    assert (
+        f".decision-context/packets/proposal/{refs['proposal']}.json",
+        "recommended_decision.rationale",
+    ) in flagged
     assert SECRET not in audit.stdout
 
     original = path.read_bytes()
@@ -65,7 +81,11 @@ def test_plant_audit_redact_verify(leaked) -> None:
     assert stub["removed_blake3"] == "blake3-" + blake3.blake3(original).hexdigest()[:32]
     assert stub["removed_size"] == len(original)
     assert {k: stub[k] for k in ("redacted_ref", "kind", "goal_id", "decision_id")} == {
-        "redacted_ref": refs["proposal"], "kind": "proposal", "goal_id": "catalog-cache-ttl", "decision_id": D}
+        "redacted_ref": refs["proposal"],
+        "kind": "proposal",
+        "goal_id": "catalog-cache-ttl",
+        "decision_id": D,
+    }
     assert dcx.json("redact", refs["proposal"], "--reason", "again")["data"]["redacted"] is False
 
     verify = dcx.json("verify")["data"]
@@ -76,13 +96,20 @@ def test_plant_audit_redact_verify(leaked) -> None:
 
     shown = dcx("show", refs["proposal"]).stdout
     assert "redacted" in shown and "leaked_credential" in shown
-    assert json.loads(dcx("show", refs["proposal"], "--format", "json").stdout)["schema_version"] == "dcx_redacted_v0"
+    assert (
+        json.loads(dcx("show", refs["proposal"], "--format", "json").stdout)["schema_version"]
+        == "dcx_redacted_v0"
+    )
     assert "redacted (leaked_credential)" in dcx("log").stdout
-    clean = dcx.json("propose", "--decision-id", D, "--from", str(root / "proposal.json"))["data"]["proposal"]
+    clean = dcx.json("propose", "--decision-id", D, "--from", str(root / "proposal.json"))["data"][
+        "proposal"
+    ]
     diff = dcx("diff", refs["proposal"], clean["packet_ref"], ok=False)
     assert diff.exit_code == 1 and "redacted" in diff.stderr
 
-    commit = dcx("commit", "--decision-id", D, "--event-id", refs["event"], "--format", "json", ok=False)
+    commit = dcx(
+        "commit", "--decision-id", D, "--event-id", refs["event"], "--format", "json", ok=False
+    )
     assert commit.exit_code == 1
     assert json.loads(commit.stdout)["error"]["code"] == "chain_redacted"
 

@@ -98,16 +98,38 @@ def test_each_decision_by_hand(dcx, goals) -> None:
         "pool-alerts": (["agent-a"], None, "none", None, False, 0, 0, 1),
     }
     assert set(rows) == set(expected)
-    for ident, (agents, confidence, outcome, seconds, linked, facts, reads, prepares) in expected.items():
+    for ident, (
+        agents,
+        confidence,
+        outcome,
+        seconds,
+        linked,
+        facts,
+        reads,
+        prepares,
+    ) in expected.items():
         row = rows[ident]
-        got = (row["agents"], row["confidence"], row["outcome"], row["time_to_verified_seconds"],
-               row["outcome_linked"], row["authority"]["changed_facts"], row["authority"]["exact_reads"],
-               row["authority"]["prepares"])
+        got = (
+            row["agents"],
+            row["confidence"],
+            row["outcome"],
+            row["time_to_verified_seconds"],
+            row["outcome_linked"],
+            row["authority"]["changed_facts"],
+            row["authority"]["exact_reads"],
+            row["authority"]["prepares"],
+        )
         assert got == (agents, confidence, outcome, seconds, linked, facts, reads, prepares), ident
     assert rows["pool-alerts"]["started_at"] == "2026-11-11T09:00:00Z"
-    assert rows["purge-retry"]["started_at"] == "2026-11-06T13:00:00Z"  # the proposal the outcome links
-    assert [a["assumption_id"] for a in rows["purge-retry"]["invalidated_assumptions"]] == ["purges-idempotent"]
-    assert [a["assumption_id"] for a in rows["pool-size"]["invalidated_assumptions"]] == ["db-has-headroom"]
+    assert (
+        rows["purge-retry"]["started_at"] == "2026-11-06T13:00:00Z"
+    )  # the proposal the outcome links
+    assert [a["assumption_id"] for a in rows["purge-retry"]["invalidated_assumptions"]] == [
+        "purges-idempotent"
+    ]
+    assert [a["assumption_id"] for a in rows["pool-size"]["invalidated_assumptions"]] == [
+        "db-has-headroom"
+    ]
 
 
 def test_evidence_driven_change_names_the_differing_fact(dcx, goals) -> None:
@@ -115,9 +137,15 @@ def test_evidence_driven_change_names_the_differing_fact(dcx, goals) -> None:
     changes = by_id(envelope["data"])["purge-retry"]["changes"]
     assert len(changes) == 1
     change = changes[0]
-    assert (change["from_option"], change["to_option"], change["comparable"]) == ("retry-3x", "retry-5x", True)
+    assert (change["from_option"], change["to_option"], change["comparable"]) == (
+        "retry-3x",
+        "retry-5x",
+        True,
+    )
     assert len(change["facts_added"]) == 2 and change["facts_removed"] == []  # rate limits, ADR
-    assert [(c["before"], c["after"]) for c in change["claims_changed"]] == [("accepted", "stale_authority_revision")]
+    assert [(c["before"], c["after"]) for c in change["claims_changed"]] == [
+        ("accepted", "stale_authority_revision")
+    ]
     assert change["from_evidence"] != change["to_evidence"]
     purge = by_id(envelope["data"])["purge-retry"]["providers"]
     assert [(p["provider"], p["accepted"], p["stale"]) for p in purge] == [("bm25", 3, 1)]
@@ -131,31 +159,81 @@ def test_goal_measures_by_hand(dcx, goals) -> None:
     catalog, checkout = (g["summary"] for g in envelope["data"]["goals"])
     assert catalog["decisions"] == 7 and checkout["decisions"] == 5
     # authority: facts and reads are the sums above; one source read per prepare
-    assert catalog["authority"] == {"prepares": 8, "source_reads": 8, "exact_reads": 14, "changed_facts": 14,
-                                    "coverage_partial": 0}
-    assert checkout["authority"] == {"prepares": 5, "source_reads": 5, "exact_reads": 3, "changed_facts": 3,
-                                     "coverage_partial": 0}
+    assert catalog["authority"] == {
+        "prepares": 8,
+        "source_reads": 8,
+        "exact_reads": 14,
+        "changed_facts": 14,
+        "coverage_partial": 0,
+    }
+    assert checkout["authority"] == {
+        "prepares": 5,
+        "source_reads": 5,
+        "exact_reads": 3,
+        "changed_facts": 3,
+        "coverage_partial": 0,
+    }
     # recall: catalog 7 bm25 calls x 2 results + 1 unavailable OpenViking call
     # accepted: ttl-keep 1, ttl-jitter 2, purge-retry 3, stampede-lock 2, edge-tiering 2, purge-batching 2
     assert catalog["recall"] == {
-        "calls": 8, "results": 14, "accepted": 12, "stale": 2, "rejected": 0, "unavailable": 1,
-        "stale_by_reason": {"stale_authority_revision": 2}, "rejected_by_reason": {},
-        "unavailable_by_reason": {"provider_cli_unavailable": 1}}
+        "calls": 8,
+        "results": 14,
+        "accepted": 12,
+        "stale": 2,
+        "rejected": 0,
+        "unavailable": 1,
+        "stale_by_reason": {"stale_authority_revision": 2},
+        "rejected_by_reason": {},
+        "unavailable_by_reason": {"provider_cli_unavailable": 1},
+    }
     assert checkout["recall"] == {
-        "calls": 4, "results": 8, "accepted": 1, "stale": 1, "rejected": 6, "unavailable": 0,
-        "stale_by_reason": {"stale_authority_revision": 1}, "rejected_by_reason": {"unverifiable_recall": 6},
-        "unavailable_by_reason": {}}
-    assert catalog["stale_claims"] == {"presented": 2, "demoted": 2, "accepted_stale": 0, "rejection_rate": 1.0}
-    assert checkout["stale_claims"] == {"presented": 1, "demoted": 1, "accepted_stale": 0, "rejection_rate": 1.0}
-    assert catalog["decision_changes"] == {"evidence_driven": 1, "decisions_changed": 1, "without_new_evidence": 0}
+        "calls": 4,
+        "results": 8,
+        "accepted": 1,
+        "stale": 1,
+        "rejected": 6,
+        "unavailable": 0,
+        "stale_by_reason": {"stale_authority_revision": 1},
+        "rejected_by_reason": {"unverifiable_recall": 6},
+        "unavailable_by_reason": {},
+    }
+    assert catalog["stale_claims"] == {
+        "presented": 2,
+        "demoted": 2,
+        "accepted_stale": 0,
+        "rejection_rate": 1.0,
+    }
+    assert checkout["stale_claims"] == {
+        "presented": 1,
+        "demoted": 1,
+        "accepted_stale": 0,
+        "rejection_rate": 1.0,
+    }
+    assert catalog["decision_changes"] == {
+        "evidence_driven": 1,
+        "decisions_changed": 1,
+        "without_new_evidence": 0,
+    }
     assert catalog["outcomes"] == {
-        "verified": 2, "refuted": 2, "inconclusive": 1, "pending": 1, "none": 1, "linked_verified": 2,
+        "verified": 2,
+        "refuted": 2,
+        "inconclusive": 1,
+        "pending": 1,
+        "none": 1,
+        "linked_verified": 2,
         "invalidated_assumptions": 1,
-        "time_to_verified_seconds": {"count": 2, "median": 172800, "min": 86400, "max": 259200}}
+        "time_to_verified_seconds": {"count": 2, "median": 172800, "min": 86400, "max": 259200},
+    }
     assert checkout["outcomes"] == {
-        "verified": 2, "refuted": 1, "inconclusive": 0, "pending": 1, "none": 1, "linked_verified": 2,
+        "verified": 2,
+        "refuted": 1,
+        "inconclusive": 0,
+        "pending": 1,
+        "none": 1,
+        "linked_verified": 2,
         "invalidated_assumptions": 1,
-        "time_to_verified_seconds": {"count": 2, "median": 129600, "min": 86400, "max": 172800}}
+        "time_to_verified_seconds": {"count": 2, "median": 129600, "min": 86400, "max": 172800},
+    }
 
 
 def test_calibration_by_hand(dcx, goals) -> None:
@@ -165,12 +243,14 @@ def test_calibration_by_hand(dcx, goals) -> None:
     # squared errors .04 .1225 .49 .04 .01 .09 .25 -> 1.0425 / 7
     assert cal["scored"] == 7
     assert cal["brier_score"] == pytest.approx(1.0425 / 7, abs=1e-6)
-    assert [(b["bin"], b["count"], b["mean_confidence"], b["observed_rate"]) for b in cal["bins"]] == [
+    assert [
+        (b["bin"], b["count"], b["mean_confidence"], b["observed_rate"]) for b in cal["bins"]
+    ] == [
         ("0.0-0.2", 0, None, None),
-        ("0.2-0.4", 2, 0.25, 0.0),      # 0.2 and 0.3, both refuted
-        ("0.4-0.6", 1, 0.5, 1.0),       # 0.5 verified
-        ("0.6-0.8", 2, 0.675, 0.5),     # 0.65 verified, 0.7 refuted
-        ("0.8-1.0", 2, 0.85, 1.0),      # 0.8 and 0.9 verified
+        ("0.2-0.4", 2, 0.25, 0.0),  # 0.2 and 0.3, both refuted
+        ("0.4-0.6", 1, 0.5, 1.0),  # 0.5 verified
+        ("0.6-0.8", 2, 0.675, 0.5),  # 0.65 verified, 0.7 refuted
+        ("0.8-1.0", 2, 0.85, 1.0),  # 0.8 and 0.9 verified
     ]
     # pending: warmup, jitter-retries; inconclusive: purge-batching; none: edge-tiering, pool-alerts
     assert cal["left_out"] == {"pending": 2, "inconclusive": 1, "none": 2, "no_confidence": 0}
@@ -180,20 +260,36 @@ def test_calibration_by_hand(dcx, goals) -> None:
 
 def test_providers_and_stop_condition(dcx, goals) -> None:
     _, envelope = report(dcx, *goals)
-    rows = {(p["goal_id"], p["provider"]): p for g in envelope["data"]["goals"] for p in g["providers"]}
-    assert set(rows) == {("catalog-cache-ttl", "bm25"), ("catalog-cache-ttl", "openviking"),
-                         ("checkout-latency", "bm25"), ("checkout-latency", "extension")}
+    rows = {
+        (p["goal_id"], p["provider"]): p for g in envelope["data"]["goals"] for p in g["providers"]
+    }
+    assert set(rows) == {
+        ("catalog-cache-ttl", "bm25"),
+        ("catalog-cache-ttl", "openviking"),
+        ("checkout-latency", "bm25"),
+        ("checkout-latency", "extension"),
+    }
     # bm25's accepted claims sit in evidence that outcome receipts link: it mattered in both goals
     assert rows["catalog-cache-ttl", "bm25"]["stop_condition"] == "mattered"
     assert rows["checkout-latency", "bm25"]["stop_condition"] == "mattered"
     # OpenViking never answered: no volume to judge
     ov = rows["catalog-cache-ttl", "openviking"]
     assert (ov["calls"], ov["results"], ov["unavailable_by_reason"], ov["stop_condition"]) == (
-        1, 0, {"provider_cli_unavailable": 1}, "no_volume")
+        1,
+        0,
+        {"provider_cli_unavailable": 1},
+        "no_volume",
+    )
     # the extension's 6 results never matched the authority, never changed a decision: stop
     ext = rows["checkout-latency", "extension"]
-    assert (ext["calls"], ext["results"], ext["accepted"], ext["rejected"], ext["acceptance_rate"],
-            ext["stop_condition"]) == (3, 6, 0, 6, 0.0, "stop")
+    assert (
+        ext["calls"],
+        ext["results"],
+        ext["accepted"],
+        ext["rejected"],
+        ext["acceptance_rate"],
+        ext["stop_condition"],
+    ) == (3, 6, 0, 6, 0.0, "stop")
     overall = {p["provider"]: p["stop_condition"] for p in envelope["data"]["providers"]}
     assert overall == {"bm25": "mattered", "extension": "stop", "openviking": "no_volume"}
 
@@ -213,7 +309,9 @@ def test_merged_history_of_two_agents(dcx, goals) -> None:
     goal = envelope["data"]["goals"][0]
     assert goal["agents"] == ["agent-a", "agent-b"]
     assert goal["foreign_key_ids"] == []  # both hosts share the goal's key
-    assert goal["other_packets"] == {"commit": 3}  # ttl-keep, purge-retry, ttl-jitter were committed
+    assert goal["other_packets"] == {
+        "commit": 3
+    }  # ttl-keep, purge-retry, ttl-jitter were committed
     events = (catalog / DC / "events.jsonl").read_text().splitlines()
     assert len(events) == 3  # the union merge kept both hosts' writeback events
 
@@ -221,8 +319,15 @@ def test_merged_history_of_two_agents(dcx, goals) -> None:
 def test_fresh_clone_in_a_real_process_writes_nothing(goals) -> None:
     catalog, checkout = goals
     before = sorted(p.relative_to(catalog.parent).as_posix() for p in catalog.parent.rglob("*"))
-    result = run_dcx("report", "-C", str(catalog), "-C", str(checkout), cwd=catalog.parent,
-                     env={"COLUMNS": "120"})
+    result = run_dcx(
+        "report",
+        "-C",
+        str(catalog),
+        "-C",
+        str(checkout),
+        cwd=catalog.parent,
+        env={"COLUMNS": "120"},
+    )
     assert result.exit_code == 0, result.stderr
     assert "promotion gate: reproduced" in result.stdout
     after = sorted(p.relative_to(catalog.parent).as_posix() for p in catalog.parent.rglob("*"))
@@ -235,7 +340,11 @@ def test_filters(dcx, goals) -> None:
     assert one["data"]["filters"] == {"decision_id": "purge-retry", "since": None}
     _, recent = report(dcx, *goals, extra=("--since", "2026-11-09T00:00:00Z"))
     assert sorted(r["decision_id"] for r in recent["data"]["decisions"]) == [
-        "edge-tiering", "pool-alerts", "purge-batching", "warmup"]
+        "edge-tiering",
+        "pool-alerts",
+        "purge-batching",
+        "warmup",
+    ]
     code, bad = report(dcx, *goals, extra=("--since", "yesterday"))
     assert code == 2 and bad["error"]["message"].startswith("--since")
 
@@ -247,9 +356,13 @@ def test_the_same_goal_twice_is_refused(dcx, goals, tmp_path: Path) -> None:
     assert code == 2 and envelope["error"]["code"] == "goal_repeated"
 
 
-def _index(root: Path, decision: str, kind: str, ref: str, at: str = "2026-11-20T09:00:00Z") -> None:
+def _index(
+    root: Path, decision: str, kind: str, ref: str, at: str = "2026-11-20T09:00:00Z"
+) -> None:
     with (root / DC / "decisions" / f"{decision}.jsonl").open("a") as handle:
-        handle.write(json.dumps({"kind": kind, "observed_at": at, "ref": ref}, sort_keys=True) + "\n")
+        handle.write(
+            json.dumps({"kind": kind, "observed_at": at, "ref": ref}, sort_keys=True) + "\n"
+        )
 
 
 def _packet(root: Path, kind: str, decision: str) -> Path:
@@ -270,7 +383,9 @@ def test_tampered_packet_is_left_out_and_named(dcx, goals) -> None:
     assert "does not match the content" in left[0]["problem"]  # dcx verify's own words
     assert any(path.name in w for w in envelope["warnings"])
     row = by_id(envelope["data"])["ttl-keep"]
-    assert row["confidence"] is None and row["proposals"] == 0  # nothing of the tampered packet is used
+    assert (
+        row["confidence"] is None and row["proposals"] == 0
+    )  # nothing of the tampered packet is used
 
 
 def test_packet_of_another_goal_is_reported_not_mixed(dcx, goals) -> None:
@@ -280,7 +395,9 @@ def test_packet_of_another_goal_is_reported_not_mixed(dcx, goals) -> None:
     _index(catalog, "ttl-keep", "proposal", foreign.stem)
     _, envelope = report(dcx, catalog)
     assert envelope["status"] == "partial"
-    assert envelope["data"]["left_out"][0]["problem"] == "belongs to another goal (checkout-latency)"
+    assert (
+        envelope["data"]["left_out"][0]["problem"] == "belongs to another goal (checkout-latency)"
+    )
     assert by_id(envelope["data"])["ttl-keep"]["proposals"] == 1
 
 
@@ -292,7 +409,9 @@ def test_packet_of_another_key_is_measured_and_reported(dcx, goals) -> None:
     packet["key_id"] = "0badc0de"
     packet["recommended_decision"]["option_id"] = "one-tier"
     packet["packet_ref"] = packet_ref("decision-proposal", packet, "packet_ref")
-    (catalog / DC / "packets" / "proposal" / f"{packet['packet_ref']}.json").write_bytes(pretty_bytes(packet))
+    (catalog / DC / "packets" / "proposal" / f"{packet['packet_ref']}.json").write_bytes(
+        pretty_bytes(packet)
+    )
     _index(catalog, "edge-tiering", "proposal", packet["packet_ref"])
     _, envelope = report(dcx, catalog)
     goal = envelope["data"]["goals"][0]
@@ -311,16 +430,21 @@ def test_accepted_stale_claim_is_loud_and_exits_1(dcx, goals) -> None:
     assembly = json.loads(_packet(catalog, "assembly", "ttl-keep").read_text())
     evidence = assembly["evidence"]
     claim = evidence["recalled_claims"][0]
-    claim["source_revision"] = "source-revision-" + "0" * 32  # not the revision its evidence lists as current
+    claim["source_revision"] = (
+        "source-revision-" + "0" * 32
+    )  # not the revision its evidence lists as current
     evidence["packet_ref"] = packet_ref("decision-evidence", evidence, "packet_ref")
     assembly["assembly_ref"] = packet_ref("decision-context-assembly", assembly, "assembly_ref")
-    (catalog / DC / "packets" / "assembly" / f"{assembly['assembly_ref']}.json").write_bytes(pretty_bytes(assembly))
+    (catalog / DC / "packets" / "assembly" / f"{assembly['assembly_ref']}.json").write_bytes(
+        pretty_bytes(assembly)
+    )
     _index(catalog, "ttl-keep", "assembly", assembly["assembly_ref"])
     code, envelope = report(dcx, catalog)
     assert code == 1 and envelope["ok"] is False and envelope["status"] == "error"
     stale = envelope["data"]["accepted_stale_claims"]
     assert [(s["decision_id"], s["claim_id"], s["evidence_ref"]) for s in stale] == [
-        ("ttl-keep", claim["claim_id"], evidence["packet_ref"])]
+        ("ttl-keep", claim["claim_id"], evidence["packet_ref"])
+    ]
     assert envelope["data"]["goals"][0]["summary"]["stale_claims"]["accepted_stale"] == 1
     assert envelope["data"]["promotion_gate"]["goals"][0]["stale_rejection"] is False
     text = dcx("report", "-C", str(catalog))
@@ -344,7 +468,8 @@ def test_an_indexed_review_receipt_is_read_like_any_measured_packet(dcx, goals) 
     code, envelope = report(dcx, catalog)
     assert code == 0 and envelope["status"] == "partial"
     assert [(r["ref"], r["problem"]) for r in envelope["data"]["left_out"]] == [
-        (ref, "listed in the decision index but missing")]
+        (ref, "listed in the decision index but missing")
+    ]
     assert envelope["data"]["goals"][0]["other_packets"] == {"commit": 3}
     assert envelope["data"]["totals"]["reviews"]["receipts"] == 0
 
@@ -352,7 +477,9 @@ def test_an_indexed_review_receipt_is_read_like_any_measured_packet(dcx, goals) 
 def test_json_validates_and_matches_snapshot(dcx, goals, snapshot_json) -> None:
     from jsonschema import Draft202012Validator
 
-    schema = json.loads((REPO / "docs" / "schemas" / "dcx_decision_quality_report_v0.schema.json").read_text())
+    schema = json.loads(
+        (REPO / "docs" / "schemas" / "dcx_decision_quality_report_v0.schema.json").read_text()
+    )
     _, envelope = report(dcx, *goals)
     Draft202012Validator(schema).validate(envelope["data"])
     assert envelope["data"] == snapshot_json
@@ -369,12 +496,16 @@ def test_verdict_cache_never_hides_a_tampered_file(dcx, goals) -> None:
     (catalog / DC / "private").mkdir(mode=0o700)  # a host working on the goal keeps verdicts
     code, _first = report(dcx, catalog)
     cache = catalog / DC / "private" / "cache" / "report-verified.txt"
-    assert code == 0 and len(cache.read_text().split()) == 23  # 8 assemblies, 8 proposals, 7 outcomes
+    assert (
+        code == 0 and len(cache.read_text().split()) == 23
+    )  # 8 assemblies, 8 proposals, 7 outcomes
     path = _packet(catalog, "outcome", "stampede-lock")
     path.chmod(0o644)
     path.write_text(path.read_text().replace('"refuted"', '"verified"'))
     _, second = report(dcx, catalog)
-    assert [row["file"] for row in second["data"]["left_out"]] == [f"{DC}/packets/outcome/{path.name}"]
+    assert [row["file"] for row in second["data"]["left_out"]] == [
+        f"{DC}/packets/outcome/{path.name}"
+    ]
     assert by_id(second["data"])["stampede-lock"]["outcome"] == "none"
     assert len(cache.read_text().split()) == 23  # a failure is never cached
 
@@ -390,12 +521,22 @@ def test_an_outcome_linking_a_proposal_the_decision_lacks(dcx, goals) -> None:
     """The latest outcome names a proposal that is not indexed: the latest proposal is the basis."""
     catalog = goals[0]
     index = catalog / DC / "decisions" / "ttl-jitter.jsonl"
-    index.write_text("".join(line + "\n" for line in index.read_text().splitlines()
-                             if json.loads(line)["kind"] != "proposal"))
+    index.write_text(
+        "".join(
+            line + "\n"
+            for line in index.read_text().splitlines()
+            if json.loads(line)["kind"] != "proposal"
+        )
+    )
     code, envelope = report(dcx, catalog)
     assert code == 0
     row = by_id(envelope["data"])["ttl-jitter"]
-    assert (row["proposals"], row["confidence"], row["outcome"], row["outcome_linked"]) == (0, None, "verified", False)
+    assert (row["proposals"], row["confidence"], row["outcome"], row["outcome_linked"]) == (
+        0,
+        None,
+        "verified",
+        False,
+    )
 
 
 def test_merge_order_does_not_matter(dcx, goals) -> None:
@@ -416,7 +557,9 @@ def test_the_fixture_verifies(dcx, goals) -> None:
         assert result.exit_code == 0, result.stdout
 
 
-REGENERATE = os.environ.get("DCX_REPORT_FIXTURE_CHECK") == "1"  # read before the isolation fixture clears DCX_*
+REGENERATE = (
+    os.environ.get("DCX_REPORT_FIXTURE_CHECK") == "1"
+)  # read before the isolation fixture clears DCX_*
 
 
 @pytest.mark.slow
@@ -425,8 +568,13 @@ def test_the_fixture_regenerates_byte_for_byte() -> None:
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "report_fixture.py"), "--check"],
-                          capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "report_fixture.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

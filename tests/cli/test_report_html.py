@@ -17,13 +17,23 @@ import pytest
 from tests.support.workspace import REPO
 
 FIXTURE = REPO / "fixtures" / "report"
-WRITE_SCREENSHOT = os.environ.get("DCX_WRITE_SCREENSHOT") == "1"  # read before the isolation fixture clears DCX_*
+WRITE_SCREENSHOT = (
+    os.environ.get("DCX_WRITE_SCREENSHOT") == "1"
+)  # read before the isolation fixture clears DCX_*
 
 
 @pytest.fixture
 def page_file(dcx, tmp_path: Path) -> Path:
     out = tmp_path / "report.html"
-    result = dcx("report", "-C", str(FIXTURE / "catalog"), "-C", str(FIXTURE / "checkout"), "--html", str(out))
+    result = dcx(
+        "report",
+        "-C",
+        str(FIXTURE / "catalog"),
+        "-C",
+        str(FIXTURE / "checkout"),
+        "--html",
+        str(out),
+    )
     assert result.exit_code == 0, result.stderr
     return out
 
@@ -48,11 +58,16 @@ def test_every_string_is_escaped(dcx) -> None:
     change = next(c for d in data["decisions"] for c in d["changes"])
     change["facts_added"][0]["summary"] = '<img src=x onerror="alert(1)"> & </ul>'
     html = render_html(data)
-    assert "<img" not in html and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &lt;/ul&gt;" in html
+    assert (
+        "<img" not in html
+        and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &lt;/ul&gt;" in html
+    )
 
 
 def test_html_folder_must_exist(dcx, tmp_path: Path) -> None:
-    result = dcx("report", "-C", str(FIXTURE / "catalog"), "--html", str(tmp_path / "nowhere" / "r.html"))
+    result = dcx(
+        "report", "-C", str(FIXTURE / "catalog"), "--html", str(tmp_path / "nowhere" / "r.html")
+    )
     assert result.exit_code == 2 and "--html" in result.stderr
 
 

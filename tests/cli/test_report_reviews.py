@@ -35,7 +35,16 @@ def _proposed(tmp_path_factory) -> Path:
     dcx = Runner(root, {"HOME": str(root.parent)})
     dcx("index")
     stale_runbook(root)
-    dcx("prepare", "--decision-id", D, "--auto-rebase", "--query", QUERY, "--query-summary", QUERY_SUMMARY)
+    dcx(
+        "prepare",
+        "--decision-id",
+        D,
+        "--auto-rebase",
+        "--query",
+        QUERY,
+        "--query-summary",
+        QUERY_SUMMARY,
+    )
     dcx("propose", "--decision-id", D, "--from", str(root / "proposal.json"))
     return root
 
@@ -49,7 +58,9 @@ def ws(_proposed: Path, tmp_path: Path) -> Path:
 
 def settle(root: Path, flag: str) -> None:
     later = Runner(root, {"DCX_NOW": GATED_AT})
-    gate = later.json("gate", "--decision-id", D, flag, "--by", OWNER, "--summary", "The owner decided")
+    gate = later.json(
+        "gate", "--decision-id", D, flag, "--by", OWNER, "--summary", "The owner decided"
+    )
     event = gate["data"]["event"]["event_id"]
     Runner(root).json("review", "--decision-id", D, "--gate-event", event)
 
@@ -62,27 +73,59 @@ def measured(root: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def test_no_review_yet(ws: Path) -> None:
     row, totals = measured(ws)
-    assert row == {"receipts": 0, "disposition": None, "settled_at": None, "proposal_reviewed": False,
-                   "time_to_review_seconds": None, "outcome_due": False}
+    assert row == {
+        "receipts": 0,
+        "disposition": None,
+        "settled_at": None,
+        "proposal_reviewed": False,
+        "time_to_review_seconds": None,
+        "outcome_due": False,
+    }
     assert totals["receipts"] == 0 and totals["decisions_reviewed"] == 0
     assert totals["by_disposition"] == {"approve": 0, "reject": 0, "defer": 0, "no_change": 0}
-    assert totals["time_to_review_seconds"] == {"count": 0, "median": None, "min": None, "max": None}
+    assert totals["time_to_review_seconds"] == {
+        "count": 0,
+        "median": None,
+        "min": None,
+        "max": None,
+    }
 
 
-@pytest.mark.parametrize("flag, disposition, due", [("--approve", "approve", True), ("--reject", "reject", False),
-                                                    ("--defer", "defer", False)])
+@pytest.mark.parametrize(
+    "flag, disposition, due",
+    [("--approve", "approve", True), ("--reject", "reject", False), ("--defer", "defer", False)],
+)
 def test_a_settled_decision(ws: Path, flag: str, disposition: str, due: bool) -> None:
     settle(ws, flag)
     row, totals = measured(ws)
-    assert row == {"receipts": 1, "disposition": disposition, "settled_at": GATED_AT, "proposal_reviewed": True,
-                   "time_to_review_seconds": 5400, "outcome_due": due}
+    assert row == {
+        "receipts": 1,
+        "disposition": disposition,
+        "settled_at": GATED_AT,
+        "proposal_reviewed": True,
+        "time_to_review_seconds": 5400,
+        "outcome_due": due,
+    }
     assert totals["receipts"] == 1 and totals["decisions_reviewed"] == 1
-    assert totals["by_disposition"] == {"approve": 0, "reject": 0, "defer": 0, "no_change": 0, disposition: 1}
+    assert totals["by_disposition"] == {
+        "approve": 0,
+        "reject": 0,
+        "defer": 0,
+        "no_change": 0,
+        disposition: 1,
+    }
     assert totals["outcome_due"] == int(due)
     assert totals["approved_verified"] == 0 and totals["approved_refuted"] == 0
-    assert totals["time_to_review_seconds"] == {"count": 1, "median": 5400, "min": 5400, "max": 5400}
+    assert totals["time_to_review_seconds"] == {
+        "count": 1,
+        "median": 5400,
+        "min": 5400,
+        "max": 5400,
+    }
     report = Runner(ws).json("report")
-    assert report["data"]["goals"][0]["other_packets"].get("review") is None  # measured, not merely counted
+    assert (
+        report["data"]["goals"][0]["other_packets"].get("review") is None
+    )  # measured, not merely counted
     assert report["status"] == "ok"
 
 
@@ -90,16 +133,24 @@ def test_a_settled_decision(ws: Path, flag: str, disposition: str, due: bool) ->
 def test_an_approved_decision_and_its_observed_outcome(ws: Path, status: str) -> None:
     settle(ws, "--approve")
     outcome = json.loads((ws / "outcome.json").read_text())
-    outcome["observed_outcomes"] = [{"outcome_id": "metric-check", "summary": "The metric was checked",
-                                     "evidence_ref": "dashboard-1", "status": status,
-                                     "observed_at": "2026-11-30T18:00:00Z"}]
+    outcome["observed_outcomes"] = [
+        {
+            "outcome_id": "metric-check",
+            "summary": "The metric was checked",
+            "evidence_ref": "dashboard-1",
+            "status": status,
+            "observed_at": "2026-11-30T18:00:00Z",
+        }
+    ]
     outcome["verification_status"] = status
     (ws / "observed.json").write_text(json.dumps(outcome))
     Runner(ws).json("outcome", "--decision-id", D, "--from", str(ws / "observed.json"))
     row, totals = measured(ws)
     assert row["outcome_due"] is False  # the receipt carries observed outcomes
     assert totals["outcome_due"] == 0
-    assert (totals["approved_verified"], totals["approved_refuted"]) == ((1, 0) if status == "verified" else (0, 1))
+    assert (totals["approved_verified"], totals["approved_refuted"]) == (
+        (1, 0) if status == "verified" else (0, 1)
+    )
 
 
 def test_a_tampered_review_receipt_is_left_out_and_named(ws: Path) -> None:

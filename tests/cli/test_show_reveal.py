@@ -18,10 +18,22 @@ def _with_minted_ref(root: Path) -> tuple[str, str]:
     ws = Workspace(root)
     with RefMinter(ws, load_key(ws)) as minter:
         change = minter.change_ref("source:authority:docs", "runbook-ttl-rollback.md")
-        revision = minter.revision_ref("source:authority:docs", "runbook-ttl-rollback.md", "ab" * 32)
-    ref = seed_evidence(root, "d1", source_revisions=[
-        {"source_ref": change, "revision": revision, "observed_at": "2026-11-29T18:00:00Z",
-         "freshness": "current", "changed": True}])
+        revision = minter.revision_ref(
+            "source:authority:docs", "runbook-ttl-rollback.md", "ab" * 32
+        )
+    ref = seed_evidence(
+        root,
+        "d1",
+        source_revisions=[
+            {
+                "source_ref": change,
+                "revision": revision,
+                "observed_at": "2026-11-29T18:00:00Z",
+                "freshness": "current",
+                "changed": True,
+            }
+        ],
+    )
     return ref, change
 
 
@@ -39,8 +51,12 @@ def test_reveal_resolves_on_a_terminal(example: Path) -> None:
     exe = str(Path(sys.executable).parent / "dcx")
     leader, follower = pty.openpty()
     env = {**os.environ, "COLUMNS": "200"}
-    proc = subprocess.Popen([exe, "-C", str(example), "show", ref, "--reveal"], stdout=follower,
-                            stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [exe, "-C", str(example), "show", ref, "--reveal"],
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     os.close(follower)
     chunks = []
     while True:

@@ -32,12 +32,16 @@ def test_show_text_for_every_kind(dcx, cycled: Path, kind: str, snapshot) -> Non
     result = dcx("-C", str(cycled), "show", ref)
     assert result.exit_code == 0, result.stderr
     assert ref in result.stdout.splitlines()[0]
-    assert "{'" not in result.stdout and '{"' not in result.stdout  # no raw dict or JSON dumped for people
+    assert (
+        "{'" not in result.stdout and '{"' not in result.stdout
+    )  # no raw dict or JSON dumped for people
     assert result.stdout == snapshot
 
 
 @pytest.mark.parametrize("kind", KIND_NAMES)
-def test_show_json_is_the_stored_bytes_for_every_kind(dcx, cycled: Path, kind: str, snapshot_json) -> None:
+def test_show_json_is_the_stored_bytes_for_every_kind(
+    dcx, cycled: Path, kind: str, snapshot_json
+) -> None:
     ref = _ref_of(cycled, kind)
     result = dcx("-C", str(cycled), "show", ref[: len(KINDS[kind].prefix) + 9], "--format", "json")
     assert result.exit_code == 0, result.stderr
@@ -51,7 +55,7 @@ def test_evidence_view_separates_accepted_stale_and_rejected(dcx, cycled: Path) 
     accepted = out.index("Accepted claims")
     stale = out.index("Stale or rejected claims")
     assert accepted < stale
-    stale_section = out[stale:out.index("Changed facts")]
+    stale_section = out[stale : out.index("Changed facts")]
     assert "stale_authority_revision" in stale_section and " stale " in stale_section
     assert "the authority changed since this was recalled" in stale_section
     assert "1 accepted claim · 1 stale · 0 rejected" in out
@@ -59,7 +63,7 @@ def test_evidence_view_separates_accepted_stale_and_rejected(dcx, cycled: Path) 
 
 def test_assembly_view_links_its_embedded_packets_by_short_ref(dcx, cycled: Path) -> None:
     out = dcx("-C", str(cycled), "show", "decision-context-assembly-").stdout
-    section = out[out.index("Embedded packets"):]
+    section = out[out.index("Embedded packets") :]
     shorts = [line.split()[1] for line in section.splitlines()[3:] if line.strip()]
     assert len(shorts) == 8
     for short_ref in shorts:  # every link opens with `dcx show`
@@ -80,19 +84,46 @@ def test_log_text_and_json_after_a_full_cycle(dcx, cycled: Path, snapshot, snaps
 
 def test_preview_and_partial_coverage_are_labelled(dcx, example: Path) -> None:
     registry = example / ".decision-context" / "sources.toml"
-    registry.write_text(registry.read_text() + "\n".join([
-        "", "[[sources]]", 'source_id = "source:authority:gone"', 'provider_id = "files"', 'source_kind = "document"',
-        'priority = "p0"', 'evidence_level = "s1"', 'objectives = ["origin-latency"]', 'scan_mode = "incremental"',
-        'exact_read_policy = "always"', "freshness_seconds = 86400", 'locator = { path = "no-such-dir" }', ""]))
-    prepared = dcx("-C", str(example), "prepare", "--decision-id", "d-preview", "--agent-id", "agent-a")
+    registry.write_text(
+        registry.read_text()
+        + "\n".join(
+            [
+                "",
+                "[[sources]]",
+                'source_id = "source:authority:gone"',
+                'provider_id = "files"',
+                'source_kind = "document"',
+                'priority = "p0"',
+                'evidence_level = "s1"',
+                'objectives = ["origin-latency"]',
+                'scan_mode = "incremental"',
+                'exact_read_policy = "always"',
+                "freshness_seconds = 86400",
+                'locator = { path = "no-such-dir" }',
+                "",
+            ]
+        )
+    )
+    prepared = dcx(
+        "-C", str(example), "prepare", "--decision-id", "d-preview", "--agent-id", "agent-a"
+    )
     assert prepared.exit_code == 0, prepared.stderr
     assembly = dcx("-C", str(example), "show", "decision-context-assembly-").stdout
     assert "PREVIEW (no rebase input): changed sources keep their cursors" in assembly
     assert "coverage PARTIAL: incomplete required source(s) source:authority:gone" in assembly
-    assert "preserve" in assembly and "rebase_incomplete" in assembly and "cursor_after_missing" in assembly
+    assert (
+        "preserve" in assembly
+        and "rebase_incomplete" in assembly
+        and "cursor_after_missing" in assembly
+    )
     coverage = dcx("-C", str(example), "show", "decision-source-coverage-").stdout
-    assert "PARTIAL — required (p0) source(s) not covered completely: source:authority:gone" in coverage
-    scans = sorted(p.stem for p in (example / ".decision-context" / "packets" / "scan").glob("*.json"))
+    assert (
+        "PARTIAL — required (p0) source(s) not covered completely: source:authority:gone"
+        in coverage
+    )
+    scans = sorted(
+        p.stem for p in (example / ".decision-context" / "packets" / "scan").glob("*.json")
+    )
     texts = [dcx("-C", str(example), "show", ref).stdout for ref in scans]
     assert any("unavailable (locator_missing; failed open, cursor kept)" in t for t in texts), texts
     freshness = dcx("-C", str(example), "show", "decision-source-freshness-").stdout
@@ -108,10 +139,17 @@ def test_show_into_a_closed_pipe_exits_quietly(cycled: Path) -> None:
     exe = str(Path(sys.executable).parent / "dcx")
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before dcx writes
-    proc = subprocess.run([exe, "-C", str(cycled), "show", "decision-evidence-"], stdout=write_end,
-                          stderr=subprocess.PIPE, timeout=60, check=False)
+    proc = subprocess.run(
+        [exe, "-C", str(cycled), "show", "decision-evidence-"],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        timeout=60,
+        check=False,
+    )
     os.close(write_end)
-    assert b"Traceback" not in proc.stderr and b"AttributeError" not in proc.stderr, proc.stderr.decode()
+    assert b"Traceback" not in proc.stderr and b"AttributeError" not in proc.stderr, (
+        proc.stderr.decode()
+    )
     assert proc.returncode == 1
 
 
@@ -121,7 +159,9 @@ def test_feedback_view_shows_an_emitted_candidate(dcx, cycled: Path) -> None:
     evidence = _ref_of(cycled, "evidence")
     body = write_json(cycled / "verified.json", verified_outcome(evidence))
     assert dcx("-C", str(cycled), "outcome", "--decision-id", D, "--from", str(body)).exit_code == 0
-    fed = dcx("-C", str(cycled), "feedback", "--decision-id", D, "--format", "json").json()["data"]["feedback"]
+    fed = dcx("-C", str(cycled), "feedback", "--decision-id", D, "--format", "json").json()["data"][
+        "feedback"
+    ]
     assert fed["candidate_emitted"] is True
     out = dcx("-C", str(cycled), "show", fed["feedback_ref"]).stdout
     assert "Reward Memory candidate (procedural_experience)" in out
@@ -133,12 +173,25 @@ def test_feedback_view_shows_an_emitted_candidate(dcx, cycled: Path) -> None:
 
 def test_evidence_view_lists_conflicts_from_an_agent_rebase(dcx, example: Path) -> None:
     assert dcx("-C", str(example), "index", "--agent-id", "agent-a").exit_code == 0
-    prepared = dcx("-C", str(example), "prepare", "--decision-id", "d-agent", "--agent-id", "agent-a",
-                   "--rebase", str(example / "rebase.json"))
+    prepared = dcx(
+        "-C",
+        str(example),
+        "prepare",
+        "--decision-id",
+        "d-agent",
+        "--agent-id",
+        "agent-a",
+        "--rebase",
+        str(example / "rebase.json"),
+    )
     assert prepared.exit_code == 0, prepared.stderr
     out = dcx("-C", str(example), "show", "decision-evidence-").stdout
-    conflicts = out[out.index("Conflicts"):out.index("Source revisions")]
-    assert "rollback-trigger" in conflicts and "resolved" in conflicts and "canonical_revision_wins" in conflicts
+    conflicts = out[out.index("Conflicts") : out.index("Source revisions")]
+    assert (
+        "rollback-trigger" in conflicts
+        and "resolved" in conflicts
+        and "canonical_revision_wins" in conflicts
+    )
     assert "1 conflict" in out and "adr-0007-accepted" in out
     rebase = dcx("-C", str(example), "show", "decision-semantic-rebase-").stdout
     assert "agent rebase · material change · 5 of 5 changed items accounted for" in rebase
@@ -153,9 +206,17 @@ def test_every_kind_has_a_view_and_others_fall_back_to_the_generic_one() -> None
 
     assert set(load_views()) == set(KINDS)
     out = StringIO()
-    render_packet(Console(file=out, width=100, no_color=True),
-                  "future", {"schema_version": "future_packet_v1", "goal_id": "g", "key_id": "k", "note": "hello",
-                             "rows": [{"id": "a", "n": 1}]})
+    render_packet(
+        Console(file=out, width=100, no_color=True),
+        "future",
+        {
+            "schema_version": "future_packet_v1",
+            "goal_id": "g",
+            "key_id": "k",
+            "note": "hello",
+            "rows": [{"id": "a", "n": 1}],
+        },
+    )
     text = out.getvalue()
     assert "future_packet_v1" in text and "hello" in text and "rows" in text
 

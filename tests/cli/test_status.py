@@ -64,7 +64,12 @@ def test_status_text_names_goal_and_status(dcx, example: Path) -> None:
         ("default_off", "agent-a", "disabled", "profile_disabled"),
         ("enabled", "agent-z", "agent_not_enabled", "agent_not_enabled"),
         ("enabled", None, "agent_not_enabled", "agent_id_required"),
-        ("plugin_missing", "agent-a", "provider_unavailable", "source_provider_adapter_unavailable"),
+        (
+            "plugin_missing",
+            "agent-a",
+            "provider_unavailable",
+            "source_provider_adapter_unavailable",
+        ),
         ("enabled", "agent-b", "available", None),
     ],
 )
@@ -115,12 +120,22 @@ def test_fast_path_matches_typer_path(dcx, example: Path, fmt: str) -> None:
 
 
 def test_status_check_runs_live_checks(dcx, example: Path) -> None:
-    before = dcx("-C", str(example), "status", "--check", "--format", "json").json()["data"]["checks"]
-    assert before["sources"] == [{"source_id": "source:authority:docs", "status": "ok", "reason_code": None}]
-    assert before["recall"] == {"provider": "bm25", "status": "unavailable", "reason_code": "index_missing"}
+    before = dcx("-C", str(example), "status", "--check", "--format", "json").json()["data"][
+        "checks"
+    ]
+    assert before["sources"] == [
+        {"source_id": "source:authority:docs", "status": "ok", "reason_code": None}
+    ]
+    assert before["recall"] == {
+        "provider": "bm25",
+        "status": "unavailable",
+        "reason_code": "index_missing",
+    }
     assert dcx("-C", str(example), "index").exit_code == 0
     (example / "docs").rename(example / "moved-docs")
-    after = dcx("-C", str(example), "status", "--check", "--format", "json").json()["data"]["checks"]
+    after = dcx("-C", str(example), "status", "--check", "--format", "json").json()["data"][
+        "checks"
+    ]
     assert after["recall"]["status"] == "ready"
     assert after["sources"][0]["reason_code"] == "locator_missing"
     assert "checks" not in dcx("-C", str(example), "status", "--format", "json").json()["data"]
@@ -137,8 +152,11 @@ def test_every_activation_reason_code_has_one_message() -> None:
     codes = {
         node.args[3].value
         for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Activation"
-        and len(node.args) >= 4 and isinstance(node.args[3], ast.Constant) and isinstance(node.args[3].value, str)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", "") == "Activation"
+        and len(node.args) >= 4
+        and isinstance(node.args[3], ast.Constant)
+        and isinstance(node.args[3].value, str)
     }
     assert "goal_scope_mismatch" in codes and "agent_not_enabled" in codes
     assert codes == set(MESSAGES)

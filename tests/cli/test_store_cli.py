@@ -25,7 +25,9 @@ def test_packets_are_pretty_sorted_read_only_and_write_once(dcx, example: Path) 
 
 def test_manifest_snapshot_never_holds_locator(dcx, example: Path, snapshot_json) -> None:
     result = dcx("-C", str(example), "sources", "--format", "json")
-    assert "docs" not in json.dumps(result.json()["data"]["manifest"]["sources"][0]).replace("source:authority:docs", "")
+    assert "docs" not in json.dumps(result.json()["data"]["manifest"]["sources"][0]).replace(
+        "source:authority:docs", ""
+    )
     assert "include" not in result.stdout
     assert result.json() == snapshot_json
 
@@ -115,14 +117,17 @@ def test_key_export_import_round_trip(dcx, example: Path, tmp_path: Path) -> Non
     assert (other / ".decision-context" / "private" / "key").read_bytes() == bytes(range(32))
 
 
-def test_key_import_takes_a_copy_of_private_key_and_refuses_binary_junk(dcx, example: Path, tmp_path: Path) -> None:
+def test_key_import_takes_a_copy_of_private_key_and_refuses_binary_junk(
+    dcx, example: Path, tmp_path: Path
+) -> None:
     """A user who copies another host's private/key (32 raw bytes) gets it installed; other bytes are a
     one-line input error, never an internal error (found trying a second host by hand)."""
     other = tmp_path / "other"
     other.mkdir()
     (other / ".decision-context").mkdir()
     (other / ".decision-context" / "workspace.toml").write_text(
-        (example / ".decision-context" / "workspace.toml").read_text())
+        (example / ".decision-context" / "workspace.toml").read_text()
+    )
     raw = tmp_path / "key.copy"
     raw.write_bytes((example / ".decision-context" / "private" / "key").read_bytes())
     assert dcx("-C", str(other), "key", "import", str(raw)).exit_code == 0
@@ -131,4 +136,8 @@ def test_key_import_takes_a_copy_of_private_key_and_refuses_binary_junk(dcx, exa
     junk.write_bytes(b"\xa7\x00\xff" * 5)
     refused = dcx("-C", str(other), "key", "import", str(junk), "--force")
     assert refused.exit_code == 2
-    assert refused.stderr.count("\n") <= 2 and "64 hex digits" in refused.stderr and "Traceback" not in refused.stderr
+    assert (
+        refused.stderr.count("\n") <= 2
+        and "64 hex digits" in refused.stderr
+        and "Traceback" not in refused.stderr
+    )

@@ -45,8 +45,9 @@ def on_pty(*args: str, cwd: Path) -> tuple[int, bytes]:
     leader, follower = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env.update(TERM="xterm-256color", COLUMNS="400", LINES="50", FORCE_COLOR="1")
-    proc = subprocess.Popen([EXE, *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=follower,
-                            stderr=follower, env=env)
+    proc = subprocess.Popen(
+        [EXE, *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, env=env
+    )
     os.close(follower)
     out = read_all(leader, proc, args)
     return proc.wait(timeout=30), out
@@ -58,7 +59,9 @@ def assert_safe(out: bytes, *, shows: tuple[str, ...] = ()) -> str:
     assert b"\x1b" not in bare, f"a foreign ESC reached the terminal: {bare!r}"
     assert b"\x07" not in bare, "a BEL reached the terminal"
     text = bare.decode("utf-8")
-    assert "\x9b" not in text and "\u202e" not in text, "a C1 or reordering character reached the terminal"
+    assert "\x9b" not in text and "\u202e" not in text, (
+        "a C1 or reordering character reached the terminal"
+    )
     assert "\u26a0" not in text, "planted :warning: became an emoji"
     flat = re.sub(r"\s*\r?\n\s*", " ", text)
     for expected in shows:
@@ -84,7 +87,8 @@ def hostile(cycled: Path) -> Path:
     docs = cycled / "docs"
     (docs / f"evil{CTRL}.md").write_text(
         f"# Rollback {CTRL} {MARK}\n\nRoll back the catalog cache TTL when origin p99 latency "
-        f"stays high {CTRL}{MARK}\n\tindented line about the zanzibar quokka rollback\n")
+        f"stays high {CTRL}{MARK}\n\tindented line about the zanzibar quokka rollback\n"
+    )
     events = cycled / ".decision-context" / "events.jsonl"
     event = json.loads(events.read_text().splitlines()[0])
     event.update(event_id="dcx-event-" + "e" * 32, summary=f"hostile {CTRL} {MARK}")
@@ -121,7 +125,9 @@ def test_hostile_keys_in_show_verify_audit(hostile: Path) -> None:
     code, out = on_pty("audit", cwd=hostile)
     assert code == 1, out
     text = assert_safe(out)
-    assert "<key " in text and "PWNED" not in text, "audit names an unsafe key by its place, never its text"
+    assert "<key " in text and "PWNED" not in text, (
+        "audit names an unsafe key by its place, never its text"
+    )
 
 
 def test_event_summary_in_log(hostile: Path) -> None:
@@ -131,20 +137,41 @@ def test_event_summary_in_log(hostile: Path) -> None:
     code, out = on_pty("log", "--format", "json", cwd=hostile)
     assert code == 0, out
     assert_safe(out, shows=("\\u001b]0;PWNED\\u0007", "\\u009b31m\\u202e"))
-    summaries = [link["status"] for row in json.loads(out)["data"]["decisions"] for link in row["chain"]]
+    summaries = [
+        link["status"] for row in json.loads(out)["data"]["decisions"] for link in row["chain"]
+    ]
     assert any(CTRL in s for s in summaries), "JSON escapes, and still carries the exact text"
 
 
 def test_content_and_file_names_in_prepare_show_content_and_recall(hostile: Path) -> None:
     assert subprocess.run([EXE, "index"], cwd=hostile, capture_output=True).returncode == 0
-    code, out = on_pty("prepare", "--decision-id", "d2", "--show-content", "--query",
-                       "roll back the catalog cache TTL", "--query-summary", "TTL rollback", cwd=hostile)
+    code, out = on_pty(
+        "prepare",
+        "--decision-id",
+        "d2",
+        "--show-content",
+        "--query",
+        "roll back the catalog cache TTL",
+        "--query-summary",
+        "TTL rollback",
+        cwd=hostile,
+    )
     assert code == 0, out
     text = assert_safe(out, shows=(f"evil{VISIBLE_CTRL}.md", MARK, f"high {VISIBLE_CTRL}"))
-    assert "\\x09" not in text and "\\x0a" not in text, "newline and tab inside a content block stay as they are"
+    assert "\\x09" not in text and "\\x0a" not in text, (
+        "newline and tab inside a content block stay as they are"
+    )
     assert re.search(r"\n[ \t]+indented line", text), "the tab (rich expands it) still indents"
-    code, out = on_pty("recall", "--scope", "", "--query", "zanzibar quokka",
-                       "--query-summary", "TTL rollback", cwd=hostile)
+    code, out = on_pty(
+        "recall",
+        "--scope",
+        "",
+        "--query",
+        "zanzibar quokka",
+        "--query-summary",
+        "TTL rollback",
+        cwd=hostile,
+    )
     assert code == 0, out
     assert_safe(out, shows=(MARK, VISIBLE_CTRL))
 
@@ -158,15 +185,27 @@ def test_reveal_of_a_hostile_private_value(hostile: Path) -> None:
     ws = Workspace(hostile)
     with RefMinter(ws, load_key(ws)) as minter:
         change = minter.change_ref("source:authority:docs", f"evil{CTRL}{MARK}.md")
-    ref = seed_evidence(hostile, "d9", source_revisions=[
-        {"source_ref": change, "revision": change.replace("source-change", "source-revision"),
-         "observed_at": "2026-11-29T18:00:00Z", "freshness": "current", "changed": True}])
+    ref = seed_evidence(
+        hostile,
+        "d9",
+        source_revisions=[
+            {
+                "source_ref": change,
+                "revision": change.replace("source-change", "source-revision"),
+                "observed_at": "2026-11-29T18:00:00Z",
+                "freshness": "current",
+                "changed": True,
+            }
+        ],
+    )
     code, out = on_pty("show", ref, "--reveal", cwd=hostile)
     assert code == 0, out
     assert_safe(out, shows=(f"evil{VISIBLE_CTRL}{MARK}.md",))
 
 
 def test_error_quoting_a_file_name(hostile: Path) -> None:
-    code, out = on_pty("propose", "--decision-id", D, "--from", f"missing{CTRL}[bold]B[red]R.json", cwd=hostile)
+    code, out = on_pty(
+        "propose", "--decision-id", D, "--from", f"missing{CTRL}[bold]B[red]R.json", cwd=hostile
+    )
     assert code == 2, out
     assert_safe(out, shows=(f"missing{VISIBLE_CTRL}[bold]B[red]R.json",))

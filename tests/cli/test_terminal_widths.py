@@ -37,18 +37,26 @@ def _env() -> dict[str, str]:
 def on_pty(args: tuple[str, ...], root: Path, width: int) -> str:
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, width, 0, 0))
-    proc = subprocess.Popen([EXE, "-C", str(root), *args], stdin=subprocess.DEVNULL, stdout=follower,
-                            stderr=subprocess.DEVNULL, env=_env())
+    proc = subprocess.Popen(
+        [EXE, "-C", str(root), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        env=_env(),
+    )
     os.close(follower)
     out = read_all(leader, proc, args)
     proc.wait(timeout=30)
     text = out.decode().replace("\r\n", "\n")
-    return re.sub(r"\x1b\[[0-9;]*m", "", text)  # styling (NO_COLOR keeps bold and dim) is not layout
+    return re.sub(
+        r"\x1b\[[0-9;]*m", "", text
+    )  # styling (NO_COLOR keeps bold and dim) is not layout
 
 
 def piped(args: tuple[str, ...], root: Path) -> str:
-    return subprocess.run([EXE, "-C", str(root), *args], capture_output=True, text=True, env=_env(),
-                          timeout=60).stdout
+    return subprocess.run(
+        [EXE, "-C", str(root), *args], capture_output=True, text=True, env=_env(), timeout=60
+    ).stdout
 
 
 def tokens_shown(args: tuple[str, ...], root: Path) -> set[str]:
@@ -63,7 +71,12 @@ def tokens_shown(args: tuple[str, ...], root: Path) -> set[str]:
         elif isinstance(value, list):
             for v in value:
                 walk(v, key)
-        elif isinstance(value, str) and key in ("source_id", "reason_code", "short_ref", "decision_id"):
+        elif isinstance(value, str) and key in (
+            "source_id",
+            "reason_code",
+            "short_ref",
+            "decision_id",
+        ):
             found.add(value)
 
     walk(data)
@@ -72,8 +85,13 @@ def tokens_shown(args: tuple[str, ...], root: Path) -> set[str]:
 
 @pytest.fixture
 def scanned(cycled: Path) -> Path:
-    (cycled / "docs" / "origin-rate-limits.md").write_text("# Origin rate limits\nNow 2500 rps at peak.\n")
-    assert subprocess.run([EXE, "-C", str(cycled), "scan"], capture_output=True, env=_env()).returncode == 0
+    (cycled / "docs" / "origin-rate-limits.md").write_text(
+        "# Origin rate limits\nNow 2500 rps at peak.\n"
+    )
+    assert (
+        subprocess.run([EXE, "-C", str(cycled), "scan"], capture_output=True, env=_env()).returncode
+        == 0
+    )
     return cycled
 
 
@@ -100,15 +118,26 @@ def test_piped_output_is_never_hard_wrapped(scanned: Path, args: tuple[str, ...]
     text = piped(args, scanned)
     wide = on_pty(args, scanned, 400)
     # piped == a terminal wide enough for every line: nothing was wrapped to fit 80 columns
-    assert text.rstrip() == "\n".join(line.rstrip() for line in wide.splitlines()).rstrip() or \
-        [line.rstrip() for line in text.splitlines()] == [line.rstrip() for line in wide.splitlines()]
+    assert text.rstrip() == "\n".join(line.rstrip() for line in wide.splitlines()).rstrip() or [
+        line.rstrip() for line in text.splitlines()
+    ] == [line.rstrip() for line in wide.splitlines()]
     for token in tokens_shown(args, scanned):
         assert token in text
     assert text == snapshot
 
 
 def test_writeback_piped_keeps_the_event_id_on_its_line(cycled: Path) -> None:
-    out = piped(("writeback", "--decision-id", "ttl-2026-12", "--kind", "todo_add", "--summary",
-                 "watch the p99 of the origin for a month after the change and report back"), cycled)
+    out = piped(
+        (
+            "writeback",
+            "--decision-id",
+            "ttl-2026-12",
+            "--kind",
+            "todo_add",
+            "--summary",
+            "watch the p99 of the origin for a month after the change and report back",
+        ),
+        cycled,
+    )
     event_lines = [line for line in out.splitlines() if "dcx-event-" in line]
     assert event_lines and all(re.search(r"dcx-event-[0-9a-f]{32}", line) for line in event_lines)

@@ -29,9 +29,15 @@ def _file_of(root: Path, prefix: str) -> Path:
 def test_a_full_cycle_verifies(dcx, cycled: Path) -> None:
     code, data = _verify(dcx, cycled)
     assert code == 0, data["problems"]
-    assert data["packets_checked"] == 13 and data["events_checked"] == 1 and data["foreign_key_ids"] == []
+    assert (
+        data["packets_checked"] == 13
+        and data["events_checked"] == 1
+        and data["foreign_key_ids"] == []
+    )
     text = dcx("-C", str(cycled), "verify")
-    assert text.exit_code == 0 and text.stdout.startswith("ok  13 packets, 1 event, 1 decision index\n")
+    assert text.exit_code == 0 and text.stdout.startswith(
+        "ok  13 packets, 1 event, 1 decision index\n"
+    )
 
 
 def test_a_flipped_byte_in_a_decision_packet(dcx, cycled: Path) -> None:
@@ -74,8 +80,12 @@ def test_a_packet_moved_to_the_wrong_kind_folder(dcx, cycled: Path) -> None:
     assert code == 1
     by_file = {p["file"]: p["problem"] for p in result["problems"]}
     assert f"{DC}/packets/proposal/{path.name}" in by_file  # the stray file itself
-    linked = [p for p in result["problems"] if f"{path.stem}, which sits in packets/proposal/ instead of packets/evidence/"
-              in p["problem"]]
+    linked = [
+        p
+        for p in result["problems"]
+        if f"{path.stem}, which sits in packets/proposal/ instead of packets/evidence/"
+        in p["problem"]
+    ]
     assert linked, result["problems"]  # and every packet that names it says where it went
 
 
@@ -86,7 +96,9 @@ def test_a_forged_event_id(dcx, cycled: Path) -> None:
     events.write_text(json.dumps(event, sort_keys=True) + "\n")
     code, result = _verify(dcx, cycled)
     assert code == 1
-    assert [p["problem"] for p in result["problems"]] == ["line 1: event id does not recompute (forged or edited)"]
+    assert [p["problem"] for p in result["problems"]] == [
+        "line 1: event id does not recompute (forged or edited)"
+    ]
     forged = dict(event, event_id="dcx-event-" + "0" * 32)  # a made-up id of the right shape
     events.write_text(json.dumps(forged, sort_keys=True) + "\n")
     code, result = _verify(dcx, cycled)
@@ -94,7 +106,9 @@ def test_a_forged_event_id(dcx, cycled: Path) -> None:
     assert result["problems"][0]["field"] == "line 1.event_id"
 
 
-def test_packets_of_another_workspace_of_the_goal_merge_and_verify(dcx, cycled: Path, tmp_path: Path) -> None:
+def test_packets_of_another_workspace_of_the_goal_merge_and_verify(
+    dcx, cycled: Path, tmp_path: Path
+) -> None:
     other_key = bytes(range(100, 132))
     other = copy_example(tmp_path / "other-host", key=other_key)
     run_cycle(other, "ttl-2026-12-b", edit_authority=False, env={"HOME": str(tmp_path / "home")})

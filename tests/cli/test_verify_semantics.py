@@ -31,13 +31,17 @@ def test_forged_assembly_checkpoint_is_found(dcx, example: Path) -> None:
         checkpoint = body["checkpoint"]
         for row in checkpoint["rows"]:
             row["reason_code"] = "semantic_no_change"
-        checkpoint["checkpoint_ref"] = packet_ref("decision-cursor-checkpoint", checkpoint, "checkpoint_ref")
+        checkpoint["checkpoint_ref"] = packet_ref(
+            "decision-cursor-checkpoint", checkpoint, "checkpoint_ref"
+        )
         (checkpoints / f"{checkpoint['checkpoint_ref']}.json").write_bytes(pretty_bytes(checkpoint))
 
     _rewrite(path, force_reason, "decision-context-assembly", "assembly_ref")
     result = dcx("-C", str(example), "verify", "--format", "json")
     assert result.exit_code == 1
-    assert any("checkpoint does not follow" in p["problem"] for p in result.json()["data"]["problems"])
+    assert any(
+        "checkpoint does not follow" in p["problem"] for p in result.json()["data"]["problems"]
+    )
 
 
 def test_forged_evidence_without_source_revision_is_found(dcx, example: Path) -> None:

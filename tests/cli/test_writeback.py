@@ -15,17 +15,47 @@ D = "ttl-2026-12"
 @pytest.fixture
 def recorded(dcx, example: Path) -> Path:
     seed_evidence(example, D)
-    dcx("-C", str(example), "propose", "--decision-id", D, "--from", str(write_json(example / "p.json", PROPOSAL)))
-    dcx("-C", str(example), "outcome", "--decision-id", D, "--from", str(write_json(example / "o.json", OUTCOME)))
+    dcx(
+        "-C",
+        str(example),
+        "propose",
+        "--decision-id",
+        D,
+        "--from",
+        str(write_json(example / "p.json", PROPOSAL)),
+    )
+    dcx(
+        "-C",
+        str(example),
+        "outcome",
+        "--decision-id",
+        D,
+        "--from",
+        str(write_json(example / "o.json", OUTCOME)),
+    )
     return example
 
 
 def _writeback(dcx, root: Path, *extra: str):
-    return dcx("-C", str(root), "writeback", "--decision-id", D, "--kind", "validation",
-               "--summary", "TTL kept at 90 s", "--format", "json", *extra)
+    return dcx(
+        "-C",
+        str(root),
+        "writeback",
+        "--decision-id",
+        D,
+        "--kind",
+        "validation",
+        "--summary",
+        "TTL kept at 90 s",
+        "--format",
+        "json",
+        *extra,
+    )
 
 
-def test_writeback_appends_one_event_with_default_artifacts(dcx, recorded: Path, snapshot_json) -> None:
+def test_writeback_appends_one_event_with_default_artifacts(
+    dcx, recorded: Path, snapshot_json
+) -> None:
     result = _writeback(dcx, recorded)
     assert result.exit_code == 0, result.stdout
     data = result.json()["data"]
@@ -52,16 +82,33 @@ def test_same_id_different_body_is_refused(dcx, recorded: Path) -> None:
     from dcx.state.events import build_event
 
     first = _writeback(dcx, recorded).json()["data"]["event"]
-    upcoming = build_event(goal_id=first["goal_id"], agent_id="agent-a", decision_id=D, kind="todo_add",
-                           summary="follow-up todo", artifact_refs=first["artifact_refs"],
-                           recorded_at="2026-11-30T00:00:00Z")
+    upcoming = build_event(
+        goal_id=first["goal_id"],
+        agent_id="agent-a",
+        decision_id=D,
+        kind="todo_add",
+        summary="follow-up todo",
+        artifact_refs=first["artifact_refs"],
+        recorded_at="2026-11-30T00:00:00Z",
+    )
     forged = {**upcoming, "summary": "a different body under the same id"}
     log = recorded / ".decision-context" / "events.jsonl"
     with log.open("a") as handle:
         handle.write(json.dumps(forged) + "\n")
     before = log.read_bytes()
-    result = dcx("-C", str(recorded), "writeback", "--decision-id", D, "--kind", "todo_add",
-                 "--summary", "follow-up todo", "--observed-at", "2026-11-30T00:00:00Z")
+    result = dcx(
+        "-C",
+        str(recorded),
+        "writeback",
+        "--decision-id",
+        D,
+        "--kind",
+        "todo_add",
+        "--summary",
+        "follow-up todo",
+        "--observed-at",
+        "2026-11-30T00:00:00Z",
+    )
     assert result.exit_code == 1 and "different body" in result.stderr
     assert log.read_bytes() == before
 
@@ -73,10 +120,21 @@ def test_writeback_needs_the_chain(dcx, example: Path) -> None:
 
 
 def test_writeback_rejects_unsafe_summary_and_bad_kind(dcx, recorded: Path) -> None:
-    unsafe = dcx("-C", str(recorded), "writeback", "--decision-id", D, "--kind", "validation",
-                 "--summary", "token=abc123")
+    unsafe = dcx(
+        "-C",
+        str(recorded),
+        "writeback",
+        "--decision-id",
+        D,
+        "--kind",
+        "validation",
+        "--summary",
+        "token=abc123",
+    )
     assert unsafe.exit_code == 2 and "--summary" in unsafe.stderr and "abc123" not in unsafe.stderr
-    kind = dcx("-C", str(recorded), "writeback", "--decision-id", D, "--kind", "deploy", "--summary", "x")
+    kind = dcx(
+        "-C", str(recorded), "writeback", "--decision-id", D, "--kind", "deploy", "--summary", "x"
+    )
     assert kind.exit_code == 2 and "--kind" in kind.stderr
 
 

@@ -22,7 +22,10 @@ RUNBOOK = (
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     root = tmp_path / "corpus"
-    write_tree(root, {"ops/runbook.md": RUNBOOK, "b.md": "# B\n\nAnother file.\n", "skip.txt": "not included\n"})
+    write_tree(
+        root,
+        {"ops/runbook.md": RUNBOOK, "b.md": "# B\n\nAnother file.\n", "skip.txt": "not included\n"},
+    )
     return root
 
 
@@ -49,7 +52,9 @@ def test_matching_normalises_line_ends_and_trailing_spaces(corpus: Path) -> None
     assert sections.match("Intro line before any heading.").docid == "ops/runbook.md#top"
 
 
-def test_an_item_running_past_its_section_is_matched_where_it_starts_and_counted(corpus: Path) -> None:
+def test_an_item_running_past_its_section_is_matched_where_it_starts_and_counted(
+    corpus: Path,
+) -> None:
     docs = read_corpus(corpus, ("*.md",))
     whole = Matcher(docs, "section").match(RUNBOOK)
     assert whole == ("ops/runbook.md#top", True)
@@ -72,4 +77,6 @@ def test_nearest_rank_percentiles() -> None:
 def test_a_lock_inside_the_corpus_is_not_a_document(corpus: Path) -> None:
     (corpus / "corpus.lock").write_text("{}\n")
     assert "corpus.lock" in [d.path for d in read_corpus(corpus, ("*",))]
-    assert "corpus.lock" not in [d.path for d in read_corpus(corpus, ("*",), skip=(corpus / "corpus.lock",))]
+    assert "corpus.lock" not in [
+        d.path for d in read_corpus(corpus, ("*",), skip=(corpus / "corpus.lock",))
+    ]

@@ -25,7 +25,9 @@ def test_fixture_plans_load_and_match_their_locks(granularity: str) -> None:
     documents = corpus_mod.read_corpus(plan.corpus, plan.include, skip=(plan.lock,))
     docids = {u.docid for u in corpus_mod.units(documents, plan.granularity)}
     qrels = load_qrels(plan, queries, docids)
-    body = corpus_mod.lock_body(plan, documents, plan.queries_path.read_bytes(), plan.qrels_path.read_bytes())
+    body = corpus_mod.lock_body(
+        plan, documents, plan.queries_path.read_bytes(), plan.qrels_path.read_bytes()
+    )
     corpus_mod.check_lock(plan, body)  # raises corpus_changed if anyone touched the frozen inputs
     answerable = [q for q in queries if any(g > 0 for g in qrels.get(q.query_id, {}).values())]
     assert len(documents) >= 40 and len(answerable) >= 30 and len(queries) - len(answerable) >= 3
@@ -36,24 +38,44 @@ def test_fixture_plans_load_and_match_their_locks(granularity: str) -> None:
 def test_openviking_replay_ranks_what_the_recording_holds(tmp_path: Path) -> None:
     """Differential: dcx's content matching against the recorded hits' own URIs."""
     recordings = json.loads((FIXTURE / "openviking" / "recordings.json").read_text())
-    queries = [json.loads(line) for line in (FIXTURE / "queries.jsonl").read_text().splitlines()][:2]
+    queries = [json.loads(line) for line in (FIXTURE / "queries.jsonl").read_text().splitlines()][
+        :2
+    ]
     base = tmp_path / "ov"
     base.mkdir()
     (base / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
-    (base / "qrels.txt").write_text("".join(line + "\n" for line in (FIXTURE / "qrels-file.txt").read_text().splitlines()
-                                            if line.split()[0] in {q["query_id"] for q in queries}))
+    (base / "qrels.txt").write_text(
+        "".join(
+            line + "\n"
+            for line in (FIXTURE / "qrels-file.txt").read_text().splitlines()
+            if line.split()[0] in {q["query_id"] for q in queries}
+        )
+    )
     (base / "plan.toml").write_text(
         'schema_version = "dcx_comparison_plan_v0"\nqueries = "queries.jsonl"\nqrels = "qrels.txt"\nk = [8]\n\n'
         f'[corpus]\npath = "{FIXTURE / "corpus"}"\ninclude = ["**/*.md"]\ngranularity = "file"\n\n'
         f'[[profiles]]\nname = "openviking"\nprofile = "{FIXTURE / "profiles" / "openviking.toml"}"\n'
-        f'path_prepend = ["{FIXTURE / "openviking" / "bin"}"]\n')
+        f'path_prepend = ["{FIXTURE / "openviking" / "bin"}"]\n'
+    )
     home = tmp_path / "home"  # the isolation fixture made it
-    proc = subprocess.run([sys.executable, "-m", "dcx", "compare", "plan.toml", "--freeze", "--format", "json"],
-                          cwd=base, env=compare_env(home), capture_output=True, text=True, timeout=240, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dcx", "compare", "plan.toml", "--freeze", "--format", "json"],
+        cwd=base,
+        env=compare_env(home),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(proc.stdout)["data"]
     row = data["profiles"][0]
-    assert (row["provider"], row["provider_version"], row["unmatched_items"], row["items"]) == ("openviking", "0.5.2", 0, 16)
+    assert (row["provider"], row["provider_version"], row["unmatched_items"], row["items"]) == (
+        "openviking",
+        "0.5.2",
+        0,
+        16,
+    )
     prefix = recordings["scope"] + "/"
     for q, got in zip(queries, data["per_query"], strict=True):
         case = recordings["find"][hashlib.sha256(q["query"].encode()).hexdigest()]

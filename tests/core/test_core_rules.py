@@ -16,9 +16,17 @@ from dcx.core.vocab import READ_POLICIES, policy_reads
 
 def test_policy_reads_is_the_spec_table() -> None:
     # SPEC §5.3, written out: always reads everything, material_change all but deletions, never none
-    table = {("always", False): True, ("always", True): True, ("material_change", False): True,
-             ("material_change", True): False, ("never", False): False, ("never", True): False}
-    assert {(p, d): policy_reads(p, deleted=d) for p in READ_POLICIES for d in (False, True)} == table
+    table = {
+        ("always", False): True,
+        ("always", True): True,
+        ("material_change", False): True,
+        ("material_change", True): False,
+        ("never", False): False,
+        ("never", True): False,
+    }
+    assert {
+        (p, d): policy_reads(p, deleted=d) for p in READ_POLICIES for d in (False, True)
+    } == table
 
 
 def test_locked_append_survives_partial_writes(tmp_path: Path, monkeypatch) -> None:
@@ -48,8 +56,14 @@ def test_write_all_refuses_a_write_that_makes_no_progress(tmp_path: Path, monkey
         os.close(fd)
 
 
-SPEC = PacketSpec(kind="thing", schema_version="dcx_thing_v0", prefix="dcx-thing", ref_field="thing_ref",
-                  decision_scoped=True, fields={"name": Token()})
+SPEC = PacketSpec(
+    kind="thing",
+    schema_version="dcx_thing_v0",
+    prefix="dcx-thing",
+    ref_field="thing_ref",
+    decision_scoped=True,
+    fields={"name": Token()},
+)
 CTX = PacketContext("goal-a", "0123abcd", "d-1")
 
 
@@ -62,5 +76,9 @@ def test_values_cannot_override_the_envelope(key: str) -> None:
 
 def test_the_envelope_comes_from_the_context() -> None:
     packet = SPEC.build(CTX, {"name": "n"})
-    assert (packet["goal_id"], packet["key_id"], packet["decision_id"]) == ("goal-a", "0123abcd", "d-1")
+    assert (packet["goal_id"], packet["key_id"], packet["decision_id"]) == (
+        "goal-a",
+        "0123abcd",
+        "d-1",
+    )
     assert SPEC.check_stored(packet) == packet

@@ -18,7 +18,11 @@ def _running(pid: int) -> bool:
 
 
 def test_echo_round_trip() -> None:
-    out = run_bounded([PY, "-c", "import sys; sys.stdout.write(sys.stdin.read().upper())"], timeout=10, stdin=b"hello")
+    out = run_bounded(
+        [PY, "-c", "import sys; sys.stdout.write(sys.stdin.read().upper())"],
+        timeout=10,
+        stdin=b"hello",
+    )
     assert out.ok and out.stdout == b"HELLO"
 
 
@@ -48,12 +52,16 @@ def test_sigterm_ignoring_child_is_killed_after_grace() -> None:
 
 
 def test_stdout_flood_is_capped() -> None:
-    out = run_bounded([PY, "-c", "import sys\nwhile True: sys.stdout.write('x' * 65536)"], timeout=10, cap=200_000)
+    out = run_bounded(
+        [PY, "-c", "import sys\nwhile True: sys.stdout.write('x' * 65536)"], timeout=10, cap=200_000
+    )
     assert out.status == "output_too_large" and out.stdout == b""
 
 
 def test_stderr_is_bounded_and_never_kept() -> None:
-    out = run_bounded([PY, "-c", "import sys; sys.stderr.write('CANARY-ERR'); print('ok')"], timeout=10)
+    out = run_bounded(
+        [PY, "-c", "import sys; sys.stderr.write('CANARY-ERR'); print('ok')"], timeout=10
+    )
     assert out.ok and out.stdout == b"ok\n" and out.stderr_bytes == len("CANARY-ERR")
     assert b"CANARY" not in out.stdout
 
@@ -71,7 +79,10 @@ def test_environment_is_allow_listed(monkeypatch) -> None:
 
 
 def test_request_cap_and_spawn_failure(tmp_path) -> None:
-    assert run_bounded([PY, "-c", "pass"], timeout=5, stdin=b"x" * 11, cap=10).status == "request_too_large"
+    assert (
+        run_bounded([PY, "-c", "pass"], timeout=5, stdin=b"x" * 11, cap=10).status
+        == "request_too_large"
+    )
     assert run_bounded([str(tmp_path / "missing")], timeout=5).status == "spawn_failed"
 
 

@@ -13,7 +13,13 @@ from tests.support.extensions import FIXTURES
 
 
 def _rev(entrypoint_path: str, manifest_runtime: dict | None = None, **extra: str) -> dict:
-    spec = {"protocol": "p", "entrypoint": "x", "args": ["--a"], "doctor_args": ["--doctor"], "env": ["E"]}
+    spec = {
+        "protocol": "p",
+        "entrypoint": "x",
+        "args": ["--a"],
+        "doctor_args": ["--doctor"],
+        "env": ["E"],
+    }
     spec.update(manifest_runtime or {})
     return {"manifest": {"runtime": spec}, "entrypoint_path": entrypoint_path, **extra}
 
@@ -36,7 +42,9 @@ def test_pin_command_is_looked_up_on_path_once(tmp_path: Path, monkeypatch) -> N
     bindir.mkdir()
     tool = _script(bindir / "my-provider", "#!/bin/sh", "exit 0\n")
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    assert runtime.pin({"entrypoint": "my-provider"}, tmp_path / "elsewhere") == {"entrypoint_path": str(tool)}
+    assert runtime.pin({"entrypoint": "my-provider"}, tmp_path / "elsewhere") == {
+        "entrypoint_path": str(tool)
+    }
 
 
 @pytest.mark.parametrize("entry", ["no-such-command-xyz", "./missing.py", "./not-exec.txt"])
@@ -82,7 +90,9 @@ def test_identity_includes_the_shebang_interpreter(tmp_path: Path) -> None:
 
 def test_shebang_forms(tmp_path: Path) -> None:
     assert runtime.shebang_interpreter(str(_script(tmp_path / "a", "#!/bin/sh -e"))) == "/bin/sh"
-    assert runtime.shebang_interpreter(str(_script(tmp_path / "b", "#!/usr/bin/env -S python3 -u"))) == shutil.which("python3")
+    assert runtime.shebang_interpreter(
+        str(_script(tmp_path / "b", "#!/usr/bin/env -S python3 -u"))
+    ) == shutil.which("python3")
     assert runtime.shebang_interpreter(str(_script(tmp_path / "c", "no shebang"))) is None
 
 

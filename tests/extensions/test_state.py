@@ -20,7 +20,10 @@ from tests.support.workspace import tree_listing
 
 def test_absent_state_is_empty_and_reading_creates_nothing(fresh_ws: Path) -> None:
     before = tree_listing(fresh_ws)
-    assert load_state(Workspace(fresh_ws)) == {"schema_version": "dcx_extension_state_v0", "extensions": {}}
+    assert load_state(Workspace(fresh_ws)) == {
+        "schema_version": "dcx_extension_state_v0",
+        "extensions": {},
+    }
     assert tree_listing(fresh_ws) == before
 
 
@@ -43,13 +46,23 @@ def _tamper(fresh_ws: Path, edit) -> None:
 @pytest.mark.parametrize(
     "edit",
     [
-        pytest.param(lambda s: s["extensions"]["good"]["revisions"][0]["manifest"]["runtime"].update(args=["--evil"]),
-                     id="snapshot-edited"),
-        pytest.param(lambda s: s["extensions"]["good"].update(active_revision="0" * 16), id="dangling-active"),
+        pytest.param(
+            lambda s: s["extensions"]["good"]["revisions"][0]["manifest"]["runtime"].update(
+                args=["--evil"]
+            ),
+            id="snapshot-edited",
+        ),
+        pytest.param(
+            lambda s: s["extensions"]["good"].update(active_revision="0" * 16), id="dangling-active"
+        ),
         pytest.param(lambda s: s["extensions"]["good"].update(enabled="yes"), id="bad-type"),
         pytest.param(lambda s: s["extensions"]["good"].update(surprise=1), id="unknown-key"),
-        pytest.param(lambda s: s.update(schema_version="dcx_extension_state_v9"), id="future-schema"),
-        pytest.param(lambda s: s["extensions"].update({"Bad_Id": s["extensions"]["good"]}), id="bad-id"),
+        pytest.param(
+            lambda s: s.update(schema_version="dcx_extension_state_v9"), id="future-schema"
+        ),
+        pytest.param(
+            lambda s: s["extensions"].update({"Bad_Id": s["extensions"]["good"]}), id="bad-id"
+        ),
     ],
 )
 def test_state_that_does_not_verify_is_unavailable(fresh_ws: Path, tmp_path: Path, edit) -> None:
@@ -57,7 +70,11 @@ def test_state_that_does_not_verify_is_unavailable(fresh_ws: Path, tmp_path: Pat
     _tamper(fresh_ws, edit)
     with pytest.raises(StateUnavailable) as err:
         load_state(Workspace(fresh_ws))
-    assert err.value.exit_code == 1 and "state.json" in err.value.message and "/" not in err.value.message.split(":")[0][:1]
+    assert (
+        err.value.exit_code == 1
+        and "state.json" in err.value.message
+        and "/" not in err.value.message.split(":")[0][:1]
+    )
 
 
 def test_garbage_state_is_unavailable(fresh_ws: Path) -> None:
@@ -70,21 +87,44 @@ def test_garbage_state_is_unavailable(fresh_ws: Path) -> None:
 
 def _rev(n: int) -> dict:
     manifest = {
-        "schema_version": "dcx_extension_manifest_v0", "id": "x", "version": f"1.0.{n}",
+        "schema_version": "dcx_extension_manifest_v0",
+        "id": "x",
+        "version": f"1.0.{n}",
         "permissions": ["decision_context.read"],
-        "runtime": {"protocol": "decision_context_advisory_provider_v0", "entrypoint": "x", "args": [],
-                    "doctor_args": ["--doctor"], "required_permissions": ["decision_context.read"],
-                    "timeout_seconds": 5, "env": []},
-        "implements": [{"capability_id": "decision-context", "protocol": "decision_context_advisory_provider_v0"}],
+        "runtime": {
+            "protocol": "decision_context_advisory_provider_v0",
+            "entrypoint": "x",
+            "args": [],
+            "doctor_args": ["--doctor"],
+            "required_permissions": ["decision_context.read"],
+            "timeout_seconds": 5,
+            "env": [],
+        },
+        "implements": [
+            {
+                "capability_id": "decision-context",
+                "protocol": "decision_context_advisory_provider_v0",
+            }
+        ],
     }
-    return {"revision": revision_of(manifest), "manifest": manifest, "entrypoint_path": "/x",
-            "installed_at": "2026-11-29T18:00:00Z"}
+    return {
+        "revision": revision_of(manifest),
+        "manifest": manifest,
+        "entrypoint_path": "/x",
+        "installed_at": "2026-11-29T18:00:00Z",
+    }
 
 
 def test_at_most_five_revisions_and_the_rollback_target_is_kept(fresh_ws: Path) -> None:
     revs = [_rev(n) for n in range(8)]
-    record = {"enabled": True, "active_revision": revs[0]["revision"], "rollback_revision": None,
-              "revisions": [revs[0]], "doctor_verified_revision": None, "doctor_verified_identity": None}
+    record = {
+        "enabled": True,
+        "active_revision": revs[0]["revision"],
+        "rollback_revision": None,
+        "revisions": [revs[0]],
+        "doctor_verified_revision": None,
+        "doctor_verified_identity": None,
+    }
     for rev in revs[1:]:
         # rollback target pinned to the very first revision: it must survive every prune
         record["rollback_revision"] = revs[0]["revision"]
@@ -94,5 +134,8 @@ def test_at_most_five_revisions_and_the_rollback_target_is_kept(fresh_ws: Path) 
     kept = [r["revision"] for r in record["revisions"]]
     assert revs[0]["revision"] in kept and revs[-1]["revision"] in kept
     assert kept == [revs[0]["revision"], *[r["revision"] for r in revs[4:]]]
-    save_state(Workspace(fresh_ws), {"schema_version": "dcx_extension_state_v0", "extensions": {"x": record}})
+    save_state(
+        Workspace(fresh_ws),
+        {"schema_version": "dcx_extension_state_v0", "extensions": {"x": record}},
+    )
     assert load_state(Workspace(fresh_ws))["extensions"]["x"]["revisions"] == record["revisions"]

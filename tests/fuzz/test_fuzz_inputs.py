@@ -50,8 +50,11 @@ def _clean_failure(exc: DcxError) -> None:
     assert exc.field or ": " in exc.message
 
 
-@pytest.mark.parametrize(("shape", "base"), [(proposal.INPUT, PROPOSAL), (outcome.INPUT, OUTCOME)],
-                         ids=["proposal", "outcome"])
+@pytest.mark.parametrize(
+    ("shape", "base"),
+    [(proposal.INPUT, PROPOSAL), (outcome.INPUT, OUTCOME)],
+    ids=["proposal", "outcome"],
+)
 @CASES
 @given(data=st.data())
 def test_fuzz_decision_inputs(shape, base, data) -> None:
@@ -67,11 +70,28 @@ def test_fuzz_decision_inputs(shape, base, data) -> None:
 
 REBASE_BASE = {
     "semantic_no_change": False,
-    "changed_facts": [{"fact_id": "f1", "summary": "TTL lowered", "change_ref": {"source_id": "docs", "path": "a.md"}}],
-    "recalled_claims": [{"claim_id": "c1", "summary": "Rollback at 400 ms", "provider_ref": "provider-" + "a" * 32}],
-    "stale_or_rejected_claims": [{"claim_id": "c2", "summary": "Old TTL", "reason_code": "stale_authority_revision"}],
-    "conflicts": [{"conflict_id": "k1", "summary": "Owners disagree", "change_refs": ["source-change-" + "b" * 32],
-                   "conflict_rule": "canonical_revision_wins", "status": "open"}],
+    "changed_facts": [
+        {
+            "fact_id": "f1",
+            "summary": "TTL lowered",
+            "change_ref": {"source_id": "docs", "path": "a.md"},
+        }
+    ],
+    "recalled_claims": [
+        {"claim_id": "c1", "summary": "Rollback at 400 ms", "provider_ref": "provider-" + "a" * 32}
+    ],
+    "stale_or_rejected_claims": [
+        {"claim_id": "c2", "summary": "Old TTL", "reason_code": "stale_authority_revision"}
+    ],
+    "conflicts": [
+        {
+            "conflict_id": "k1",
+            "summary": "Owners disagree",
+            "change_refs": ["source-change-" + "b" * 32],
+            "conflict_rule": "canonical_revision_wins",
+            "status": "open",
+        }
+    ],
 }
 
 
@@ -87,8 +107,15 @@ def test_fuzz_rebase_input(data) -> None:
 
 
 @CASES
-@given(line=st.one_of(json_value, st.builds(lambda v: {**v, "event_id": "dcx-event-" + "0" * 32},
-                                              st.dictionaries(st.text(max_size=10), json_leaf, max_size=6))))
+@given(
+    line=st.one_of(
+        json_value,
+        st.builds(
+            lambda v: {**v, "event_id": "dcx-event-" + "0" * 32},
+            st.dictionaries(st.text(max_size=10), json_leaf, max_size=6),
+        ),
+    )
+)
 def test_fuzz_event_lines(line) -> None:
     with case("event"):
         if isinstance(line, dict):
@@ -108,22 +135,39 @@ PROFILE_BASE = {
     "goal_id": "goal-test",
     "enabled": True,
     "enabled_agents": ["agent-a"],
-    "context_provider": {"provider": "bm25", "namespace": "decision-context", "max_results": 4, "timeout_seconds": 10},
+    "context_provider": {
+        "provider": "bm25",
+        "namespace": "decision-context",
+        "max_results": 4,
+        "timeout_seconds": 10,
+    },
     "bounds": {"timeout_seconds": 30, "max_read_bytes": 1048576},
     "commit": {"allow_self_confirmation": False, "external_event_logs": []},
 }
 REGISTRY_BASE = {
     "schema_version": "decision_source_registry_v0",
     "bindings": [{"provider_id": "files", "adapter": "local-file"}],
-    "sources": [{
-        "source_id": "docs", "provider_id": "files", "source_kind": "document", "priority": "p0",
-        "evidence_level": "s1", "objectives": ["latency"], "scan_mode": "incremental",
-        "exact_read_policy": "always", "freshness_seconds": 3600,
-        "locator": {"path": "docs", "include": ["**/*.md"]},
-    }],
+    "sources": [
+        {
+            "source_id": "docs",
+            "provider_id": "files",
+            "source_kind": "document",
+            "priority": "p0",
+            "evidence_level": "s1",
+            "objectives": ["latency"],
+            "scan_mode": "incremental",
+            "exact_read_policy": "always",
+            "freshness_seconds": 3600,
+            "locator": {"path": "docs", "include": ["**/*.md"]},
+        }
+    ],
 }
-toml_leaf = st.one_of(st.booleans(), st.integers(min_value=-(2**62), max_value=2**62),
-                      st.floats(allow_nan=False), st.text(max_size=30))
+toml_leaf = st.one_of(
+    st.booleans(),
+    st.integers(min_value=-(2**62), max_value=2**62),
+    st.floats(allow_nan=False),
+    st.text(max_size=30),
+)
 
 
 def _toml_safe(value: Any) -> Any:
@@ -147,7 +191,9 @@ def test_fuzz_profile_and_registry_toml(tmp_path_factory, which, data) -> None:
         root = tmp_path_factory.mktemp("fz")
         dc = root / ".decision-context"
         dc.mkdir()
-        (dc / "workspace.toml").write_text('schema_version = "dcx_workspace_v0"\ngoal_id = "goal-test"\n')
+        (dc / "workspace.toml").write_text(
+            'schema_version = "dcx_workspace_v0"\ngoal_id = "goal-test"\n'
+        )
         base = PROFILE_BASE if which == "profile" else REGISTRY_BASE
         doc = _toml_safe(mutate(base, data))
         if data.draw(st.integers(0, 19)) == 0:
@@ -172,6 +218,9 @@ def test_fuzz_case_count_reported() -> None:
     """Runs last in this module: the CI-sized run covers at least 10,000 cases (bench/reliability.py prints them)."""
     total = sum(COUNTER.values())
     if total:
-        record("fuzz", "inputs", {"cases": total, "by_target": dict(COUNTER),
-                                  "tracebacks": sum(UNEXPECTED.values())})
+        record(
+            "fuzz",
+            "inputs",
+            {"cases": total, "by_target": dict(COUNTER), "tracebacks": sum(UNEXPECTED.values())},
+        )
         assert total >= 10_000, COUNTER

@@ -17,9 +17,16 @@ def _boom(session: Session, args: dict) -> Result:
     raise RuntimeError(SECRET)
 
 
-def test_an_internal_error_shows_the_type_only_and_logs_the_stack_without_messages(example: Path) -> None:
+def test_an_internal_error_shows_the_type_only_and_logs_the_stack_without_messages(
+    example: Path,
+) -> None:
     ws = Workspace(example.resolve())
-    broken = tool("broken", "A tool whose op fails unexpectedly (test only).", {"note": Text(optional=True)}, _boom)
+    broken = tool(
+        "broken",
+        "A tool whose op fails unexpectedly (test only).",
+        {"note": Text(optional=True)},
+        _boom,
+    )
     one = answer.call(Session(ws, None), broken, {"note": "hello"})
     assert one.is_error
     assert one.structured["code"] == "internal_error" and one.structured["exit_code"] == 5
@@ -35,7 +42,12 @@ def test_an_internal_error_shows_the_type_only_and_logs_the_stack_without_messag
 
 def test_arguments_that_are_not_an_object_are_refused_before_the_op(example: Path) -> None:
     called = []
-    probe = tool("probe", "Records that it ran (test only).", {}, lambda s, a: called.append(a) or Result("probe", {}))
+    probe = tool(
+        "probe",
+        "Records that it ran (test only).",
+        {},
+        lambda s, a: called.append(a) or Result("probe", {}),
+    )
     ws = Workspace(example.resolve())
     one = answer.call(Session(ws, None), probe, ["not", "an", "object"])
     assert one.is_error and one.structured["code"] == "invalid_type" and called == []
@@ -51,8 +63,12 @@ def test_event_log_paths_stay_inside_the_goal_root(example: Path, tmp_path: Path
     (example / "escape.jsonl").symlink_to(outside)
     commit = BY_NAME["commit"]
     base = {"decision_id": "d1", "event_id": "dcx-event-" + "0" * 32}
-    for path, code in (("escape.jsonl", "path_outside_root"), (str(outside), "path_outside_root"),
-                       ("../outside.jsonl", "path_outside_root"), ("a\x00b", "invalid_input")):
+    for path, code in (
+        ("escape.jsonl", "path_outside_root"),
+        (str(outside), "path_outside_root"),
+        ("../outside.jsonl", "path_outside_root"),
+        ("a\x00b", "invalid_input"),
+    ):
         one = answer.call(Session(ws, None), commit, {**base, "event_log": path})
         assert one.is_error and one.structured["code"] == code, (path, one.structured)
         assert str(tmp_path) not in one.text

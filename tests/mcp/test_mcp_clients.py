@@ -23,7 +23,9 @@ N = 6  # writebacks per client
 
 def _prepare(root: Path) -> str:
     cli = Runner(root)
-    return cli.json("prepare", "--decision-id", D, "--auto-rebase")["data"]["summary"]["evidence_packet_ref"]
+    return cli.json("prepare", "--decision-id", D, "--auto-rebase")["data"]["summary"][
+        "evidence_packet_ref"
+    ]
 
 
 def test_two_clients_at_once(tmp_path: Path) -> None:
@@ -38,9 +40,18 @@ def test_two_clients_at_once(tmp_path: Path) -> None:
 
     async def host(name: str, c) -> None:
         for i in range(N):
-            results[name].append(await c.call_tool("writeback", {
-                "decision_id": D, "kind": "todo_add", "summary": f"host {name} todo {i}",
-                "artifacts": [evidence], "wait": 10}))
+            results[name].append(
+                await c.call_tool(
+                    "writeback",
+                    {
+                        "decision_id": D,
+                        "kind": "todo_add",
+                        "summary": f"host {name} todo {i}",
+                        "artifacts": [evidence],
+                        "wait": 10,
+                    },
+                )
+            )
         results[name].append(await c.call_tool("propose", {"decision_id": D, "proposal": proposal}))
         results[name].append(await c.call_tool("outcome", {"decision_id": D, "outcome": outcome}))
 
@@ -53,13 +64,26 @@ def test_two_clients_at_once(tmp_path: Path) -> None:
             async with anyio.create_task_group() as tg:  # both hosts append at once
                 tg.start_soon(host, "A", a)
                 tg.start_soon(host, "B", b)
-            event = data(await a.call_tool("writeback", {"decision_id": D, "kind": "validation",
-                                                         "summary": "TTL kept at 90 s"}))["event"]["event_id"]
+            event = data(
+                await a.call_tool(
+                    "writeback",
+                    {"decision_id": D, "kind": "validation", "summary": "TTL kept at 90 s"},
+                )
+            )["event"]["event_id"]
             with file_lock(events, wait=1):  # a lock held here is busy for both servers
                 started = time.monotonic()
                 for c in (a, b):
-                    results["busy"].append(await c.call_tool("writeback", {
-                        "decision_id": D, "kind": "validation", "summary": "while held", "wait": 0.2}))
+                    results["busy"].append(
+                        await c.call_tool(
+                            "writeback",
+                            {
+                                "decision_id": D,
+                                "kind": "validation",
+                                "summary": "while held",
+                                "wait": 0.2,
+                            },
+                        )
+                    )
                 results["busy_seconds"] = time.monotonic() - started  # type: ignore[assignment]
             async with anyio.create_task_group() as tg:  # both commit the one event at once
                 tg.start_soon(commit, a)
@@ -80,7 +104,10 @@ def test_two_clients_at_once(tmp_path: Path) -> None:
     assert [error(r)["code"] for r in results["busy"]] == ["lock_busy", "lock_busy"]
     assert results["busy_seconds"] < 5  # type: ignore[operator]
     commits = [data(r) for r in results["commit"]]
-    assert sorted(c["replayed"] for c in commits) == [False, True]  # one advanced, the other replayed it
+    assert sorted(c["replayed"] for c in commits) == [
+        False,
+        True,
+    ]  # one advanced, the other replayed it
     assert len({c["receipt"]["receipt_ref"] for c in commits}) == 1
     assert len(list((root / ".decision-context" / "packets" / "commit").glob("*.json"))) == 1
     assert data(results["verify"][0])["problems"] == []

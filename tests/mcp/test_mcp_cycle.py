@@ -24,14 +24,22 @@ from tests.support.workspace import copy_example
 
 def _files(root: Path) -> dict[str, bytes]:
     dc = root / ".decision-context"
-    picked = [*dc.glob("packets/*/*.json"), *dc.glob("decisions/*.jsonl"), dc / "events.jsonl",
-              *dc.glob("private/cursors*"), *dc.glob("private/cursors/*.json")]
+    picked = [
+        *dc.glob("packets/*/*.json"),
+        *dc.glob("decisions/*.jsonl"),
+        dc / "events.jsonl",
+        *dc.glob("private/cursors*"),
+        *dc.glob("private/cursors/*.json"),
+    ]
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(picked) if p.is_file()}
 
 
 def _all_bytes(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file() and not p.name.endswith(".lock")}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.name.endswith(".lock")
+    }
 
 
 def _mcp_cycle(root: Path, errlog) -> dict:
@@ -42,35 +50,78 @@ def _mcp_cycle(root: Path, errlog) -> dict:
             out["index"] = data(await c.call_tool("index", {}))
             stale_runbook(root)
             before = _all_bytes(root)
-            out["preview"] = data(await c.call_tool("prepare", {
-                "decision_id": D, "show_content": True, "query": QUERY, "query_summary": QUERY_SUMMARY}))
-            recalled = await c.call_tool("recall", {"scope": "", "query": QUERY, "query_summary": QUERY_SUMMARY})
+            out["preview"] = data(
+                await c.call_tool(
+                    "prepare",
+                    {
+                        "decision_id": D,
+                        "show_content": True,
+                        "query": QUERY,
+                        "query_summary": QUERY_SUMMARY,
+                    },
+                )
+            )
+            recalled = await c.call_tool(
+                "recall", {"scope": "", "query": QUERY, "query_summary": QUERY_SUMMARY}
+            )
             out["recall"], out["recall_status"] = data(recalled), recalled.meta["dcx/status"]
             out["preview_wrote"] = _all_bytes(root) != before
-            prepared = await c.call_tool("prepare", {
-                "decision_id": D, "auto_rebase": True, "query": QUERY, "query_summary": QUERY_SUMMARY})
+            prepared = await c.call_tool(
+                "prepare",
+                {
+                    "decision_id": D,
+                    "auto_rebase": True,
+                    "query": QUERY,
+                    "query_summary": QUERY_SUMMARY,
+                },
+            )
             out["prepare"] = data(prepared)
             out["prepare_status"] = prepared.meta["dcx/status"]
-            out["propose"] = data(await c.call_tool("propose", {
-                "decision_id": D, "proposal": json.loads((root / "proposal.json").read_text())}))
-            out["outcome"] = data(await c.call_tool("outcome", {
-                "decision_id": D, "outcome": json.loads((root / "outcome.json").read_text())}))
-            out["writeback"] = data(await c.call_tool("writeback", {
-                "decision_id": D, "kind": "validation", "summary": "TTL kept at 90 s"}))
+            out["propose"] = data(
+                await c.call_tool(
+                    "propose",
+                    {
+                        "decision_id": D,
+                        "proposal": json.loads((root / "proposal.json").read_text()),
+                    },
+                )
+            )
+            out["outcome"] = data(
+                await c.call_tool(
+                    "outcome",
+                    {"decision_id": D, "outcome": json.loads((root / "outcome.json").read_text())},
+                )
+            )
+            out["writeback"] = data(
+                await c.call_tool(
+                    "writeback",
+                    {"decision_id": D, "kind": "validation", "summary": "TTL kept at 90 s"},
+                )
+            )
             event_id = out["writeback"]["event"]["event_id"]
-            out["commit"] = data(await c.call_tool("commit", {"decision_id": D, "event_id": event_id}))
-            out["replay"] = data(await c.call_tool("commit", {"decision_id": D, "event_id": event_id}))
+            out["commit"] = data(
+                await c.call_tool("commit", {"decision_id": D, "event_id": event_id})
+            )
+            out["replay"] = data(
+                await c.call_tool("commit", {"decision_id": D, "event_id": event_id})
+            )
             out["feedback"] = data(await c.call_tool("feedback", {"decision_id": D}))
             out["status"] = data(await c.call_tool("status", {}))
             out["log"] = data(await c.call_tool("log", {"decision_id": D}))
             out["resources"] = [str(r.uri) for r in (await c.list_resources()).resources]
-            out["decision_resource"] = (await c.read_resource(f"dcx://decisions/{D}")).contents[0].text
+            out["decision_resource"] = (
+                (await c.read_resource(f"dcx://decisions/{D}")).contents[0].text
+            )
             ref = out["propose"]["proposal"]["packet_ref"]
-            out["packet_resource"] = ((await c.read_resource(f"dcx://packets/{ref}")).contents[0].text, ref)
+            out["packet_resource"] = (
+                (await c.read_resource(f"dcx://packets/{ref}")).contents[0].text,
+                ref,
+            )
             shown = await c.call_tool("show", {"ref": ref})
             out["show_text"] = shown.content[0].text
             out["audit"] = data(await c.call_tool("audit", {}))
             out["verify"] = data(await c.call_tool("verify", {}))
+
     run(main)
     return out
 
@@ -106,7 +157,9 @@ def test_each_step_answers_with_the_data_the_cli_prints(cycle) -> None:
     assert out["feedback"]["feedback"]["decision_id"] == D
     assert out["log"]["decisions"][0]["next_step"] is None  # complete
     assert [row["decision_id"] for row in out["status"]["workspace"]["decisions"]] == [D]
-    assert out["audit"]["findings"] == [] and out["verify"]["problems"] == []  # nothing leaked, all verifies
+    assert (
+        out["audit"]["findings"] == [] and out["verify"]["problems"] == []
+    )  # nothing leaked, all verifies
 
 
 def test_resources_are_the_stored_records(cycle) -> None:
@@ -126,7 +179,9 @@ def test_transient_content_reaches_the_tool_result_only(cycle) -> None:
     authority = {p.read_text() for p in (root / "docs").glob("*.md")}
     read = [item for item in preview["exact_reads"] if item["content"]]
     assert read and all(item["content"] in authority for item in read)
-    assert (root / RUNBOOK).read_text() in {item["content"] for item in read}  # the edited text, read exactly
+    assert (root / RUNBOOK).read_text() in {
+        item["content"] for item in read
+    }  # the edited text, read exactly
     recalled = [item["content"] for item in preview["recall_results"]]
     assert recalled
     # recall: the ephemeral packet, content included, in the result; nothing written (the preview check

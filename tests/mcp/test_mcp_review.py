@@ -32,8 +32,13 @@ GIVEN_UP = "Superseded by the CDN migration"
 
 def _files(root: Path) -> dict[str, bytes]:
     dc = root / ".decision-context"
-    picked = [*dc.glob("packets/*/*.json"), *dc.glob("decisions/*.jsonl"), dc / "events.jsonl",
-              *dc.glob("private/cursors*"), *dc.glob("private/cursors/*.json")]
+    picked = [
+        *dc.glob("packets/*/*.json"),
+        *dc.glob("decisions/*.jsonl"),
+        dc / "events.jsonl",
+        *dc.glob("private/cursors*"),
+        *dc.glob("private/cursors/*.json"),
+    ]
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(picked) if p.is_file()}
 
 
@@ -44,37 +49,98 @@ def _mcp_run(root: Path, errlog) -> dict:
         async with connect(root, errlog=errlog) as c:
             data(await c.call_tool("index", {}))
             stale_runbook(root)
-            out["prepare"] = data(await c.call_tool("prepare", {
-                "decision_id": D, "auto_rebase": True, "query": QUERY, "query_summary": QUERY_SUMMARY}))
-            out["propose"] = data(await c.call_tool("propose", {
-                "decision_id": D, "proposal": json.loads((root / "proposal.json").read_text())}))
+            out["prepare"] = data(
+                await c.call_tool(
+                    "prepare",
+                    {
+                        "decision_id": D,
+                        "auto_rebase": True,
+                        "query": QUERY,
+                        "query_summary": QUERY_SUMMARY,
+                    },
+                )
+            )
+            out["propose"] = data(
+                await c.call_tool(
+                    "propose",
+                    {
+                        "decision_id": D,
+                        "proposal": json.loads((root / "proposal.json").read_text()),
+                    },
+                )
+            )
             refused = out["refused"]
-            refused["self_gate"] = error(await c.call_tool("gate", {
-                "decision_id": D, "disposition": "approve", "by": "Agent_A", "summary": SUMMARY}))
-            refused["bad_disposition"] = error(await c.call_tool("gate", {
-                "decision_id": D, "disposition": "maybe", "by": PERSON, "summary": SUMMARY}))
-            refused["no_gate_yet"] = error(await c.call_tool("review", {
-                "decision_id": D, "gate_event": "dcx-event-" + "0" * 32}))
-            gate = data(await c.call_tool("gate", {
-                "decision_id": D, "disposition": "approve", "by": PERSON, "summary": SUMMARY}))
+            refused["self_gate"] = error(
+                await c.call_tool(
+                    "gate",
+                    {
+                        "decision_id": D,
+                        "disposition": "approve",
+                        "by": "Agent_A",
+                        "summary": SUMMARY,
+                    },
+                )
+            )
+            refused["bad_disposition"] = error(
+                await c.call_tool(
+                    "gate",
+                    {"decision_id": D, "disposition": "maybe", "by": PERSON, "summary": SUMMARY},
+                )
+            )
+            refused["no_gate_yet"] = error(
+                await c.call_tool(
+                    "review", {"decision_id": D, "gate_event": "dcx-event-" + "0" * 32}
+                )
+            )
+            gate = data(
+                await c.call_tool(
+                    "gate",
+                    {"decision_id": D, "disposition": "approve", "by": PERSON, "summary": SUMMARY},
+                )
+            )
             out["gate"] = gate
-            out["gate_again"] = data(await c.call_tool("gate", {
-                "decision_id": D, "disposition": "approve", "by": PERSON, "summary": SUMMARY}))
+            out["gate_again"] = data(
+                await c.call_tool(
+                    "gate",
+                    {"decision_id": D, "disposition": "approve", "by": PERSON, "summary": SUMMARY},
+                )
+            )
             event_id = gate["event"]["event_id"]
-            refused["both_paths"] = error(await c.call_tool("review", {
-                "decision_id": D, "gate_event": event_id, "no_change": True}))
-            refused["log_outside"] = error(await c.call_tool("review", {
-                "decision_id": D, "gate_event": event_id, "event_log": "../events.jsonl"}))
-            refused["quiet_without_proof"] = error(await c.call_tool("review", {"decision_id": D, "no_change": True}))
-            out["dry_run"] = data(await c.call_tool("review", {"decision_id": D, "gate_event": event_id,
-                                                               "dry_run": True}))
-            out["review"] = data(await c.call_tool("review", {"decision_id": D, "gate_event": event_id}))
-            out["replay"] = data(await c.call_tool("review", {"decision_id": D, "gate_event": event_id}))
+            refused["both_paths"] = error(
+                await c.call_tool(
+                    "review", {"decision_id": D, "gate_event": event_id, "no_change": True}
+                )
+            )
+            refused["log_outside"] = error(
+                await c.call_tool(
+                    "review",
+                    {"decision_id": D, "gate_event": event_id, "event_log": "../events.jsonl"},
+                )
+            )
+            refused["quiet_without_proof"] = error(
+                await c.call_tool("review", {"decision_id": D, "no_change": True})
+            )
+            out["dry_run"] = data(
+                await c.call_tool(
+                    "review", {"decision_id": D, "gate_event": event_id, "dry_run": True}
+                )
+            )
+            out["review"] = data(
+                await c.call_tool("review", {"decision_id": D, "gate_event": event_id})
+            )
+            out["replay"] = data(
+                await c.call_tool("review", {"decision_id": D, "gate_event": event_id})
+            )
             out["log"] = data(await c.call_tool("log", {"decision_id": D}))
             out["verify"] = data(await c.call_tool("verify", {}))
-            out["abandon"] = data(await c.call_tool("abandon", {"decision_id": D, "summary": GIVEN_UP}))
-            out["abandon_again"] = data(await c.call_tool("abandon", {"decision_id": D, "summary": GIVEN_UP}))
+            out["abandon"] = data(
+                await c.call_tool("abandon", {"decision_id": D, "summary": GIVEN_UP})
+            )
+            out["abandon_again"] = data(
+                await c.call_tool("abandon", {"decision_id": D, "summary": GIVEN_UP})
+            )
             out["abandoned_log"] = data(await c.call_tool("log", {"decision_id": D}))
+
     run(main)
     return out
 
@@ -83,7 +149,16 @@ def _cli_run(root: Path) -> None:
     dcx = Runner(root)
     dcx("index")
     stale_runbook(root)
-    dcx("prepare", "--decision-id", D, "--auto-rebase", "--query", QUERY, "--query-summary", QUERY_SUMMARY)
+    dcx(
+        "prepare",
+        "--decision-id",
+        D,
+        "--auto-rebase",
+        "--query",
+        QUERY,
+        "--query-summary",
+        QUERY_SUMMARY,
+    )
     dcx("propose", "--decision-id", D, "--from", str(root / "proposal.json"))
     gate = dcx.json("gate", "--decision-id", D, "--approve", "--by", PERSON, "--summary", SUMMARY)
     dcx("review", "--decision-id", D, "--gate-event", gate["data"]["event"]["event_id"])
@@ -116,8 +191,12 @@ def test_the_review_receipt_binds_the_persons_gate(settled) -> None:
     proposal_ref = out["propose"]["proposal"]["packet_ref"]
     assert out["gate"]["appended"] is True and out["gate_again"]["appended"] is False
     assert out["gate_again"]["event"] == gate
-    assert gate["details"] == {"task_class": "user_gate", "decision_scope": f"direction:action:{proposal_ref}",
-                               "actor_ref": PERSON, "decision_outcome": "approve"}
+    assert gate["details"] == {
+        "task_class": "user_gate",
+        "decision_scope": f"direction:action:{proposal_ref}",
+        "actor_ref": PERSON,
+        "decision_outcome": "approve",
+    }
     assert rev["disposition"] == "approve" and rev["actor_ref"] == PERSON
     assert rev["source_event_id"] == gate["event_id"] and rev["proposal_packet_ref"] == proposal_ref
     assert rev["evidence_packet_ref"] == out["prepare"]["summary"]["evidence_packet_ref"]
@@ -142,19 +221,33 @@ def test_a_second_review_replays_the_settlement(settled) -> None:
     assert out["replay"]["commit"]["receipt_ref"] == out["review"]["commit"]["receipt_ref"]
     assert out["replay"]["event"] == out["review"]["event"]
     row = out["log"]["decisions"][0]  # settled by approve: the observed outcome is what is left
-    assert (row["settlement"], row["next_step"], row["outcome_due"], row["abandoned"]) == \
-        ("approve", "outcome", True, False)
+    assert (row["settlement"], row["next_step"], row["outcome_due"], row["abandoned"]) == (
+        "approve",
+        "outcome",
+        True,
+        False,
+    )
 
 
-@pytest.mark.parametrize(("case", "code", "field", "exit_code"), [
-    ("self_gate", "self_confirmation_not_allowed", "--by", 2),  # Agent_A is agent-a (dcx.names)
-    ("bad_disposition", "invalid_field", "disposition", 2),  # the server's own check, before any op
-    ("no_gate_yet", "gate_event_missing", None, 1),
-    ("both_paths", "invalid_input", "--gate-event", 2),
-    ("log_outside", "path_outside_root", "event_log", 2),
-    ("quiet_without_proof", "no_change_without_semantic_proof", None, 1),
-])
-def test_refused_calls_are_tool_errors_that_write_nothing(settled, case, code, field, exit_code) -> None:
+@pytest.mark.parametrize(
+    ("case", "code", "field", "exit_code"),
+    [
+        ("self_gate", "self_confirmation_not_allowed", "--by", 2),  # Agent_A is agent-a (dcx.names)
+        (
+            "bad_disposition",
+            "invalid_field",
+            "disposition",
+            2,
+        ),  # the server's own check, before any op
+        ("no_gate_yet", "gate_event_missing", None, 1),
+        ("both_paths", "invalid_input", "--gate-event", 2),
+        ("log_outside", "path_outside_root", "event_log", 2),
+        ("quiet_without_proof", "no_change_without_semantic_proof", None, 1),
+    ],
+)
+def test_refused_calls_are_tool_errors_that_write_nothing(
+    settled, case, code, field, exit_code
+) -> None:
     got = settled[0]["refused"][case]
     assert (got["code"], got.get("field"), got["exit_code"]) == (code, field, exit_code), got
     assert got["message"] and "\n" not in got["message"]

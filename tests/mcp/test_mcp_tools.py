@@ -17,8 +17,25 @@ from tests.support.mcp import connect, error, run
 from tests.support.workspace import REPO
 
 # SPEC §14: tools mirror these commands.
-SPEC_14 = ("status", "scan", "index", "prepare", "recall", "propose", "outcome", "writeback", "gate", "review",
-           "commit", "feedback", "log", "show", "verify", "audit", "report")
+SPEC_14 = (
+    "status",
+    "scan",
+    "index",
+    "prepare",
+    "recall",
+    "propose",
+    "outcome",
+    "writeback",
+    "gate",
+    "review",
+    "commit",
+    "feedback",
+    "log",
+    "show",
+    "verify",
+    "audit",
+    "report",
+)
 # Commands offered as tools beyond SPEC §14's list (docs/mcp.md says why).
 BEYOND_SPEC = ("abandon",)
 SCHEMAS = REPO / "docs" / "schemas"
@@ -47,9 +64,21 @@ def _session(example):
                 "wrong_type": await client.call_tool("log", {"limit": "ten"}),
                 "below_minimum": await client.call_tool("log", {"limit": 0}),
                 "missing_required": await client.call_tool("show", {}),
-                "bad_nested": await client.call_tool("propose", {"decision_id": "d1", "proposal": {
-                    **PROPOSAL, "objective_scores": [{"objective_id": "o", "score": 1.5, "rationale": "r"}]}}),
-                "bad_decision_id": await client.call_tool("propose", {"decision_id": "Not OK", "proposal": PROPOSAL}),
+                "bad_nested": await client.call_tool(
+                    "propose",
+                    {
+                        "decision_id": "d1",
+                        "proposal": {
+                            **PROPOSAL,
+                            "objective_scores": [
+                                {"objective_id": "o", "score": 1.5, "rationale": "r"}
+                            ],
+                        },
+                    },
+                ),
+                "bad_decision_id": await client.call_tool(
+                    "propose", {"decision_id": "Not OK", "proposal": PROPOSAL}
+                ),
             }
             unknown = None
             try:
@@ -58,6 +87,7 @@ def _session(example):
                 unknown = exc
             after = await client.call_tool("status", {})
             return listed, templates, calls, unknown, after
+
     return run(main)
 
 
@@ -76,7 +106,10 @@ def test_every_spec_command_that_exists_is_a_tool(session) -> None:
     assert set(names) == set(SPEC_14 + BEYOND_SPEC) & _cli_commands()
     for one in listed.tools:
         assert one.description and len(one.description) > 40, one.name
-        assert one.input_schema["type"] == "object" and one.input_schema["additionalProperties"] is False
+        assert (
+            one.input_schema["type"] == "object"
+            and one.input_schema["additionalProperties"] is False
+        )
 
 
 def test_input_schemas_are_the_spec_derivation(session) -> None:
@@ -89,21 +122,32 @@ def test_input_schemas_are_the_spec_derivation(session) -> None:
         assert one.input_schema == BY_NAME[one.name].args.schema(), one.name
     schemas = {t.name: t.input_schema for t in session[0].tools}
     # documents a tool takes whole are exactly the checked-in schemas of the CLI's input files
-    assert schemas["propose"]["properties"]["proposal"] == _schema_file("decision_proposal_input_v0")
+    assert schemas["propose"]["properties"]["proposal"] == _schema_file(
+        "decision_proposal_input_v0"
+    )
     assert schemas["outcome"]["properties"]["outcome"] == _schema_file("decision_outcome_input_v0")
     assert schemas["prepare"]["properties"]["rebase"] == _schema_file("decision_rebase_input_v0")
     # a query and its summary keep the advisory request's bounds; only the description is the tool's
     request = _schema_file("decision_context_advisory_retrieve_request_v0")["properties"]
     for tool_name in ("recall", "prepare"):
         for name in ("query", "query_summary"):
-            mine = {k: v for k, v in schemas[tool_name]["properties"][name].items() if k != "description"}
+            mine = {
+                k: v
+                for k, v in schemas[tool_name]["properties"][name].items()
+                if k != "description"
+            }
             theirs = {k: v for k, v in request[name].items() if k != "description"}
             assert mine == theirs, (tool_name, name)
     event = _schema_file("loopx_rollout_event_v0")["properties"]
     # writeback appends the LoopX kinds; abandon is a stored kind with its own tool, never a writeback
     kinds = schemas["writeback"]["properties"]["kind"]["enum"]
-    assert kinds == [k for k in event["event_kind"]["enum"] if k != "abandon"] and "validation" in kinds
-    assert schemas["writeback"]["properties"]["summary"]["maxLength"] == event["summary"]["maxLength"]
+    assert (
+        kinds == [k for k in event["event_kind"]["enum"] if k != "abandon"]
+        and "validation" in kinds
+    )
+    assert (
+        schemas["writeback"]["properties"]["summary"]["maxLength"] == event["summary"]["maxLength"]
+    )
     # required: what the command cannot run without
     assert schemas["propose"]["required"] == ["decision_id", "proposal"]
     assert schemas["recall"]["required"] == ["scope", "query", "query_summary"]
@@ -121,14 +165,17 @@ def test_resource_templates(session) -> None:
     assert uris == ["dcx://decisions/{decision_id}", "dcx://packets/{ref}"]
 
 
-@pytest.mark.parametrize(("case", "code", "field"), [
-    ("unknown_field", "unknown_field", "colour"),
-    ("wrong_type", "invalid_type", "limit"),
-    ("below_minimum", "out_of_range", "limit"),
-    ("missing_required", "missing_field", None),
-    ("bad_nested", "out_of_range", "proposal.objective_scores[0].score"),
-    ("bad_decision_id", "invalid_field", "decision_id"),
-])
+@pytest.mark.parametrize(
+    ("case", "code", "field"),
+    [
+        ("unknown_field", "unknown_field", "colour"),
+        ("wrong_type", "invalid_type", "limit"),
+        ("below_minimum", "out_of_range", "limit"),
+        ("missing_required", "missing_field", None),
+        ("bad_nested", "out_of_range", "proposal.objective_scores[0].score"),
+        ("bad_decision_id", "invalid_field", "decision_id"),
+    ],
+)
 def test_malformed_arguments_are_tool_errors_with_dcx_codes(session, case, code, field) -> None:
     err = error(session[2][case])
     assert err["code"] == code and err["exit_code"] == 2, err
@@ -146,13 +193,23 @@ def test_the_schema_agrees_with_the_server_on_malformed_arguments(session) -> No
         "wrong_type": ("log", {"limit": "ten"}),
         "below_minimum": ("log", {"limit": 0}),
         "missing_required": ("show", {}),
-        "bad_nested": ("propose", {"decision_id": "d1", "proposal": {
-            **PROPOSAL, "objective_scores": [{"objective_id": "o", "score": 1.5, "rationale": "r"}]}}),
+        "bad_nested": (
+            "propose",
+            {
+                "decision_id": "d1",
+                "proposal": {
+                    **PROPOSAL,
+                    "objective_scores": [{"objective_id": "o", "score": 1.5, "rationale": "r"}],
+                },
+            },
+        ),
         "bad_decision_id": ("propose", {"decision_id": "Not OK", "proposal": PROPOSAL}),
     }
     for case, (name, arguments) in sent.items():
         assert not Draft202012Validator(schemas[name]).is_valid(arguments), case
-    assert Draft202012Validator(schemas["propose"]).is_valid({"decision_id": "d1", "proposal": PROPOSAL})
+    assert Draft202012Validator(schemas["propose"]).is_valid(
+        {"decision_id": "d1", "proposal": PROPOSAL}
+    )
 
 
 def test_an_unknown_tool_is_a_protocol_error_and_the_server_goes_on(session) -> None:

@@ -16,8 +16,14 @@ SDK = ("mcp", "mcp_types", "pydantic", "pydantic_core", "anyio", "starlette", "h
 
 
 def test_malformed_messages_get_protocol_errors_and_the_server_goes_on(example: Path) -> None:
-    proc = subprocess.Popen([DCX_EXE, "-C", str(example), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=server_env(PATH="/usr/bin:/bin"))
+    proc = subprocess.Popen(
+        [DCX_EXE, "-C", str(example), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=server_env(PATH="/usr/bin:/bin"),
+    )
     assert proc.stdin is not None and proc.stdout is not None
 
     def send(message: object) -> None:
@@ -28,16 +34,40 @@ def test_malformed_messages_get_protocol_errors_and_the_server_goes_on(example: 
         return json.loads(proc.stdout.readline())
 
     try:
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            }
+        )
         assert answer()["result"]["serverInfo"]["name"] == "dcx"
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         send("this is not json {")
-        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "log", "arguments": "no"}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "log", "arguments": "no"},
+            }
+        )
         assert answer()["error"]["code"] == -32602  # arguments must be an object
         send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"arguments": {}}})
         assert answer()["error"]["code"] == -32602  # no tool name
-        send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "log", "arguments": {"limit": "x"}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "tools/call",
+                "params": {"name": "log", "arguments": {"limit": "x"}},
+            }
+        )
         typed = answer()["result"]
         assert typed["isError"] is True and typed["structuredContent"]["code"] == "invalid_type"
         send({"jsonrpc": "2.0", "id": 5, "method": "tools/list"})

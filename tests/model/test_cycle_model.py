@@ -69,11 +69,33 @@ STEPS = int(os.environ.get("DCX_MODEL_STEPS", 40 if DEEP else 25))
 MAX_READ = 3000  # [bounds] max_read_bytes: bigger files are `oversize` on exact read, not indexed
 MAX_SCAN = 6000  # [bounds] max_scan_bytes: bigger files are skipped by the scan, unhashed
 CANARIES = ("CNRYMODELBODY7f3a", "cnrymodelname2b9c", "CNRYMODELQUERY5d1e")
-WORDS = ("catalog", "ttl", "origin", "latency", "purge", "queue", "rollback", "partner", "limit", "cache",
-         "storefront", "drill", "backlog", "edge", "peak")
-FAULT_STEPS = ("commit.before_cursor_write", "atomic_write.before_replace", "atomic_write.after_replace",
-               "commit.after_cursor_write", "atomic_write.before_replace@2", "atomic_write.after_replace@2",
-               "commit.after_receipt", "commit.after_index")
+WORDS = (
+    "catalog",
+    "ttl",
+    "origin",
+    "latency",
+    "purge",
+    "queue",
+    "rollback",
+    "partner",
+    "limit",
+    "cache",
+    "storefront",
+    "drill",
+    "backlog",
+    "edge",
+    "peak",
+)
+FAULT_STEPS = (
+    "commit.before_cursor_write",
+    "atomic_write.before_replace",
+    "atomic_write.after_replace",
+    "commit.after_cursor_write",
+    "atomic_write.before_replace@2",
+    "atomic_write.after_replace@2",
+    "commit.after_receipt",
+    "commit.after_index",
+)
 
 # the sources (SPEC §4): (id, priority, scan_mode, locator folder or file); AUTH is a git source (§15):
 # a bare repository at ref `main`, committed to and force-pushed by steps
@@ -100,7 +122,9 @@ def blob_id(data: bytes) -> str:
 
 def normalised(text: str) -> str:
     """SPEC §8.2's comparison: line endings and trailing spaces normalised."""
-    return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    return "\n".join(
+        line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    )
 
 
 class Model:
@@ -110,9 +134,15 @@ class Model:
         self.files: dict[str, bytes] = {}  # goal-root-relative path -> bytes
         self.globs = globs
         self.registry_version = 0
-        self.committed: dict[str, dict[str, dict[str, str]]] = {a: {} for a in AGENTS}  # agent -> source -> tree
-        self.indexed: dict[tuple[str, str], str] | None = None  # (source, rel) -> text at `dcx index`
-        self.decisions: dict[tuple[str, str], dict[str, Any]] = {}  # (agent, decision id) -> its chain
+        self.committed: dict[str, dict[str, dict[str, str]]] = {
+            a: {} for a in AGENTS
+        }  # agent -> source -> tree
+        self.indexed: dict[tuple[str, str], str] | None = (
+            None  # (source, rel) -> text at `dcx index`
+        )
+        self.decisions: dict[
+            tuple[str, str], dict[str, Any]
+        ] = {}  # (agent, decision id) -> its chain
         self.dirs: set[str] = set()  # top-level folders that exist (a folder locator's root)
         self.serial = 0
         self.git: dict[str, bytes] = {}  # the files of the bare repository at `main`
@@ -130,11 +160,15 @@ class Model:
         if sid not in self.dirs:
             return None
         prefix = f"{sid}/"
-        inside = {p[len(prefix):]: b for p, b in self.files.items() if p.startswith(prefix)}
+        inside = {p[len(prefix) :]: b for p, b in self.files.items() if p.startswith(prefix)}
         if sid == DOCS:
             include, exclude = GLOBS[self.globs]
-            inside = {p: b for p, b in inside.items()
-                      if (include is None or p.endswith(".md")) and not (exclude and p.startswith("drafts/"))}
+            inside = {
+                p: b
+                for p, b in inside.items()
+                if (include is None or p.endswith(".md"))
+                and not (exclude and p.startswith("drafts/"))
+            }
         return inside
 
     def tree(self, sid: str) -> dict[str, str] | None:
@@ -167,7 +201,6 @@ DECISIONS = st.sampled_from(["d0", "d1", "d2"])
 
 
 class CycleMachine(RuleBasedStateMachine):
-
     def __init__(self) -> None:
         super().__init__()
         self.tmp = Path(tempfile.mkdtemp(prefix="dcx-model-"))
@@ -183,23 +216,36 @@ class CycleMachine(RuleBasedStateMachine):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     # -- running dcx ------------------------------------------------------------------------------
-    def run(self, *args: str, ok: tuple[int, ...] = (0,), label: str = "", agent: str = "agent-a") -> tuple[int, Any]:
+    def run(
+        self, *args: str, ok: tuple[int, ...] = (0,), label: str = "", agent: str = "agent-a"
+    ) -> tuple[int, Any]:
         COUNTS["commands"] += 1
         COUNTS[f"cmd:{args[0]}"] += 1
         out = self.dcx("-C", str(self.root), *args, "--format", "json", env={"DCX_AGENT_ID": agent})
         return self._checked(args, out.exit_code, out.stdout, out.stderr, ok)
 
-    def script(self, *args: str, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,),
-               agent: str = "agent-a") -> tuple[int, Any]:
+    def script(
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        ok: tuple[int, ...] = (0,),
+        agent: str = "agent-a",
+    ) -> tuple[int, Any]:
         COUNTS["commands"] += 1
         COUNTS[f"killed:{args[0]}"] += 1
         exe = shutil.which("dcx", path=str(Path(sys.executable).parent)) or "dcx"
-        proc = subprocess.run([exe, "-C", str(self.root), *args, "--format", "json"], capture_output=True, text=True,
-                              env={**os.environ, "DCX_AGENT_ID": agent, **(env or {})}, timeout=120)
+        proc = subprocess.run(
+            [exe, "-C", str(self.root), *args, "--format", "json"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "DCX_AGENT_ID": agent, **(env or {})},
+            timeout=120,
+        )
         return self._checked(args, proc.returncode, proc.stdout, proc.stderr, ok)
 
-    def _checked(self, args: tuple[str, ...], code: int, stdout: str, stderr: str,
-                 ok: tuple[int, ...]) -> tuple[int, Any]:
+    def _checked(
+        self, args: tuple[str, ...], code: int, stdout: str, stderr: str, ok: tuple[int, ...]
+    ) -> tuple[int, Any]:
         # invariant no_internal_error
         assert code != 5, ("no_internal_error", args, stdout[-1500:], stderr[-1500:])
         if code == -9:  # killed by the fault hook: nothing printed
@@ -207,7 +253,11 @@ class CycleMachine(RuleBasedStateMachine):
         doc = json.loads(stdout) if stdout.strip() else None
         if code != 0:
             assert code in (1, 2, 3, 4), ("no_internal_error", args, code, stderr[-800:])
-            assert doc and doc["ok"] is False and doc["error"]["code"], ("no_internal_error: reason code", args, stdout)
+            assert doc and doc["ok"] is False and doc["error"]["code"], (
+                "no_internal_error: reason code",
+                args,
+                stdout,
+            )
         assert code in ok, (args, code, stdout[-1500:], stderr[-800:])
         return code, doc
 
@@ -226,26 +276,43 @@ class CycleMachine(RuleBasedStateMachine):
     def text(self, tag: str, words: list[str]) -> bytes:
         self.model.serial += 1
         body = " ".join(words) or "catalog"
-        return (f"# Note {tag}u{self.model.serial}\n\nThe {body} rule holds for storefront {tag} "
-                f"at peak, {CANARIES[0]} recorded.\n").encode()
+        return (
+            f"# Note {tag}u{self.model.serial}\n\nThe {body} rule holds for storefront {tag} "
+            f"at peak, {CANARIES[0]} recorded.\n"
+        ).encode()
 
     def write_registry(self) -> None:
         include, exclude = GLOBS[self.model.globs]
-        docs = '"docs"' if include is None and exclude is None else (
-            "{ path = \"docs\"" + (f", include = {json.dumps(include)}" if include else "")
-            + (f", exclude = {json.dumps(exclude)}" if exclude else "") + " }")
-        rows = [(DOCS, "p0", "incremental", docs), (NOTES, "p1", "incremental", '"notes/log.md"'),
-                (EXTRA, "p2", "on_demand", '"extra"'), (VANISH, "p0", "incremental", '"vanish"'),
-                (AUTH, "p1", "incremental", f'{{ repo = "{self.bare}", ref = "main" }}')]
-        out = ['schema_version = "decision_source_registry_v0"',
-               '[[bindings]]\nprovider_id = "files"\nadapter = "local-file"',
-               '[[bindings]]\nprovider_id = "repo"\nadapter = "git"']
+        docs = (
+            '"docs"'
+            if include is None and exclude is None
+            else (
+                '{ path = "docs"'
+                + (f", include = {json.dumps(include)}" if include else "")
+                + (f", exclude = {json.dumps(exclude)}" if exclude else "")
+                + " }"
+            )
+        )
+        rows = [
+            (DOCS, "p0", "incremental", docs),
+            (NOTES, "p1", "incremental", '"notes/log.md"'),
+            (EXTRA, "p2", "on_demand", '"extra"'),
+            (VANISH, "p0", "incremental", '"vanish"'),
+            (AUTH, "p1", "incremental", f'{{ repo = "{self.bare}", ref = "main" }}'),
+        ]
+        out = [
+            'schema_version = "decision_source_registry_v0"',
+            '[[bindings]]\nprovider_id = "files"\nadapter = "local-file"',
+            '[[bindings]]\nprovider_id = "repo"\nadapter = "git"',
+        ]
         for sid, priority, mode, locator in rows:
             provider = "repo" if sid == AUTH else "files"
-            out.append(f'[[sources]]\nsource_id = "{sid}"\nprovider_id = "{provider}"\nsource_kind = "document"\n'
-                       f'priority = "{priority}"\nevidence_level = "s1"\nobjectives = ["latency"]\n'
-                       f'scan_mode = "{mode}"\nexact_read_policy = "always"\nfreshness_seconds = 86400\n'
-                       f"locator = {locator}")
+            out.append(
+                f'[[sources]]\nsource_id = "{sid}"\nprovider_id = "{provider}"\nsource_kind = "document"\n'
+                f'priority = "{priority}"\nevidence_level = "s1"\nobjectives = ["latency"]\n'
+                f'scan_mode = "{mode}"\nexact_read_policy = "always"\nfreshness_seconds = 86400\n'
+                f"locator = {locator}"
+            )
         (self.root / ".decision-context" / "sources.toml").write_text("\n".join(out) + "\n")
         self.model.registry_version += 1
 
@@ -257,7 +324,8 @@ class CycleMachine(RuleBasedStateMachine):
         (self.root / ".decision-context" / "profile.toml").write_text(
             'schema_version = "decision_context_profile_v0"\ngoal_id = "goal-model"\nenabled = true\n'
             'enabled_agents = ["agent-a", "agent-b"]\n[context_provider]\nprovider = "bm25"\nmax_results = 4\n'
-            f"[bounds]\nmax_read_bytes = {MAX_READ}\nmax_scan_bytes = {MAX_SCAN}\n")
+            f"[bounds]\nmax_read_bytes = {MAX_READ}\nmax_scan_bytes = {MAX_SCAN}\n"
+        )
         self.write_registry()
         for i in range(seed_files):
             self.put(f"docs/seed{i}.md", self.text(f"seed{i}", list(WORDS[i::3])))
@@ -267,8 +335,12 @@ class CycleMachine(RuleBasedStateMachine):
         gitkit.init(self.bare, bare=True)
         gitkit.init(self.work)
         gitkit.git(self.work, "remote", "add", "origin", str(self.bare))
-        self._git_commit({"runbook.md": self.text("git", ["rollback", "purge"]), "sub/limits.md":
-                          self.text("git-sub", ["limit", "queue"])})
+        self._git_commit(
+            {
+                "runbook.md": self.text("git", ["rollback", "purge"]),
+                "sub/limits.md": self.text("git-sub", ["limit", "queue"]),
+            }
+        )
         COUNTS["runs"] += 1
         self.index()  # a first index; later edits make it stale until the next `index` step
 
@@ -276,22 +348,44 @@ class CycleMachine(RuleBasedStateMachine):
     def _docs_paths(self) -> list[str]:
         return sorted(p for p in self.model.files if p.startswith("docs/"))
 
-    @rule(name=st.sampled_from(["a.md", "sub/b.md", "sub/deep/c.md", "drafts/d.md", "e.txt",
-                                f"{CANARIES[1]}.md", "binary", "non_utf8", "empty", "oversize", "over_scan"]),
-          words=st.lists(st.sampled_from(WORDS), max_size=4))
+    @rule(
+        name=st.sampled_from(
+            [
+                "a.md",
+                "sub/b.md",
+                "sub/deep/c.md",
+                "drafts/d.md",
+                "e.txt",
+                f"{CANARIES[1]}.md",
+                "binary",
+                "non_utf8",
+                "empty",
+                "oversize",
+                "over_scan",
+            ]
+        ),
+        words=st.lists(st.sampled_from(WORDS), max_size=4),
+    )
     def add_file(self, name: str, words: list[str]) -> None:
         """Text files in nested folders, in and out of the globs; a binary, a non-UTF-8, an empty, oversize files."""
-        odd = {"binary": b"\x00\x01\x02binary\x00" * 8, "non_utf8": b"caf\xe9 \xff\xfe latin-1 text\n",
-               "empty": b"", "oversize": b"catalog ttl " * (MAX_READ // 12 + 10),
-               "over_scan": b"origin latency " * (MAX_SCAN // 15 + 10)}
+        odd = {
+            "binary": b"\x00\x01\x02binary\x00" * 8,
+            "non_utf8": b"caf\xe9 \xff\xfe latin-1 text\n",
+            "empty": b"",
+            "oversize": b"catalog ttl " * (MAX_READ // 12 + 10),
+            "over_scan": b"origin latency " * (MAX_SCAN // 15 + 10),
+        }
         if name in odd:
             self.put(f"docs/odd/{name}.md", odd[name])
         else:
             self.put(f"docs/{name}", self.text(name.replace("/", "-").replace(".", "-"), words))
 
     @precondition(lambda self: self._docs_paths())
-    @rule(pick=st.integers(0, 99), mode=st.sampled_from(["replace", "append"]),
-          words=st.lists(st.sampled_from(WORDS), max_size=3))
+    @rule(
+        pick=st.integers(0, 99),
+        mode=st.sampled_from(["replace", "append"]),
+        words=st.lists(st.sampled_from(WORDS), max_size=3),
+    )
     def edit_file(self, pick: int, mode: str, words: list[str]) -> None:
         paths = self._docs_paths()
         path = paths[pick % len(paths)]
@@ -300,8 +394,10 @@ class CycleMachine(RuleBasedStateMachine):
         self.put(path, old + b"\n" + new if mode == "append" and len(old) < MAX_READ // 2 else new)
 
     @precondition(lambda self: self._docs_paths())
-    @rule(pick=st.integers(0, 99), to=st.sampled_from([None, "moved.md", "sub/moved.md", "moved.txt",
-                                                        "drafts/moved.md"]))
+    @rule(
+        pick=st.integers(0, 99),
+        to=st.sampled_from([None, "moved.md", "sub/moved.md", "moved.txt", "drafts/moved.md"]),
+    )
     def delete_or_rename_file(self, pick: int, to: str | None) -> None:
         """Deletions, and renames — some out of (and later back into) the include or exclude glob."""
         paths = self._docs_paths()
@@ -321,7 +417,9 @@ class CycleMachine(RuleBasedStateMachine):
         """The p0 source `vanish` loses its folder (or gets it back)."""
         if (self.root / "vanish").exists():
             shutil.rmtree(self.root / "vanish")
-            self.model.files = {p: b for p, b in self.model.files.items() if not p.startswith("vanish/")}
+            self.model.files = {
+                p: b for p, b in self.model.files.items() if not p.startswith("vanish/")
+            }
             self.model.dirs.discard("vanish")
         else:
             self.put("vanish/keep.md", self.text("vanish", ["drill"]))
@@ -345,10 +443,27 @@ class CycleMachine(RuleBasedStateMachine):
         self.model.git_chain.append(commit)
         self.model.git_files[commit] = dict(state)
 
-    @rule(changes=st.lists(st.tuples(st.sampled_from(["runbook.md", "sub/limits.md", "new.md", "deep/x/y.md",
-                                                      "notes.txt", "blob.bin", "big.md"]),
-                                     st.sampled_from(["write", "write", "delete"])), min_size=1, max_size=3),
-          words=st.lists(st.sampled_from(WORDS), max_size=3))
+    @rule(
+        changes=st.lists(
+            st.tuples(
+                st.sampled_from(
+                    [
+                        "runbook.md",
+                        "sub/limits.md",
+                        "new.md",
+                        "deep/x/y.md",
+                        "notes.txt",
+                        "blob.bin",
+                        "big.md",
+                    ]
+                ),
+                st.sampled_from(["write", "write", "delete"]),
+            ),
+            min_size=1,
+            max_size=3,
+        ),
+        words=st.lists(st.sampled_from(WORDS), max_size=3),
+    )
     def git_commit(self, changes: list[tuple[str, str]], words: list[str]) -> None:
         """A commit pushed to the git source's ref: edits, additions, deletions, a binary and an oversize blob."""
         files: dict[str, bytes | None] = {}
@@ -379,86 +494,152 @@ class CycleMachine(RuleBasedStateMachine):
     def index(self) -> None:
         self.run("index")
         # a source whose locator is missing fails open: what the index held of it may stay
-        indexed = {k: v for k, v in (self.model.indexed or {}).items() if self.model.members(k[0]) is None}
+        indexed = {
+            k: v for k, v in (self.model.indexed or {}).items() if self.model.members(k[0]) is None
+        }
         for sid in SOURCES:
-            for rel in (self.model.members(sid) or {}):
+            for rel in self.model.members(sid) or {}:
                 text = self.model.readable_text(sid, rel)
                 if text is not None:
                     indexed[(sid, rel)] = text
         self.model.indexed = indexed
 
     # -- the cycle --------------------------------------------------------------------------------
-    def _expect_prepare(self, decision: str, mode: str, named: list[str] | None,
-                        cites: set[tuple[str, str]] | None = None, agent: str = "agent-a") -> dict[str, Any]:
+    def _expect_prepare(
+        self,
+        decision: str,
+        mode: str,
+        named: list[str] | None,
+        cites: set[tuple[str, str]] | None = None,
+        agent: str = "agent-a",
+    ) -> dict[str, Any]:
         """The checkpoint SPEC §8.2 predicts: per selected source, ready (expected, proposed) or preserve."""
         ready, preserve = {}, set()
         for sid in self.model.selected(named):
             now = self.model.tree(sid)
-            before = self.model.committed[agent].get(sid, {})  # this agent's cursors only (SPEC §16)
+            before = self.model.committed[agent].get(
+                sid, {}
+            )  # this agent's cursors only (SPEC §16)
             if now is None:
                 preserve.add(sid)
                 continue
             changed = {rel for rel in set(now) | set(before) if now.get(rel) != before.get(rel)}
-            if changed and (mode == "none" or (mode == "agent" and not {(sid, r) for r in changed} <= cites)):
+            if changed and (
+                mode == "none" or (mode == "agent" and not {(sid, r) for r in changed} <= cites)
+            ):
                 preserve.add(sid)
             else:
                 ready[sid] = (before, now)
         selected = self.model.selected(named)
-        partial = any(s not in selected or self.model.tree(s) is None for s in (DOCS, VANISH))  # the p0 sources
-        return {"ready": ready, "preserve": preserve, "partial": partial, "registry": self.model.registry_version}
+        partial = any(
+            s not in selected or self.model.tree(s) is None for s in (DOCS, VANISH)
+        )  # the p0 sources
+        return {
+            "ready": ready,
+            "preserve": preserve,
+            "partial": partial,
+            "registry": self.model.registry_version,
+        }
 
-    def _check_prepare(self, decision: str, doc: Any, expect: dict[str, Any], agent: str = "agent-a") -> None:
+    def _check_prepare(
+        self, decision: str, doc: Any, expect: dict[str, Any], agent: str = "agent-a"
+    ) -> None:
         assembly = doc["data"]["assembly"]
         rows = {r["source_id"]: r for r in assembly["checkpoint"]["rows"]}
         ready = {s for s, r in rows.items() if r["disposition"] == "ready_after_writeback"}
         assert ready == set(expect["ready"]), ("checkpoint", rows, expect)
         # invariant coverage_partial_iff_p0_failed
         assert (assembly["coverage"]["status"] == "partial") == expect["partial"], (
-            "coverage_partial_iff_p0_failed", assembly["coverage"], expect)
-        assert assembly["agent_id"] == agent and assembly["evidence"]["agent_id"] == agent, ("agent_id", agent)
+            "coverage_partial_iff_p0_failed",
+            assembly["coverage"],
+            expect,
+        )
+        assert assembly["agent_id"] == agent and assembly["evidence"]["agent_id"] == agent, (
+            "agent_id",
+            agent,
+        )
         state = self.model.decisions.setdefault((agent, decision), {})
         state.update(phase="prepared", evidence=assembly["evidence"]["packet_ref"], **expect)
 
-    @rule(decision=DECISIONS, mode=st.sampled_from(["none", "auto", "baseline"]),
-          named=st.sampled_from([None, [EXTRA], [DOCS, EXTRA], [NOTES]]), agent=AGENT)
-    def prepare(self, decision: str, mode: str, named: list[str] | None, agent: str = "agent-a") -> None:
+    @rule(
+        decision=DECISIONS,
+        mode=st.sampled_from(["none", "auto", "baseline"]),
+        named=st.sampled_from([None, [EXTRA], [DOCS, EXTRA], [NOTES]]),
+        agent=AGENT,
+    )
+    def prepare(
+        self, decision: str, mode: str, named: list[str] | None, agent: str = "agent-a"
+    ) -> None:
         flags = {"none": [], "auto": ["--auto-rebase"], "baseline": ["--baseline"]}[mode]
         sources = [a for sid in (named or []) for a in ("--source", sid)]
         expect = self._expect_prepare(decision, mode, named, agent=agent)
         _, doc = self.run("prepare", "--decision-id", decision, *flags, *sources, agent=agent)
         self._check_prepare(decision, doc, expect, agent)
 
-    @rule(decision=DECISIONS, share=st.floats(0, 1), scope=st.sampled_from(["", "source:docs", "source:notes"]),
-          agent=AGENT)
-    def prepare_agent_rebase(self, decision: str, share: float, scope: str, agent: str = "agent-a") -> None:
+    @rule(
+        decision=DECISIONS,
+        share=st.floats(0, 1),
+        scope=st.sampled_from(["", "source:docs", "source:notes"]),
+        agent=AGENT,
+    )
+    def prepare_agent_rebase(
+        self, decision: str, share: float, scope: str, agent: str = "agent-a"
+    ) -> None:
         """--rebase with agent input citing {source_id, path}: ready only where every change is cited."""
-        query = ("--query", f"catalog ttl rollback {CANARIES[2]}", "--query-summary", "TTL rollback rule",
-                 "--scope", scope)
-        _, shown = self.run("prepare", "--decision-id", decision, "--show-content", *query, agent=agent)
+        query = (
+            "--query",
+            f"catalog ttl rollback {CANARIES[2]}",
+            "--query-summary",
+            "TTL rollback rule",
+            "--scope",
+            scope,
+        )
+        _, shown = self.run(
+            "prepare", "--decision-id", decision, "--show-content", *query, agent=agent
+        )
         items = shown["data"]["content"]["exact_reads"]
         cited = sorted({(i["source_id"], i["path"]) for i in items})
         cited = cited[: round(len(cited) * share)]
-        rebase = {"changed_facts": [{"fact_id": f"fact-{n}", "summary": f"Authority document {n} changed",
-                                     "change_ref": {"source_id": sid, "path": rel}}
-                                    for n, (sid, rel) in enumerate(cited)]}
+        rebase = {
+            "changed_facts": [
+                {
+                    "fact_id": f"fact-{n}",
+                    "summary": f"Authority document {n} changed",
+                    "change_ref": {"source_id": sid, "path": rel},
+                }
+                for n, (sid, rel) in enumerate(cited)
+            ]
+        }
         if not cited:
             rebase = {"semantic_no_change": False}
         path = self.tmp / "rebase.json"
         path.write_text(json.dumps(rebase))
         expect = self._expect_prepare(decision, "agent", None, set(cited), agent=agent)
-        _, doc = self.run("prepare", "--decision-id", decision, "--rebase", str(path), *query, agent=agent)
+        _, doc = self.run(
+            "prepare", "--decision-id", decision, "--rebase", str(path), *query, agent=agent
+        )
         self._check_prepare(decision, doc, expect, agent)
 
     @precondition(lambda self: self.model.indexed is not None)
-    @rule(decision=DECISIONS, words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
-          scope=st.sampled_from(["", "source:docs", "source:notes"]), agent=AGENT)
-    def prepare_auto_with_recall(self, decision: str, words: list[str], scope: str, agent: str = "agent-a") -> None:
+    @rule(
+        decision=DECISIONS,
+        words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+        scope=st.sampled_from(["", "source:docs", "source:notes"]),
+        agent=AGENT,
+    )
+    def prepare_auto_with_recall(
+        self, decision: str, words: list[str], scope: str, agent: str = "agent-a"
+    ) -> None:
         """invariant stale_recall_rejected: accepted exactly when the current authority confirms the chunk."""
         query = ("--query", " ".join(words), "--query-summary", "Recall check", "--scope", scope)
-        _, shown = self.run("prepare", "--decision-id", decision, "--show-content", *query, agent=agent)
+        _, shown = self.run(
+            "prepare", "--decision-id", decision, "--show-content", *query, agent=agent
+        )
         results = shown["data"]["content"]["recall_results"]
         expect = self._expect_prepare(decision, "auto", None, agent=agent)
-        _, doc = self.run("prepare", "--decision-id", decision, "--auto-rebase", *query, agent=agent)
+        _, doc = self.run(
+            "prepare", "--decision-id", decision, "--auto-rebase", *query, agent=agent
+        )
         self._check_prepare(decision, doc, expect, agent)
         evidence = doc["data"]["assembly"]["evidence"]
         accepted = {c["provider_ref"] for c in evidence["recalled_claims"]}
@@ -467,19 +648,33 @@ class CycleMachine(RuleBasedStateMachine):
             assert not scope or scope == f"source:{sid}", ("recall outside its scope", scope, sid)
             text = self.model.readable_text(sid, rel)
             chunk = normalised(result["content"])
-            confirms = (text is not None and chunk in normalised(text)
-                        and sum(not c.isspace() for c in result["content"]) >= 40)
+            confirms = (
+                text is not None
+                and chunk in normalised(text)
+                and sum(not c.isspace() for c in result["content"]) >= 40
+            )
             COUNTS["recall_checked"] += 1
             COUNTS["recall_accepted" if confirms else "recall_stale_or_rejected"] += 1
             assert (result["provider_ref"] in accepted) == confirms, (
-                "stale_recall_rejected", sid, rel, confirms, evidence["stale_or_rejected_claims"])
+                "stale_recall_rejected",
+                sid,
+                rel,
+                confirms,
+                evidence["stale_or_rejected_claims"],
+            )
 
     def _indexed_file(self, content: str) -> tuple[str, str]:
-        hits = [key for key, text in self.model.indexed.items() if normalised(content) in normalised(text)]
+        hits = [
+            key
+            for key, text in self.model.indexed.items()
+            if normalised(content) in normalised(text)
+        ]
         assert hits, ("recall returned text the index never held", content[:200])
         return hits[0]
 
-    @precondition(lambda self: any(d.get("phase") == "prepared" for d in self.model.decisions.values()))
+    @precondition(
+        lambda self: any(d.get("phase") == "prepared" for d in self.model.decisions.values())
+    )
     @rule(decision=DECISIONS, agent=AGENT)
     def decide(self, decision: str, agent: str = "agent-a") -> None:
         """propose, outcome (pending), writeback: the chain a commit reads from its event."""
@@ -488,19 +683,51 @@ class CycleMachine(RuleBasedStateMachine):
             return
         (self.tmp / "proposal.json").write_text(json.dumps(PROPOSAL))
         (self.tmp / "outcome.json").write_text(json.dumps(OUTCOME))
-        _, prop = self.run("propose", "--decision-id", decision, "--from", str(self.tmp / "proposal.json"), agent=agent)
-        _, out = self.run("outcome", "--decision-id", decision, "--from", str(self.tmp / "outcome.json"), agent=agent)
-        _, doc = self.run("writeback", "--decision-id", decision, "--kind", "validation",
-                          "--summary", f"Decision {decision} recorded", agent=agent)
+        _, prop = self.run(
+            "propose",
+            "--decision-id",
+            decision,
+            "--from",
+            str(self.tmp / "proposal.json"),
+            agent=agent,
+        )
+        _, out = self.run(
+            "outcome",
+            "--decision-id",
+            decision,
+            "--from",
+            str(self.tmp / "outcome.json"),
+            agent=agent,
+        )
+        _, doc = self.run(
+            "writeback",
+            "--decision-id",
+            decision,
+            "--kind",
+            "validation",
+            "--summary",
+            f"Decision {decision} recorded",
+            agent=agent,
+        )
         # invariant own_chain: bound to this agent's own evidence, whatever the other agent prepared since
         prop, out = prop["data"]["proposal"], out["data"]["outcome"]
-        assert prop["evidence_packet_ref"] == state["evidence"] and prop["agent_id"] == agent, ("own_chain", prop)
+        assert prop["evidence_packet_ref"] == state["evidence"] and prop["agent_id"] == agent, (
+            "own_chain",
+            prop,
+        )
         assert out["proposal_packet_ref"] == prop["packet_ref"], ("own_chain", out)
         event = doc["data"]["event"]
-        assert set(event["artifact_refs"]) == {state["evidence"], prop["packet_ref"], out["packet_ref"]}, (
-            "own_chain", event["artifact_refs"])
+        assert set(event["artifact_refs"]) == {
+            state["evidence"],
+            prop["packet_ref"],
+            out["packet_ref"],
+        }, ("own_chain", event["artifact_refs"])
         COUNTS["own_chain_checked"] += 1
-        if any(a != agent and d.get("phase") for (a, dd), d in self.model.decisions.items() if dd == decision):
+        if any(
+            a != agent and d.get("phase")
+            for (a, dd), d in self.model.decisions.items()
+            if dd == decision
+        ):
             COUNTS["own_chain_with_other_agent"] += 1
         state.update(phase="written", event=event["event_id"])
 
@@ -531,7 +758,11 @@ class CycleMachine(RuleBasedStateMachine):
             COUNTS[f"refused:{refusal}"] += 1
             assert doc["error"]["code"] == refusal, ("commit refusal", refusal, doc["error"])
             return
-        COUNTS["commit_advanced" if any(b != a for b, a in state["ready"].values()) else "commit_no_advance"] += 1
+        COUNTS[
+            "commit_advanced"
+            if any(b != a for b, a in state["ready"].values())
+            else "commit_no_advance"
+        ] += 1
         receipt = doc["data"]["receipt"]
         if state.get("committed_event") == state["event"] or fault is not None:
             assert receipt["status"] in ("committed", "replayed")
@@ -540,21 +771,31 @@ class CycleMachine(RuleBasedStateMachine):
             self.model.committed[agent][sid] = after
         state.update(committed_event=state["event"])
 
-    @precondition(lambda self: any(d.get("phase") == "written" for d in self.model.decisions.values()))
+    @precondition(
+        lambda self: any(d.get("phase") == "written" for d in self.model.decisions.values())
+    )
     @rule(decision=DECISIONS, agent=AGENT)
     def commit(self, decision: str, agent: str = "agent-a") -> None:
         if self.model.decisions.get((agent, decision), {}).get("phase") == "written":
             self._commit(decision, agent=agent)
 
-    @precondition(lambda self: any(d.get("phase") == "written" for d in self.model.decisions.values()))
+    @precondition(
+        lambda self: any(d.get("phase") == "written" for d in self.model.decisions.values())
+    )
     @rule(decision=DECISIONS, fault=st.sampled_from(FAULT_STEPS), agent=AGENT)
     def commit_killed_then_rerun(self, decision: str, fault: str, agent: str = "agent-a") -> None:
         if self.model.decisions.get((agent, decision), {}).get("phase") == "written":
             self._commit(decision, fault, agent=agent)
 
-    @rule(decision=DECISIONS, mode=st.sampled_from(["auto", "baseline", "none"]),
-          fault=st.one_of(st.none(), st.sampled_from(FAULT_STEPS)), agent=AGENT)
-    def full_cycle(self, decision: str, mode: str, fault: str | None, agent: str = "agent-a") -> None:
+    @rule(
+        decision=DECISIONS,
+        mode=st.sampled_from(["auto", "baseline", "none"]),
+        fault=st.one_of(st.none(), st.sampled_from(FAULT_STEPS)),
+        agent=AGENT,
+    )
+    def full_cycle(
+        self, decision: str, mode: str, fault: str | None, agent: str = "agent-a"
+    ) -> None:
         """prepare, decide and commit (maybe killed, then re-run) in one step, so short runs reach commits."""
         self.prepare(decision=decision, mode=mode, named=None, agent=agent)
         self.decide(decision=decision, agent=agent)
@@ -571,7 +812,9 @@ class CycleMachine(RuleBasedStateMachine):
         if self.model is None:
             return
         COUNTS["checked_states"] += 1
-        assert not (self.root / ".decision-context" / "private" / "cursors.json").exists()  # never the shared file
+        assert not (
+            self.root / ".decision-context" / "private" / "cursors.json"
+        ).exists()  # never the shared file
         for agent in AGENTS:  # each agent's cursors: its own commits only (SPEC §16)
             cursors_file = self.root / ".decision-context" / "private" / "cursors" / f"{agent}.json"
             cursors = json.loads(cursors_file.read_text()) if cursors_file.exists() else {}
@@ -580,19 +823,38 @@ class CycleMachine(RuleBasedStateMachine):
                 want = self.model.committed[agent].get(sid)
                 value = cursors.get(sid)
                 if value is None:
-                    assert not want, ("cursor_absorbed_only", agent, sid, "no cursor, model has", want)
+                    assert not want, (
+                        "cursor_absorbed_only",
+                        agent,
+                        sid,
+                        "no cursor, model has",
+                        want,
+                    )
                     continue
                 if sid == AUTH:  # git:<commit>:<filter> — the files of that commit (SPEC §15)
                     commit = value.split(":")[1]
-                    assert self.model.git_tree(commit) == (want or {}), ("cursor_absorbed_only", agent, sid, commit,
-                                                                         want)
+                    assert self.model.git_tree(commit) == (want or {}), (
+                        "cursor_absorbed_only",
+                        agent,
+                        sid,
+                        commit,
+                        want,
+                    )
                     COUNTS["git_cursor_checked"] += 1
                     continue
                 digest = value.split(":", 1)[1]
-                tree = json.loads((self.root / ".decision-context" / "private" / "trees" / f"{digest}.json")
-                                  .read_text())
-                assert dict(tree["entries"]) == (want or {}), ("cursor_absorbed_only", agent, sid, tree["entries"],
-                                                               want)
+                tree = json.loads(
+                    (
+                        self.root / ".decision-context" / "private" / "trees" / f"{digest}.json"
+                    ).read_text()
+                )
+                assert dict(tree["entries"]) == (want or {}), (
+                    "cursor_absorbed_only",
+                    agent,
+                    sid,
+                    tree["entries"],
+                    want,
+                )
 
     @invariant()
     def verify_audit_clean(self) -> None:
@@ -602,10 +864,18 @@ class CycleMachine(RuleBasedStateMachine):
         self.run("audit")
         dc = self.root / ".decision-context"
         for path in dc.rglob("*"):
-            if path.is_file() and "private" not in path.relative_to(dc).parts and path.suffix in (".json", ".jsonl"):
+            if (
+                path.is_file()
+                and "private" not in path.relative_to(dc).parts
+                and path.suffix in (".json", ".jsonl")
+            ):
                 data = path.read_bytes()
                 for canary in CANARIES:
-                    assert canary.encode().lower() not in data.lower(), ("canary in public file", canary, path.name)
+                    assert canary.encode().lower() not in data.lower(), (
+                        "canary in public file",
+                        canary,
+                        path.name,
+                    )
 
 
 CLI = None
@@ -617,9 +887,18 @@ def test_decision_cycle_model() -> None:
     CLI = invoker()
     COUNTS.clear()
     CycleMachine.TestCase.settings = settings(
-        max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None, database=None, derandomize=not DEEP,
+        max_examples=EXAMPLES,
+        stateful_step_count=STEPS,
+        deadline=None,
+        database=None,
+        derandomize=not DEEP,
         phases=[p for p in Phase if p != Phase.shrink or not os.environ.get("DCX_MODEL_NOSHRINK")],
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.filter_too_much,
+            HealthCheck.data_too_large,
+        ],
+    )
     try:
         CycleMachine.TestCase().runTest()
     finally:
@@ -629,4 +908,3 @@ def test_decision_cycle_model() -> None:
     for seen in ("cmd:commit", "commit_advanced"):
         assert COUNTS[seen] > 0, dict(COUNTS)
     # killed commits, recall checks and refusals are counted in .reliability/model.json
-

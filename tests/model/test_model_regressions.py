@@ -33,12 +33,18 @@ def _goal(tmp_path: Path) -> tuple[Path, object]:
     root = tmp_path / "goal"
     for sid in ("docs", "vanish"):
         (root / sid).mkdir(parents=True)
-        (root / sid / "a.md").write_text(f"# {sid}\n\nThe catalog TTL rule holds for the storefront edge.\n")
-    assert dcx("-C", str(root), "init", "--goal-id", "goal-model", "--agent-id", "agent-a").exit_code == 0
+        (root / sid / "a.md").write_text(
+            f"# {sid}\n\nThe catalog TTL rule holds for the storefront edge.\n"
+        )
+    assert (
+        dcx("-C", str(root), "init", "--goal-id", "goal-model", "--agent-id", "agent-a").exit_code
+        == 0
+    )
     (root / ".decision-context" / "profile.toml").write_text(PROFILE)
     (root / ".decision-context" / "sources.toml").write_text(
         'schema_version = "decision_source_registry_v0"\n[[bindings]]\nprovider_id = "files"\n'
-        'adapter = "local-file"\n' + "".join(SOURCE.format(sid=sid) for sid in ("docs", "vanish")))
+        'adapter = "local-file"\n' + "".join(SOURCE.format(sid=sid) for sid in ("docs", "vanish"))
+    )
     return root, dcx
 
 
@@ -46,8 +52,17 @@ def test_a_baseline_is_complete_coverage_when_no_source_failed(tmp_path: Path) -
     """Found by the model (coverage_partial_iff_p0_failed): `--baseline` makes no exact reads by design,
     and coverage called every baseline `partial` (`exact_read_incomplete`) though nothing failed."""
     root, dcx = _goal(tmp_path)
-    out = dcx("-C", str(root), "prepare", "--decision-id", "d0", "--baseline", "--format", "json",
-              env={"DCX_AGENT_ID": "agent-a"})
+    out = dcx(
+        "-C",
+        str(root),
+        "prepare",
+        "--decision-id",
+        "d0",
+        "--baseline",
+        "--format",
+        "json",
+        env={"DCX_AGENT_ID": "agent-a"},
+    )
     assert out.exit_code == 0, out.stdout
     data = json.loads(out.stdout)
     coverage = data["data"]["assembly"]["coverage"]
@@ -56,10 +71,22 @@ def test_a_baseline_is_complete_coverage_when_no_source_failed(tmp_path: Path) -
     # a p0 source that did fail still makes a baseline partial
     (root / "vanish" / "a.md").unlink()
     (root / "vanish").rmdir()
-    out = dcx("-C", str(root), "prepare", "--decision-id", "d1", "--baseline", "--format", "json",
-              env={"DCX_AGENT_ID": "agent-a"})
+    out = dcx(
+        "-C",
+        str(root),
+        "prepare",
+        "--decision-id",
+        "d1",
+        "--baseline",
+        "--format",
+        "json",
+        env={"DCX_AGENT_ID": "agent-a"},
+    )
     coverage = json.loads(out.stdout)["data"]["assembly"]["coverage"]
-    assert (coverage["status"], coverage["incomplete_required_source_ids"]) == ("partial", ["vanish"])
+    assert (coverage["status"], coverage["incomplete_required_source_ids"]) == (
+        "partial",
+        ["vanish"],
+    )
 
 
 def test_auto_rebase_with_recall_over_a_plain_folder_source(tmp_path: Path) -> None:
@@ -71,18 +98,64 @@ def test_auto_rebase_with_recall_over_a_plain_folder_source(tmp_path: Path) -> N
     assert dcx("-C", str(root), "index", env=env).exit_code == 0
     query = ("--query", "catalog TTL rule storefront", "--query-summary", "TTL rule")
     # commit a first decision, so the files are unchanged against the cursors
-    assert dcx("-C", str(root), "prepare", "--decision-id", "d0", "--baseline", env=env).exit_code == 0
+    assert (
+        dcx("-C", str(root), "prepare", "--decision-id", "d0", "--baseline", env=env).exit_code == 0
+    )
     fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "cycle"
     for verb in ("propose", "outcome"):
         name = "proposal" if verb == "propose" else "outcome"
-        out = dcx("-C", str(root), verb, "--decision-id", "d0", "--from", str(fixtures / f"{name}.json"), env=env)
+        out = dcx(
+            "-C",
+            str(root),
+            verb,
+            "--decision-id",
+            "d0",
+            "--from",
+            str(fixtures / f"{name}.json"),
+            env=env,
+        )
         assert out.exit_code == 0, out.stdout
-    event = json.loads(dcx("-C", str(root), "writeback", "--decision-id", "d0", "--kind", "validation",
-                           "--summary", "baseline adopted", "--format", "json", env=env).stdout)["data"]["event"]
-    assert dcx("-C", str(root), "commit", "--decision-id", "d0", "--event-id", event["event_id"],
-               env=env).exit_code == 0
-    again = dcx("-C", str(root), "prepare", "--decision-id", "d1", "--auto-rebase", *query, "--format", "json",
-                env=env)
+    event = json.loads(
+        dcx(
+            "-C",
+            str(root),
+            "writeback",
+            "--decision-id",
+            "d0",
+            "--kind",
+            "validation",
+            "--summary",
+            "baseline adopted",
+            "--format",
+            "json",
+            env=env,
+        ).stdout
+    )["data"]["event"]
+    assert (
+        dcx(
+            "-C",
+            str(root),
+            "commit",
+            "--decision-id",
+            "d0",
+            "--event-id",
+            event["event_id"],
+            env=env,
+        ).exit_code
+        == 0
+    )
+    again = dcx(
+        "-C",
+        str(root),
+        "prepare",
+        "--decision-id",
+        "d1",
+        "--auto-rebase",
+        *query,
+        "--format",
+        "json",
+        env=env,
+    )
     assert again.exit_code == 0, again.stdout
     accepted = json.loads(again.stdout)["data"]["assembly"]["evidence"]["recalled_claims"]
     assert accepted  # the unchanged authority confirms what the index holds
@@ -95,19 +168,73 @@ def test_a_file_leaving_the_include_glob_is_a_confirmed_deletion(tmp_path: Path)
     became complete. Out of the locator's view is deleted, for the read as for the scan."""
     root, dcx = _goal(tmp_path)
     env = {"DCX_AGENT_ID": "agent-a"}
-    (root / "docs" / "moved.txt").write_text("plain text, in view while the locator has no include\n")
-    assert dcx("-C", str(root), "prepare", "--decision-id", "d0", "--baseline", env=env).exit_code == 0
+    (root / "docs" / "moved.txt").write_text(
+        "plain text, in view while the locator has no include\n"
+    )
+    assert (
+        dcx("-C", str(root), "prepare", "--decision-id", "d0", "--baseline", env=env).exit_code == 0
+    )
     fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "cycle"
     for verb, name in (("propose", "proposal"), ("outcome", "outcome")):
-        assert dcx("-C", str(root), verb, "--decision-id", "d0", "--from", str(fixtures / f"{name}.json"),
-                   env=env).exit_code == 0
-    event = json.loads(dcx("-C", str(root), "writeback", "--decision-id", "d0", "--kind", "validation",
-                           "--summary", "baseline adopted", "--format", "json", env=env).stdout)["data"]["event"]
-    assert dcx("-C", str(root), "commit", "--decision-id", "d0", "--event-id", event["event_id"],
-               env=env).exit_code == 0
+        assert (
+            dcx(
+                "-C",
+                str(root),
+                verb,
+                "--decision-id",
+                "d0",
+                "--from",
+                str(fixtures / f"{name}.json"),
+                env=env,
+            ).exit_code
+            == 0
+        )
+    event = json.loads(
+        dcx(
+            "-C",
+            str(root),
+            "writeback",
+            "--decision-id",
+            "d0",
+            "--kind",
+            "validation",
+            "--summary",
+            "baseline adopted",
+            "--format",
+            "json",
+            env=env,
+        ).stdout
+    )["data"]["event"]
+    assert (
+        dcx(
+            "-C",
+            str(root),
+            "commit",
+            "--decision-id",
+            "d0",
+            "--event-id",
+            event["event_id"],
+            env=env,
+        ).exit_code
+        == 0
+    )
     registry = root / ".decision-context" / "sources.toml"
-    registry.write_text(registry.read_text().replace('locator = "docs"', 'locator = { path = "docs", include = ["**/*.md"] }'))
-    out = dcx("-C", str(root), "prepare", "--decision-id", "d1", "--auto-rebase", "--format", "json", env=env)
+    registry.write_text(
+        registry.read_text().replace(
+            'locator = "docs"', 'locator = { path = "docs", include = ["**/*.md"] }'
+        )
+    )
+    out = dcx(
+        "-C",
+        str(root),
+        "prepare",
+        "--decision-id",
+        "d1",
+        "--auto-rebase",
+        "--format",
+        "json",
+        env=env,
+    )
     assert out.exit_code == 0, out.stdout
     assembly = json.loads(out.stdout)["data"]["assembly"]
     assert assembly["coverage"]["status"] == "complete", assembly["coverage"]

@@ -67,12 +67,19 @@ def _no_change_for_everyone(host: Host) -> None:
         assert all(r["status"] == "no_change" for r in receipts), (agent, receipts)
 
 
-STEPS = ("cursors.migrate.after_copy@1", "cursors.migrate.after_copy@2", "cursors.migrate.after_copy@3",
-         "cursors.migrate.before_remove", "cursors.migrate.after_remove")
+STEPS = (
+    "cursors.migrate.after_copy@1",
+    "cursors.migrate.after_copy@2",
+    "cursors.migrate.after_copy@3",
+    "cursors.migrate.before_remove",
+    "cursors.migrate.after_remove",
+)
 
 
 @pytest.mark.parametrize("step", STEPS)
-def test_a_migration_killed_at_any_step_is_finished_by_the_next_command(tmp_path: Path, step: str) -> None:
+def test_a_migration_killed_at_any_step_is_finished_by_the_next_command(
+    tmp_path: Path, step: str
+) -> None:
     host, shared = _older_host(tmp_path)
     private = host.dc / "private"
     killed = host.run("scan", ok=False, env={"DCX_FAULT_POINT": step})
@@ -82,7 +89,10 @@ def test_a_migration_killed_at_any_step_is_finished_by_the_next_command(tmp_path
         assert json.loads(path.read_bytes()) == json.loads(shared)
     assert not list(private.glob("cursors/.*.tmp"))
     if step.startswith("cursors.migrate.after_copy"):
-        assert len(copies) == int(step.rsplit("@", 1)[1]) and (private / "cursors.json").read_bytes() == shared
+        assert (
+            len(copies) == int(step.rsplit("@", 1)[1])
+            and (private / "cursors.json").read_bytes() == shared
+        )
     elif step == "cursors.migrate.before_remove":
         assert len(copies) == len(AGENTS) and (private / "cursors.json").exists()
     else:
@@ -115,8 +125,14 @@ def test_two_processes_migrating_at_once_agree(tmp_path: Path) -> None:
     backup = host.dc / "private" / "cursors.json.orig"
     backup.write_bytes(shared)
     for _ in range(3):
-        results = parallel(*(lambda agent=agent: host.run("scan", "--format", "json", ok=False,
-                                                        env={"DCX_AGENT_ID": agent}) for agent in AGENTS))
+        results = parallel(
+            *(
+                lambda agent=agent: host.run(
+                    "scan", "--format", "json", ok=False, env={"DCX_AGENT_ID": agent}
+                )
+                for agent in AGENTS
+            )
+        )
         assert [r.code for r in results] == [0] * len(AGENTS), results
         _check_migrated(host, shared)
         shutil.rmtree(host.dc / "private" / "cursors")

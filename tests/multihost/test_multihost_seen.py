@@ -63,8 +63,11 @@ def test_pull_between_prepare_and_propose_binds_own_chain(tmp_path: Path) -> Non
     out_a = a.outcome(D).json()["data"]["outcome"]
     assert out_a["proposal_packet_ref"] == prop_a["packet_ref"]
     event = a.writeback(D).json()["data"]["event"]
-    assert set(event["artifact_refs"]) == {asm_a["evidence"]["packet_ref"], prop_a["packet_ref"],
-                                           out_a["packet_ref"]}
+    assert set(event["artifact_refs"]) == {
+        asm_a["evidence"]["packet_ref"],
+        prop_a["packet_ref"],
+        out_a["packet_ref"],
+    }
     receipt = a.commit(D, event["event_id"]).json()["data"]["receipt"]
     assert receipt["assembly_ref"] == asm_a["assembly_ref"]
     fb = a.json("feedback", "--decision-id", D)["data"]["feedback"]
@@ -94,7 +97,9 @@ def test_clock_skew_does_not_move_the_binding(tmp_path: Path) -> None:
 
 def test_identical_evidence_on_two_hosts_commits_by_local_companion(tmp_path: Path) -> None:
     """Seen: identical evidence prepared on two hosts (freshness differs) made the second commit chain_ambiguous."""
-    _, a, b = _two_hosts(tmp_path, now_b=T_A, agent_b="agent-a")  # the same agent id, the same clock
+    _, a, b = _two_hosts(
+        tmp_path, now_b=T_A, agent_b="agent-a"
+    )  # the same agent id, the same clock
     # B's registry also lists a disabled source: its assembly (manifest) differs, its evidence does not
     with (b.dc / "sources.toml").open("a") as registry:
         registry.write(REGISTRY_EXTRA)
@@ -106,7 +111,9 @@ def test_identical_evidence_on_two_hosts_commits_by_local_companion(tmp_path: Pa
     a.share("A prepared")
     b.pull()  # both assemblies of the one evidence are now in B's index
     chain_b = b.through_commit(D)
-    assert chain_b["receipt"]["assembly_ref"] == asm_b["assembly_ref"]  # the one whose companion is here
+    assert (
+        chain_b["receipt"]["assembly_ref"] == asm_b["assembly_ref"]
+    )  # the one whose companion is here
     assert not (b.dc / "private" / "pending" / f"{asm_b['assembly_ref']}.json").exists()
 
 
@@ -119,7 +126,10 @@ def test_clone_before_any_packet_never_mints_its_own_key(tmp_path: Path) -> None
     c = goal.host("host-c", key=False)
     refused = c.run("index", ok=False)
     assert refused.code == 3 and "dcx key import" in refused.stderr
-    assert c.json("prepare", "--decision-id", D, "--auto-rebase", ok=False)["error"]["code"] == "key_missing"
+    assert (
+        c.json("prepare", "--decision-id", D, "--auto-rebase", ok=False)["error"]["code"]
+        == "key_missing"
+    )
     status = c.json("status")["data"]
     assert status["key"] == {"pinned_key_id": "37c1f690", "local_key_id": None, "matches": False}
     assert "dcx key import" in c.run("status").stdout
@@ -150,11 +160,13 @@ def test_force_push_leaves_cursor_unbacked_and_repair_rewinds_it(tmp_path: Path)
     a.edit_authority()
     verified = a.json("verify")
     assert verified["data"]["unbacked_cursors"] == [
-        {"code": "cursor_unbacked", "agent_id": "agent-a", "source_id": "source:authority:docs"}]
+        {"code": "cursor_unbacked", "agent_id": "agent-a", "source_id": "source:authority:docs"}
+    ]
     assert any(w.startswith("cursor_unbacked") for w in verified["warnings"])
     repaired = a.json("verify", "--repair")["data"]
     assert repaired["rewound_cursors"] == [
-        {"agent_id": "agent-a", "source_id": "source:authority:docs", "rewound_to": "none"}]
+        {"agent_id": "agent-a", "source_id": "source:authority:docs", "rewound_to": "none"}
+    ]
     assert a.json("verify")["data"]["unbacked_cursors"] == []
     again = a.prepare(D)  # re-reads the change the vanished receipt had absorbed, and commits it
     assert any(r["disposition"] == "ready_after_writeback" for r in again["checkpoint"]["rows"])
@@ -200,7 +212,9 @@ def test_private_state_on_a_fresh_clone_is_owner_only(tmp_path: Path) -> None:
 def test_union_merged_logs_read_by_time_and_duplicates_count_once(tmp_path: Path) -> None:
     """Seen: status took the last line of a union-merged index (file order), log the newest by time; verify
     counted a duplicated event line twice; "next: dcx commit" was suggested on a host that cannot commit."""
-    _, a, b = _two_hosts(tmp_path, now_b="2026-11-29T17:00:00Z")  # B's lines are older, merged after A's
+    _, a, b = _two_hosts(
+        tmp_path, now_b="2026-11-29T17:00:00Z"
+    )  # B's lines are older, merged after A's
     a.edit_authority()
     a.prepare(D)
     a.through_commit(D)
@@ -215,10 +229,16 @@ def test_union_merged_logs_read_by_time_and_duplicates_count_once(tmp_path: Path
     index = a.dc / "decisions" / f"{D}.jsonl"
     lines = _refs(index)
     # a union merge may interleave the two hosts' lines in any order: put the newest first
-    index.write_text("".join(json.dumps(line, sort_keys=True) + "\n"
-                             for line in sorted(lines, key=lambda e: e["observed_at"], reverse=True)))
+    index.write_text(
+        "".join(
+            json.dumps(line, sort_keys=True) + "\n"
+            for line in sorted(lines, key=lambda e: e["observed_at"], reverse=True)
+        )
+    )
     lines = _refs(index)
-    assert lines[-1]["observed_at"] < max(line["observed_at"] for line in lines)  # file order is not time
+    assert lines[-1]["observed_at"] < max(
+        line["observed_at"] for line in lines
+    )  # file order is not time
     status = a.json("status")["data"]
     log = a.json("log", "--decision-id", D)["data"]
     row = next(r for r in status["workspace"]["decisions"] if r["decision_id"] == D)
@@ -247,14 +267,18 @@ def test_next_commit_is_not_suggested_on_a_host_that_cannot_commit(tmp_path: Pat
     b.writeback(D)
     b.share("B wrote back")
     a.pull()
-    row = next(r for r in a.json("status")["data"]["workspace"]["decisions"] if r["decision_id"] == D)
+    row = next(
+        r for r in a.json("status")["data"]["workspace"]["decisions"] if r["decision_id"] == D
+    )
     assert row["next_step"] is None and row["commit_elsewhere"] is True
     assert "dcx commit" not in a.run("status").stdout
     log = a.json("log", "--decision-id", D)["data"]["decisions"][0]
     assert log["next_step"] is None and "host that prepared it" in log["next_hint"]
     assert "next: dcx commit" not in a.run("log", "--decision-id", D).stdout
     # B, which holds the companion, is still told to commit
-    row_b = next(r for r in b.json("status")["data"]["workspace"]["decisions"] if r["decision_id"] == D)
+    row_b = next(
+        r for r in b.json("status")["data"]["workspace"]["decisions"] if r["decision_id"] == D
+    )
     assert row_b["next_step"] == "commit"
 
 
@@ -273,9 +297,13 @@ def test_log_shows_who_did_what_and_keeps_two_agents_chains_apart(tmp_path: Path
     ev_a, ev_b = asm_a["evidence"]["packet_ref"], asm_b["evidence"]["packet_ref"]
     assert set(keys) == {ev_a, ev_b}
     first = keys.index(keys[-1])
-    assert all(k == keys[0] for k in keys[:first]) and all(k == keys[-1] for k in keys[first:])  # apart
+    assert all(k == keys[0] for k in keys[:first]) and all(
+        k == keys[-1] for k in keys[first:]
+    )  # apart
     for row in chain:
-        assert row["agent_id"] == ("agent-a" if row["chain_evidence_ref"] == ev_a else "agent-b"), row
+        assert row["agent_id"] == ("agent-a" if row["chain_evidence_ref"] == ev_a else "agent-b"), (
+            row
+        )
     text = a.run("log", "--decision-id", D).stdout
     assert "by agent-a" in text and "by agent-b" in text and text.count("chain of evidence") == 2
 
@@ -297,14 +325,20 @@ def test_repair_rewinds_to_the_newest_cursor_a_receipt_still_backs(tmp_path: Pat
     a.through_commit("second")
     a.record("second decided")
     a.git("push", "-q", "origin", "HEAD:main")
-    a.git("push", "-q", "--force", "origin", f"{kept}:main")  # the second decision is dropped upstream
+    a.git(
+        "push", "-q", "--force", "origin", f"{kept}:main"
+    )  # the second decision is dropped upstream
     a.git("fetch", "-q", "origin")
     a.git("reset", "-q", "--hard", "origin/main")
     a.edit_authority()
     a.edit_authority("stays above 350 ms", "stays above 300 ms")
-    assert [r["source_id"] for r in a.json("verify")["data"]["unbacked_cursors"]] == ["source:authority:docs"]
+    assert [r["source_id"] for r in a.json("verify")["data"]["unbacked_cursors"]] == [
+        "source:authority:docs"
+    ]
     rewound = a.json("verify", "--repair")["data"]["rewound_cursors"]
-    assert rewound == [{"agent_id": "agent-a", "source_id": "source:authority:docs", "rewound_to": "backed_cursor"}]
+    assert rewound == [
+        {"agent_id": "agent-a", "source_id": "source:authority:docs", "rewound_to": "backed_cursor"}
+    ]
     assert a.cursor_files()["agent-a"] == first_cursor
     again = a.prepare("second")  # only what the dropped receipt had absorbed is offered again
     assert again["scan_receipts"][0]["changed_count"] == 1

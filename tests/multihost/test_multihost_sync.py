@@ -33,7 +33,9 @@ def test_sync_push_then_sync_lists_pending_work_and_what_others_moved(tmp_path: 
     assert synced["verify"]["problems"] == 0
     assert [r["decision_id"] for r in synced["pending_here"]] == [D]
     moved = {r["decision_id"]: r for r in synced["moved_by_others"]}
-    assert set(moved) == {"purge-retry"} and {"assembly", "evidence", "proposal"} <= set(moved["purge-retry"]["kinds"])
+    assert set(moved) == {"purge-retry"} and {"assembly", "evidence", "proposal"} <= set(
+        moved["purge-retry"]["kinds"]
+    )
     assert synced["rescan"]["performed"] is True
     assert a.git("log", "-1", "--format=%P").stdout.count(" ") == 1  # a merge, never a rebase
     assert (a.dc / "decisions" / "purge-retry.jsonl").exists()
@@ -74,8 +76,14 @@ def _git(cwd: Path, *args: str) -> str:
     import subprocess
 
     env = {"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(cwd), "PATH": __import__("os").environ["PATH"]}
-    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], cwd=cwd,
-                          env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout
 
 
@@ -92,7 +100,11 @@ def test_the_first_host_publishes_a_branch_its_origin_does_not_have_yet(tmp_path
     _git(work, "add", "-A")
     _git(work, "commit", "-q", "-m", "goal")
     lonely = run_dcx("sync", cwd=work)  # no remote at all
-    assert lonely.exit_code == 1 and "sync_pull_failed" in lonely.stderr and "git remote add" in lonely.stderr
+    assert (
+        lonely.exit_code == 1
+        and "sync_pull_failed" in lonely.stderr
+        and "git remote add" in lonely.stderr
+    )
     _git(work, "remote", "add", "origin", str(origin))
     first = run_dcx("sync", "--format", "json", cwd=work)
     assert first.exit_code == 0, first.stderr
@@ -104,4 +116,8 @@ def test_the_first_host_publishes_a_branch_its_origin_does_not_have_yet(tmp_path
     assert _git(work, "rev-parse", "--abbrev-ref", "main@{upstream}").strip() == "origin/main"
     assert _git(origin, "rev-parse", "main").strip() == _git(work, "rev-parse", "HEAD").strip()
     again = run_dcx("sync", "--format", "json", cwd=work)
-    assert again.exit_code == 0 and again.json()["data"]["upstream"] == "tracked" and not again.json()["warnings"]
+    assert (
+        again.exit_code == 0
+        and again.json()["data"]["upstream"] == "tracked"
+        and not again.json()["warnings"]
+    )

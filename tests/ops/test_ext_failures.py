@@ -23,12 +23,17 @@ def test_a_proof_is_not_recorded_for_a_revision_that_changed_during_the_doctor(
 
     def doctor_while_someone_upgrades(record, rev, **kw):
         outcome = real(record, rev, **kw)
-        ops.upgrade(clock=clock_from_env(), ws=ws, path=str(manifest), doctor=False)  # lands between the probe and the record
+        ops.upgrade(
+            clock=clock_from_env(), ws=ws, path=str(manifest), doctor=False
+        )  # lands between the probe and the record
         return outcome
 
     monkeypatch.setattr(ops, "run_doctor", doctor_while_someone_upgrades)
     result = ops.doctor(ws=ws, ext_id="good")
-    assert result.exit_code == 1 and result.data["doctor"]["reason_code"] == "revision_changed_during_doctor"
+    assert (
+        result.exit_code == 1
+        and result.data["doctor"]["reason_code"] == "revision_changed_during_doctor"
+    )
     row = result.data["extension"]
     assert row["version"] == "1.1.0" and row["doctor_verified"] is False
     assert row["readiness"]["status"] == "extension_doctor_not_ready"
@@ -40,8 +45,14 @@ def test_a_crash_while_writing_state_leaves_the_old_state(fresh_ws: Path, tmp_pa
     state = Workspace(fresh_ws).extension_state
     before = state.read_bytes()
     second = make_extension(tmp_path / "exts", "good.py", "second")
-    crashed = run_dcx("-C", str(fresh_ws), "ext", "install", str(second),
-                      env={"DCX_FAULT_POINT": "atomic_write.before_replace"})
+    crashed = run_dcx(
+        "-C",
+        str(fresh_ws),
+        "ext",
+        "install",
+        str(second),
+        env={"DCX_FAULT_POINT": "atomic_write.before_replace"},
+    )
     assert crashed.exit_code == -9
     assert state.read_bytes() == before
     # SIGKILL may leave the writer's temp file beside it: readers skip it, the next run is unharmed

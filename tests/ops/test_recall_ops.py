@@ -46,8 +46,15 @@ def test_recall_result_is_the_validated_packet(fresh_ws: Path, tree) -> None:
     ws = enable(fresh_ws)
     tree(fresh_ws, {"docs": {"a.md": "# Heron\n\nheron migration plan"}})
     index(clock=clock_from_env(), ws=Workspace(fresh_ws), agent_id=None)
-    result = recall(ws=ws, agent_id="agent-a", scope="", query="heron", query_file=None, query_summary="herons",
-                    clock=FixedClock("2026-11-29T18:00:00Z"))
+    result = recall(
+        ws=ws,
+        agent_id="agent-a",
+        scope="",
+        query="heron",
+        query_file=None,
+        query_summary="herons",
+        clock=FixedClock("2026-11-29T18:00:00Z"),
+    )
     assert (result.command, result.status, result.warnings) == ("recall", "ok", [])
     assert recall_packet.SHAPE.check(result.data) == result.data
     assert result.data["results"][0]["content"] == "# Heron\n\nheron migration plan"
@@ -56,6 +63,16 @@ def test_recall_result_is_the_validated_packet(fresh_ws: Path, tree) -> None:
 
 def test_unavailable_recall_is_partial_with_a_hint(fresh_ws: Path) -> None:
     ws = enable(fresh_ws)
-    result = recall(clock=clock_from_env(), ws=ws, agent_id=None, scope="", query="heron", query_file=None, query_summary="herons")
+    result = recall(
+        clock=clock_from_env(),
+        ws=ws,
+        agent_id=None,
+        scope="",
+        query="heron",
+        query_file=None,
+        query_summary="herons",
+    )
     assert result.status == "partial" and result.exit_code == 0
-    assert result.warnings == ["recall unavailable (index_missing): build the bm25 index with `dcx index`"]
+    assert result.warnings == [
+        "recall unavailable (index_missing): build the bm25 index with `dcx index`"
+    ]

@@ -28,7 +28,9 @@ def test_the_object_and_the_toml_forms_judge_alike(example: Path) -> None:
     ws = Workspace(example)
     text = _profile(example)
     as_text = workbench.inspect(ws=ws, agent_id="agent-a", body={"profile_toml": text}).data
-    as_object = workbench.inspect(ws=ws, agent_id="agent-a", body={"profile": tomllib.loads(text)}).data
+    as_object = workbench.inspect(
+        ws=ws, agent_id="agent-a", body={"profile": tomllib.loads(text)}
+    ).data
     assert as_text == as_object
 
 
@@ -40,8 +42,12 @@ def test_the_object_and_the_toml_forms_judge_alike(example: Path) -> None:
         ({"profile": "text"}, "profile"),
         ({"profile_toml": 3}, "profile_toml"),
         ({"profile_toml": "goal_id = ["}, None),
-        ({"profile_toml": 'schema_version = "decision_context_profile_v0"\ngoal_id = "catalog-cache-ttl"\nextra = 1\n'},
-         "extra"),
+        (
+            {
+                "profile_toml": 'schema_version = "decision_context_profile_v0"\ngoal_id = "catalog-cache-ttl"\nextra = 1\n'
+            },
+            "extra",
+        ),
     ],
 )
 def test_bad_posted_profiles_name_the_field(example: Path, body: dict, field: str | None) -> None:
@@ -70,6 +76,10 @@ def test_start_without_a_profile_offers_a_template_and_needs_an_agent(fresh_ws: 
 
 def test_recall_missing_query_is_named(example: Path) -> None:
     with pytest.raises(InvalidInput) as caught:
-        workbench.recall(ws=Workspace(example), agent_id="agent-a",
-                         body={"profile_toml": _profile(example), "query_summary": "s"}, clock=clock_from_env())
+        workbench.recall(
+            ws=Workspace(example),
+            agent_id="agent-a",
+            body={"profile_toml": _profile(example), "query_summary": "s"},
+            clock=clock_from_env(),
+        )
     assert (caught.value.field, caught.value.code) == ("query", "missing_field")

@@ -23,15 +23,31 @@ CANARIES = ("CANARY-QUERY", "CANARY-SCOPE", "CANARY-CONTENT", "CANARY-RESOURCE")
 
 
 def _profile() -> Profile:
-    return Profile("goal-test", True, ("agent-a",), ContextProviderConfig(provider="bm25"), 30, 1 << 20, 1 << 26,
-                   False, (), {})
+    return Profile(
+        "goal-test",
+        True,
+        ("agent-a",),
+        ContextProviderConfig(provider="bm25"),
+        30,
+        1 << 20,
+        1 << 26,
+        False,
+        (),
+        {},
+    )
 
 
 def _run(tmp_path: Path, provider: ScriptedProvider, key: bytes = FIXED_KEY, **req):
     ws = Workspace(tmp_path)
     minter = RefMinter(ws, Key(key), record=False)
-    return run_recall(ws, _profile(), request(**req), minter=minter, clock=FixedClock("2026-11-29T18:00:00Z"),
-                      provider=provider)
+    return run_recall(
+        ws,
+        _profile(),
+        request(**req),
+        minter=minter,
+        clock=FixedClock("2026-11-29T18:00:00Z"),
+        provider=provider,
+    )
 
 
 def _ctx(decision_id: str | None = None, key: bytes = FIXED_KEY) -> PacketContext:
@@ -40,12 +56,21 @@ def _ctx(decision_id: str | None = None, key: bytes = FIXED_KEY) -> PacketContex
 
 def _canary_run(tmp_path: Path):
     def respond(req):
-        return answer(req, (
-            item(1, resource_ref="CANARY-RESOURCE/one", content="CANARY-CONTENT one", score=2.5),
-            item(2, resource_ref="CANARY-RESOURCE/two", content="CANARY-CONTENT two", score=None),
-        ))
+        return answer(
+            req,
+            (
+                item(
+                    1, resource_ref="CANARY-RESOURCE/one", content="CANARY-CONTENT one", score=2.5
+                ),
+                item(
+                    2, resource_ref="CANARY-RESOURCE/two", content="CANARY-CONTENT two", score=None
+                ),
+            ),
+        )
 
-    return _run(tmp_path, ScriptedProvider(respond), query="CANARY-QUERY text", scope_ref="CANARY-SCOPE")
+    return _run(
+        tmp_path, ScriptedProvider(respond), query="CANARY-QUERY text", scope_ref="CANARY-SCOPE"
+    )
 
 
 def test_receipt_snapshot(tmp_path: Path, snapshot_json) -> None:
@@ -59,15 +84,21 @@ def test_receipt_never_holds_query_scope_content_or_resource_refs(tmp_path: Path
     body = canonical_bytes(run.receipt(_ctx())).decode()
     for canary in CANARIES:
         assert canary not in body
-    assert [i.content for i in run.retrieval.items] == ["CANARY-CONTENT one", "CANARY-CONTENT two"]  # in-process only
+    assert [i.content for i in run.retrieval.items] == [
+        "CANARY-CONTENT one",
+        "CANARY-CONTENT two",
+    ]  # in-process only
 
 
 def test_provider_refs_are_keyed_and_stable(tmp_path: Path) -> None:
     first = _canary_run(tmp_path).provider_refs
     assert first == _canary_run(tmp_path).provider_refs
     assert all(ref.startswith("provider-") for ref in first)
-    other = _run(tmp_path, ScriptedProvider(lambda r: answer(r, (item(1, resource_ref="CANARY-RESOURCE/one"),))),
-                 key=bytes(32))
+    other = _run(
+        tmp_path,
+        ScriptedProvider(lambda r: answer(r, (item(1, resource_ref="CANARY-RESOURCE/one"),))),
+        key=bytes(32),
+    )
     assert other.provider_refs[0] != first[0]
 
 
@@ -83,10 +114,21 @@ def test_unavailable_receipt_and_constant_flags(tmp_path: Path) -> None:
     run = _run(tmp_path, ScriptedProvider(raises=OSError("CANARY-CONTENT at /home/alice")))
     packet = run.receipt(_ctx())
     assert (packet["status"], packet["reason_code"], packet["ok"], packet["results"]) == (
-        "unavailable", "provider_retrieval_failed", False, [])
+        "unavailable",
+        "provider_retrieval_failed",
+        False,
+        [],
+    )
     assert packet["fail_open"] is True
-    assert not any(packet[k] for k in ("external_writes_performed", "raw_provider_payload_captured",
-                                        "raw_content_captured", "credentials_captured"))
+    assert not any(
+        packet[k]
+        for k in (
+            "external_writes_performed",
+            "raw_provider_payload_captured",
+            "raw_content_captured",
+            "credentials_captured",
+        )
+    )
     assert "CANARY" not in canonical_bytes(packet).decode()
     retrieval.SPEC.check_stored(packet)
 

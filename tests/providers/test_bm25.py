@@ -77,7 +77,12 @@ def test_unanswerable_query_is_completed_with_no_items(fresh_ws: Path, tree) -> 
     ws = _setup(fresh_ws, tree)
     index(clock=clock_from_env(), ws=ws, agent_id=None)
     result = _recall(ws, "xylophone platypus kumquat")
-    assert (result.status, result.reason_code, result.items, result.search_performed) == ("completed", None, (), True)
+    assert (result.status, result.reason_code, result.items, result.search_performed) == (
+        "completed",
+        None,
+        (),
+        True,
+    )
 
 
 def test_scores_are_okapi_bm25_with_k1_1_2_and_b_0_75(fresh_ws: Path, tree) -> None:
@@ -119,16 +124,27 @@ def test_editing_one_file_reindexes_only_that_file(fresh_ws: Path, tree) -> None
     first = index(clock=clock_from_env(), ws=ws, agent_id=None).data
     assert first["created"] and first["files_indexed"] == 13
     before = _rows(ws)
-    (fresh_ws / "docs" / "note-3.md").write_text("# Note 3\n\nRewritten: the pelican runbook moved.\n")
+    (fresh_ws / "docs" / "note-3.md").write_text(
+        "# Note 3\n\nRewritten: the pelican runbook moved.\n"
+    )
     second = index(clock=clock_from_env(), ws=ws, agent_id=None).data
     row = second["sources"][0]
-    assert (second["created"], row["files_indexed"], row["files_hashed"], row["files_removed"]) == (False, 1, 1, 0)
+    assert (second["created"], row["files_indexed"], row["files_hashed"], row["files_removed"]) == (
+        False,
+        1,
+        1,
+        0,
+    )
     after = _rows(ws)
-    assert {p: r for p, r in after.items() if p != "note-3.md"} == {p: r for p, r in before.items() if p != "note-3.md"}
+    assert {p: r for p, r in after.items() if p != "note-3.md"} == {
+        p: r for p, r in before.items() if p != "note-3.md"
+    }
     assert after["note-3.md"] != before["note-3.md"]
     assert _recall(ws, "pelican").items[0].content.endswith("the pelican runbook moved.")
     third = index(clock=clock_from_env(), ws=ws, agent_id=None).data["sources"][0]
-    assert third["files_indexed"] == 0  # (note-3 may be re-hashed once more under the racy-git rule)
+    assert (
+        third["files_indexed"] == 0
+    )  # (note-3 may be re-hashed once more under the racy-git rule)
     assert third["files_hashed"] <= 1
 
 
@@ -139,30 +155,53 @@ def test_deleted_files_and_dropped_sources_leave_the_index(fresh_ws: Path, tree)
     report = index(clock=clock_from_env(), ws=ws, agent_id=None).data
     assert report["files_removed"] == 1
     assert _recall(ws, "quokka").items == ()
-    enable(fresh_ws, sources=({"source_id": "docs", "locator": "docs", "exact_read_policy": "never"},))
+    enable(
+        fresh_ws, sources=({"source_id": "docs", "locator": "docs", "exact_read_policy": "never"},)
+    )
     report = index(clock=clock_from_env(), ws=ws, agent_id=None).data
-    assert report["sources"][0]["status"] == "skipped" and report["sources"][0]["reason_code"] == "exact_read_disabled"
+    assert (
+        report["sources"][0]["status"] == "skipped"
+        and report["sources"][0]["reason_code"] == "exact_read_disabled"
+    )
     assert report["chunk_count"] == 0 and _rows(ws) == {}
 
 
 def test_binary_and_oversize_files_are_recorded_not_indexed(fresh_ws: Path, tree) -> None:
-    files = {"text.md": "plain words here", "blob.bin": b"\xff\xfe\x00binary", "big.md": "huge " * 400}
+    files = {
+        "text.md": "plain words here",
+        "blob.bin": b"\xff\xfe\x00binary",
+        "big.md": "huge " * 400,
+    }
     ws = _setup(fresh_ws, tree, files, extra="[bounds]\nmax_read_bytes = 1000")
     row = index(clock=clock_from_env(), ws=ws, agent_id=None).data["sources"][0]
-    assert (row["files"], row["files_indexed"], row["skipped_binary"], row["skipped_oversize"]) == (3, 1, 1, 1)
+    assert (row["files"], row["files_indexed"], row["skipped_binary"], row["skipped_oversize"]) == (
+        3,
+        1,
+        1,
+        1,
+    )
     assert _recall(ws, "huge").items == ()
     again = index(clock=clock_from_env(), ws=ws, agent_id=None).data["sources"][0]
     assert again["files_indexed"] == 0  # recorded by revision: not re-read
 
 
 def test_scope_selects_sources(fresh_ws: Path, tree) -> None:
-    sources = ({"source_id": "source:docs", "locator": "docs"}, {"source_id": "notes", "locator": "notes"})
+    sources = (
+        {"source_id": "source:docs", "locator": "docs"},
+        {"source_id": "notes", "locator": "notes"},
+    )
     ws = enable(fresh_ws, sources=sources)
-    tree(fresh_ws, {"docs": {"a.md": "heron migration plan"}, "notes": {"b.md": "heron sighting log"}})
+    tree(
+        fresh_ws,
+        {"docs": {"a.md": "heron migration plan"}, "notes": {"b.md": "heron sighting log"}},
+    )
     index(clock=clock_from_env(), ws=ws, agent_id=None)
 
     def sources_of(scope: str) -> set[str]:
-        return {parse_resource_ref(i.resource_ref).source_id for i in _recall(ws, "heron", scope_ref=scope).items}
+        return {
+            parse_resource_ref(i.resource_ref).source_id
+            for i in _recall(ws, "heron", scope_ref=scope).items
+        }
 
     assert sources_of("") == {"source:docs", "notes"}
     assert sources_of("source:notes") == {"notes"}
@@ -194,7 +233,16 @@ def test_index_of_another_schema_is_corrupt(fresh_ws: Path, tree) -> None:
 def test_query_syntax_never_reaches_match(fresh_ws: Path, tree) -> None:
     ws = _setup(fresh_ws, tree)
     index(clock=clock_from_env(), ws=ws, agent_id=None)
-    for query in ['quokka" OR NEAR(', "quokka*", "-quokka", "^quokka AND", "col:quokka", '"""', "(((", "!!!"]:
+    for query in [
+        'quokka" OR NEAR(',
+        "quokka*",
+        "-quokka",
+        "^quokka AND",
+        "col:quokka",
+        '"""',
+        "(((",
+        "!!!",
+    ]:
         result = _recall(ws, query)
         assert result.status == "completed", query
     assert _recall(ws, '"quokka" AND NOT drill').items  # terms are OR-ed, never operators
@@ -209,17 +257,37 @@ def test_diacritics_and_case_fold(fresh_ws: Path, tree) -> None:
 
 def test_near_zero_idf_terms_are_scored_not_dropped(fresh_ws: Path, tree, monkeypatch) -> None:
     """A term in half the index is kept out of the SQL (large indexes) but still scored and matched."""
-    files = {f"f{i:02d}.md": " ".join(["storefront"] * (1 + i % 3) + ["mid"] * (i < 8) * (1 + i % 4)
-                                      + ["rare"] * (i in (3, 11)) + ["pad"] * i + ["Café"] * (i % 2) * (1 + i % 5))
-             for i in range(24)}
+    files = {
+        f"f{i:02d}.md": " ".join(
+            ["storefront"] * (1 + i % 3)
+            + ["mid"] * (i < 8) * (1 + i % 4)
+            + ["rare"] * (i in (3, 11))
+            + ["pad"] * i
+            + ["Café"] * (i % 2) * (1 + i % 5)
+        )
+        for i in range(24)
+    }
     ws = _setup(fresh_ws, tree, files)
     index(clock=clock_from_env(), ws=ws, agent_id=None)
-    queries = [(q, n) for q in ("storefront", "storefront mid", "mid storefront rare", "rare storefront",
-                                "cafe mid", "mid CAFÉ rare")
-               for n in (1, 2, 4)]
+    queries = [
+        (q, n)
+        for q in (
+            "storefront",
+            "storefront mid",
+            "mid storefront rare",
+            "rare storefront",
+            "cafe mid",
+            "mid CAFÉ rare",
+        )
+        for n in (1, 2, 4)
+    ]
     plain = {(q, n): _recall(ws, q, max_results=n).items for q, n in queries}
-    assert len(plain[("storefront", 4)]) == 4  # in every chunk: FTS5 floors its IDF, it still matches
-    monkeypatch.setattr(bm25_search, "WEAK_MIN_CHUNKS", 1)  # take the weak-term path in this small index
+    assert (
+        len(plain[("storefront", 4)]) == 4
+    )  # in every chunk: FTS5 floors its IDF, it still matches
+    monkeypatch.setattr(
+        bm25_search, "WEAK_MIN_CHUNKS", 1
+    )  # take the weak-term path in this small index
     statements: list[str] = []
     real = bm25_search.search
 
@@ -232,15 +300,23 @@ def test_near_zero_idf_terms_are_scored_not_dropped(fresh_ws: Path, tree, monkey
     for (query, n), items in plain.items():
         statements.clear()
         assert _recall(ws, query, max_results=n).items == items, (query, n)
-        scored_beside += any("chunks_docsize" in s for s in statements)  # the weak share's row lengths
-    assert scored_beside >= 3  # (when the strong terms cannot fill the limit, FTS5 ranks every match)
+        scored_beside += any(
+            "chunks_docsize" in s for s in statements
+        )  # the weak share's row lengths
+    assert (
+        scored_beside >= 3
+    )  # (when the strong terms cannot fill the limit, FTS5 ranks every match)
 
 
 def test_a_passed_deadline_interrupts_the_search(fresh_ws: Path, tree) -> None:
-    files = {f"f{i}.md": "\n\n".join(f"alpha beta gamma {i} {j}" for j in range(20)) for i in range(60)}
+    files = {
+        f"f{i}.md": "\n\n".join(f"alpha beta gamma {i} {j}" for j in range(20)) for i in range(60)
+    }
     ws = _setup(fresh_ws, tree, files)
     index(clock=clock_from_env(), ws=ws, agent_id=None)
-    result = Bm25Provider(ws).retrieve(request(query="alpha beta gamma"), deadline=time.monotonic() - 1)
+    result = Bm25Provider(ws).retrieve(
+        request(query="alpha beta gamma"), deadline=time.monotonic() - 1
+    )
     assert (result.status, result.reason_code) == ("unavailable", "provider_search_timeout")
 
 
@@ -256,5 +332,10 @@ def test_result_limit_and_cap(fresh_ws: Path, tree) -> None:
 def test_resource_ref_round_trips_and_rejects_others() -> None:
     ref = ChunkRef("source:authority:docs", "a/b c/d|e.md", 7, "ab" * 32)
     assert parse_resource_ref(format_resource_ref(ref)) == ref
-    for bad in ("bm25:docs/zz/1/a.md", "bm25:docs/" + "ab" * 32 + "/x/a.md", "other:1", "bm25:docs"):
+    for bad in (
+        "bm25:docs/zz/1/a.md",
+        "bm25:docs/" + "ab" * 32 + "/x/a.md",
+        "other:1",
+        "bm25:docs",
+    ):
         assert parse_resource_ref(bad) is None

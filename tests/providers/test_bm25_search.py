@@ -19,7 +19,9 @@ VOCABULARY = [f"w{i}" for i in range(300)] + ["café", "Straße", "naïve", "üb
 
 def _section(rng: random.Random, s: int, longest: int = 60) -> str:
     weights = [1 / (rank + 1) for rank in range(len(VOCABULARY))]
-    return f"## s{s}\n\n" + " ".join(rng.choices(VOCABULARY, weights=weights, k=rng.randint(3, longest)))
+    return f"## s{s}\n\n" + " ".join(
+        rng.choices(VOCABULARY, weights=weights, k=rng.randint(3, longest))
+    )
 
 
 def _corpus(rng: random.Random, files: int = 100) -> dict[str, str]:
@@ -37,22 +39,35 @@ def _df_matches_fts5(path: Path) -> None:
 def _check(conn: sqlite3.Connection, rng: random.Random, rounds: int = 120) -> int:
     statements: list[str] = []
     conn.set_trace_callback(statements.append)
-    total, tokens = (int(v) for v in conn.execute(
-        "SELECT (SELECT value FROM meta WHERE key = 'chunk_count'), (SELECT value FROM meta WHERE key = 'total_tokens')"
-    ).fetchone())
+    total, tokens = (
+        int(v)
+        for v in conn.execute(
+            "SELECT (SELECT value FROM meta WHERE key = 'chunk_count'), (SELECT value FROM meta WHERE key = 'total_tokens')"
+        ).fetchone()
+    )
     pruned = 0
     for _ in range(rounds):
-        words = [rng.choice(VOCABULARY[:15] if rng.random() < 0.5 else VOCABULARY) for _ in range(rng.randint(1, 6))]
+        words = [
+            rng.choice(VOCABULARY[:15] if rng.random() < 0.5 else VOCABULARY)
+            for _ in range(rng.randint(1, 6))
+        ]
         terms = term_stats(conn, query_terms(" ".join(words)))
         limit = rng.choice([3, 9, 17])
         statements.clear()
         got = top_k(conn, terms, total=total, limit=limit, sids=[], avgdl=tokens / total)
         match = " OR ".join(f'"{t.text}"' for t in terms)
-        want = [(r, -s) for r, s in conn.execute(
-            "SELECT rowid, rank FROM chunks WHERE chunks MATCH ? ORDER BY rank LIMIT ?", (match, limit))]
+        want = [
+            (r, -s)
+            for r, s in conn.execute(
+                "SELECT rowid, rank FROM chunks WHERE chunks MATCH ? ORDER BY rank LIMIT ?",
+                (match, limit),
+            )
+        ]
         assert [round(s, 9) for _, s in got] == [round(s, 9) for _, s in want], words
         boundary = round(want[-1][1], 9) if want else None
-        assert {r for r, s in got if round(s, 9) != boundary} == {r for r, s in want if round(s, 9) != boundary}
+        assert {r for r, s in got if round(s, 9) != boundary} == {
+            r for r, s in want if round(s, 9) != boundary
+        }
         pruned += any("+rowid IN" in s for s in statements)
     conn.set_trace_callback(None)
     return pruned
@@ -71,7 +86,9 @@ def test_pruned_top_k_equals_the_full_ranking_across_updates(fresh_ws: Path, tre
     # longer sections raise the average length; deletions leave bounds loose but valid
     docs = fresh_ws / "docs"
     for f in range(0, 100, 7):
-        (docs / f"f{f}.md").write_text("\n\n".join(_section(rng, s, longest=400) for s in range(10)))
+        (docs / f"f{f}.md").write_text(
+            "\n\n".join(_section(rng, s, longest=400) for s in range(10))
+        )
     for f in range(1, 100, 9):
         (docs / f"f{f}.md").unlink()
     index(clock=clock_from_env(), ws=ws, agent_id=None)
@@ -83,8 +100,15 @@ def test_pruned_top_k_equals_the_full_ranking_across_updates(fresh_ws: Path, tre
 
 def test_token_counts_match_fts5_for_ascii_and_other_text(fresh_ws: Path, tree) -> None:
     ws = enable(fresh_ws)
-    tree(fresh_ws, {"docs": {"a.md": "Plain ASCII, with_underscores & 42 numbers+symbols.",
-                             "b.md": "Ünïcode café CAFÉ straße 日本語 naïve—dash"}})
+    tree(
+        fresh_ws,
+        {
+            "docs": {
+                "a.md": "Plain ASCII, with_underscores & 42 numbers+symbols.",
+                "b.md": "Ünïcode café CAFÉ straße 日本語 naïve—dash",
+            }
+        },
+    )
     index(clock=clock_from_env(), ws=ws, agent_id=None)
     conn = sqlite3.connect(index_path(ws.index))
     conn.execute("CREATE VIRTUAL TABLE temp.inst USING fts5vocab(main, chunks, instance)")

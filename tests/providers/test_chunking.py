@@ -43,14 +43,20 @@ def test_empty_and_blank_text_have_no_chunks() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from([*list("ab #\n\r\té"), "word ", "# H\n", "\n\n", "x" * 700]), max_size=400).map("".join))
+@given(
+    st.lists(
+        st.sampled_from([*list("ab #\n\r\té"), "word ", "# H\n", "\n\n", "x" * 700]), max_size=400
+    ).map("".join)
+)
 def test_chunks_are_bounded_ordered_exact_substrings_covering_all_words(text: str) -> None:
     spans = chunk_spans(text)
     previous_end = 0
     for start, end in spans:
         assert 0 < end - start <= MAX_CHUNK
         assert start >= previous_end
-        assert text[start:end].strip() == text[start:end].strip(" \t\r\n") and text[start:end].strip()
+        assert (
+            text[start:end].strip() == text[start:end].strip(" \t\r\n") and text[start:end].strip()
+        )
         previous_end = end
     # every non-blank character is in exactly one chunk, in order
     covered = "".join("".join(text[s:e].split()) for s, e in spans)

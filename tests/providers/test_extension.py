@@ -82,7 +82,12 @@ def test_max_results_reaches_the_extension(installed) -> None:
 
 def test_completed_with_no_items_differs_from_unavailable(installed) -> None:
     _, result = retrieve(installed("good.py", args=("--empty",)))
-    assert (result.status, result.reason_code, result.items, result.ok) == ("completed", None, (), True)
+    assert (result.status, result.reason_code, result.items, result.ok) == (
+        "completed",
+        None,
+        (),
+        True,
+    )
     assert result.search_performed and not result.read_performed
 
 
@@ -191,7 +196,9 @@ def test_unavailable_with_items_is_refused(installed) -> None:
 
 def test_summary_with_a_path_is_refused(installed) -> None:
     _, result = retrieve(installed("summary_path.py"))
-    _unavailable(result, "provider_contract_invalid", "PATH-CANARY", "PATH-CONTENT-CANARY", "/home/alice")
+    _unavailable(
+        result, "provider_contract_invalid", "PATH-CANARY", "PATH-CONTENT-CANARY", "/home/alice"
+    )
 
 
 def test_stderr_is_never_kept(installed) -> None:
@@ -206,7 +213,9 @@ def test_a_valid_unavailable_answer_keeps_its_reason(installed) -> None:
     _unavailable(result, "backend_offline")
 
 
-def test_environment_is_allow_listed_plus_the_manifest_names(installed, monkeypatch, tmp_path) -> None:
+def test_environment_is_allow_listed_plus_the_manifest_names(
+    installed, monkeypatch, tmp_path
+) -> None:
     monkeypatch.setenv("LEAKY_SECRET_CANARY", "s3cret-parent-value")
     monkeypatch.setenv("NAMED_TOKEN_CANARY", "named-value")
     root = installed("env_probe.py", env=("NAMED_TOKEN_CANARY",))
@@ -228,7 +237,9 @@ def test_dispatch_uses_the_stored_revision_not_the_manifest_on_disk(installed, t
     root = installed("good.py")
     folder = tmp_path / "exts" / "good"
     # a different program at a different path, named by a manifest that is then moved away
-    (folder / "extension.toml").write_text((folder / "extension.toml").read_text().replace("./good.py", "./flood.py"))
+    (folder / "extension.toml").write_text(
+        (folder / "extension.toml").read_text().replace("./good.py", "./flood.py")
+    )
     (folder / "extension.toml").rename(folder / "moved.toml")
     _, result = retrieve(root)
     assert result.status == "completed" and result.items[0].resource_ref == "good:first"
@@ -243,8 +254,9 @@ def test_dispatch_uses_the_stored_revision_not_the_manifest_on_disk(installed, t
         ("corrupt", "extension_state_unavailable", "repair_extension_state"),
     ],
 )
-def test_not_ready_is_unavailable_with_the_readiness_packet(installed, fresh_ws, tmp_path, setup, status,
-                                                            next_action) -> None:
+def test_not_ready_is_unavailable_with_the_readiness_packet(
+    installed, fresh_ws, tmp_path, setup, status, next_action
+) -> None:
     if setup != "none":
         installed("good.py")
     ws = Workspace(fresh_ws)
@@ -269,9 +281,14 @@ def test_repair_recovers_without_touching_the_profile(installed, fresh_ws) -> No
     provider = ExtensionProvider(ws, {"extension_id": "good"}, resolve=resolve)
     from tests.support.extensions import request
 
-    assert provider.retrieve(request(), deadline=time.monotonic() + 10).reason_code == "extension_disabled"
+    assert (
+        provider.retrieve(request(), deadline=time.monotonic() + 10).reason_code
+        == "extension_disabled"
+    )
     set_enabled(ws=ws, ext_id="good", enabled=True)
-    assert provider.retrieve(request(), deadline=time.monotonic() + 10).status == "completed"  # same instance
+    assert (
+        provider.retrieve(request(), deadline=time.monotonic() + 10).status == "completed"
+    )  # same instance
     assert doctor(ws=ws, ext_id="good").exit_code == 0
     assert ws.profile.read_bytes() == profile
 
@@ -293,7 +310,11 @@ def test_explicit_id_not_installed(fresh_ws) -> None:
 def test_validate_config_is_strict(config, field) -> None:
     with pytest.raises(InvalidInput) as err:
         validate_extension(config)
-    assert err.value.field == field and err.value.message.startswith(field) and err.value.exit_code == 2
+    assert (
+        err.value.field == field
+        and err.value.message.startswith(field)
+        and err.value.exit_code == 2
+    )
 
 
 def test_validate_config_accepts_only_extension_id() -> None:
@@ -313,10 +334,13 @@ def test_a_python_module_extension_end_to_end(fresh_ws, tmp_path, monkeypatch) -
     folder = tmp_path / "module-ext"
     folder.mkdir()
     text = manifest_text("module-ext", "unused", env=("PYTHONPATH",)).replace(
-        'entrypoint = "unused"', 'python_module = "dcx_fixture_good"')
+        'entrypoint = "unused"', 'python_module = "dcx_fixture_good"'
+    )
     (folder / "extension.toml").write_text(text)
     install(fresh_ws, folder / "extension.toml")
     _, result = retrieve(fresh_ws)
     assert result.status == "completed" and result.items[0].resource_ref == "good:first"
-    (modules / "dcx_fixture_good.py").write_text((modules / "dcx_fixture_good.py").read_text() + "\n# edited\n")
+    (modules / "dcx_fixture_good.py").write_text(
+        (modules / "dcx_fixture_good.py").read_text() + "\n# edited\n"
+    )
     assert retrieve(fresh_ws)[1].reason_code == "extension_doctor_not_ready"

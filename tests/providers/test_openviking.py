@@ -20,26 +20,49 @@ from tests.support.workspace import REPO
 
 FAKE = REPO / "fixtures" / "openviking-0.5.2" / "fake_ov.py"
 SCOPE = "viking://resources/catalog-ttl"
-HAPPY = {"version": "version", "status": "status_json", "find": "find_L2_read_content", "read": {"*": "read_uri"}}
+HAPPY = {
+    "version": "version",
+    "status": "status_json",
+    "find": "find_L2_read_content",
+    "read": {"*": "read_uri"},
+}
 
 
 class FakeOv:
-    def __init__(self, root: Path, tmp: Path, cases: dict[str, Any], *, language: bool = True,
-                 sleep: dict[str, float] | None = None, config: dict[str, Any] | None = None,
-                 namespace: str = "decision-context", timeout: float = 10) -> None:
+    def __init__(
+        self,
+        root: Path,
+        tmp: Path,
+        cases: dict[str, Any],
+        *,
+        language: bool = True,
+        sleep: dict[str, float] | None = None,
+        config: dict[str, Any] | None = None,
+        namespace: str = "decision-context",
+        timeout: float = 10,
+    ) -> None:
         self.log = tmp / "ov-calls.jsonl"
         scenario = tmp / "scenario.json"
-        scenario.write_text(json.dumps({"log": str(self.log), "cases": cases, "sleep": sleep or {}}))
+        scenario.write_text(
+            json.dumps({"log": str(self.log), "cases": cases, "sleep": sleep or {}})
+        )
         self.binary = tmp / "bin" / "ov"
         self.binary.parent.mkdir(exist_ok=True)
-        self.binary.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" --scenario "{scenario}" "$@"\n')
+        self.binary.write_text(
+            f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" --scenario "{scenario}" "$@"\n'
+        )
         self.binary.chmod(0o755)
         if language:  # what `ov language en` leaves behind
             settings = Path(os.environ["HOME"]) / ".openviking" / "ovcli.settings.conf"
             settings.parent.mkdir(parents=True, exist_ok=True)
             settings.write_text('{"language": "en"}')
-        self.ws = enable(root, provider="openviking", namespace=namespace, timeout=timeout,
-                         config={"binary": str(self.binary), "url": "http://127.0.0.1:1933", **(config or {})})
+        self.ws = enable(
+            root,
+            provider="openviking",
+            namespace=namespace,
+            timeout=timeout,
+            config={"binary": str(self.binary), "url": "http://127.0.0.1:1933", **(config or {})},
+        )
 
     def provider(self, *, transient: bool = False):
         return make_provider(self.ws, load_profile(self.ws).context_provider, transient=transient)
@@ -76,16 +99,29 @@ def test_l2_call_shape_results_and_config_file(fake) -> None:
     assert [c["argv"][:1] for c in ov.calls()] == [["--version"], ["status"], ["find"]]
     argv = ov.find_argv()
     assert argv[1] == "how do I roll back the cache TTL change"
-    assert (_opt(argv, "-u"), _opt(argv, "-n"), _opt(argv, "-L"), _opt(argv, "-o")) == (SCOPE, "12", "2", "json")
+    assert (_opt(argv, "-u"), _opt(argv, "-n"), _opt(argv, "-L"), _opt(argv, "-o")) == (
+        SCOPE,
+        "12",
+        "2",
+        "json",
+    )
     assert "--read-content" in argv
     top = result.items[0]
     assert top.resource_ref == f"{SCOPE}/runbook-ttl-rollback/runbook-ttl-rollback.md"
     assert top.content.startswith("# Runbook: roll back the catalog cache TTL change")
     assert top.summary == "STUB-SUMMARY: Runbook: roll back the catalog cache TTL change; Steps"
     assert top.score == pytest.approx(0.7722644805908203)
-    assert (result.provider_version, result.search_performed, result.read_performed) == ("0.5.2", True, True)
+    assert (result.provider_version, result.search_performed, result.read_performed) == (
+        "0.5.2",
+        True,
+        True,
+    )
     conf = ov.calls()[0]["conf"]
-    assert conf["echo_command"] is False and conf["_mode"] == "0o600" and conf["api_key"] == "CANARY-KEY"
+    assert (
+        conf["echo_command"] is False
+        and conf["_mode"] == "0o600"
+        and conf["api_key"] == "CANARY-KEY"
+    )
     assert 0 < conf["timeout"] <= 10
     assert "roll back" not in json.dumps(conf)
 
@@ -98,8 +134,12 @@ def test_without_result_levels_no_L_but_overfetch_and_no_sidecars(fake) -> None:
     argv = ov.find_argv()
     assert "-L" not in argv and _opt(argv, "-n") == "20"
     assert result.status == "completed"
-    assert not any(i.resource_ref.endswith(("/.abstract.md", "/.overview.md")) for i in result.items)
-    assert len(result.items) == 2 and result.items_dropped == 2  # the recording holds 2 files, 2 sidecars
+    assert not any(
+        i.resource_ref.endswith(("/.abstract.md", "/.overview.md")) for i in result.items
+    )
+    assert (
+        len(result.items) == 2 and result.items_dropped == 2
+    )  # the recording holds 2 files, 2 sidecars
 
 
 def test_default_levels_return_max_results_real_items_without_front_matter(fake) -> None:
@@ -108,13 +148,19 @@ def test_default_levels_return_max_results_real_items_without_front_matter(fake)
     assert result.status == "completed" and len(result.items) == 4
     assert all(i.resource_ref.endswith(".md") and "/." not in i.resource_ref for i in result.items)
     for item in result.items:
-        assert not item.content.startswith("---") and "upload_" not in item.content and "<WORKSPACE>" not in item.content
+        assert (
+            not item.content.startswith("---")
+            and "upload_" not in item.content
+            and "<WORKSPACE>" not in item.content
+        )
 
 
 def test_explicit_sidecar_levels_keep_sidecars_with_front_matter_stripped(fake) -> None:
     ov = fake({**HAPPY, "find": "find_L0_1_2_n12"}, config={"result_levels": [0, 1, 2]})
     result = ov.retrieve(max_results=8)
-    sidecars = [i for i in result.items if i.resource_ref.endswith(("/.abstract.md", "/.overview.md"))]
+    sidecars = [
+        i for i in result.items if i.resource_ref.endswith(("/.abstract.md", "/.overview.md"))
+    ]
     assert sidecars  # asked for by name
     for item in result.items:
         assert not item.content.startswith("---") and "upload_" not in item.content
@@ -173,14 +219,22 @@ def test_a_hit_without_content_is_read(fake) -> None:
     ov = fake({**HAPPY, "find": "find_L2"}, config={"result_levels": [2]})
     result = ov.retrieve(max_results=1)
     reads = [c["argv"] for c in ov.calls() if c["argv"][:1] == ["read"]]
-    assert reads == [["read", f"{SCOPE}/runbook-ttl-rollback/runbook-ttl-rollback.md", "-o", "json"]]
+    assert reads == [
+        ["read", f"{SCOPE}/runbook-ttl-rollback/runbook-ttl-rollback.md", "-o", "json"]
+    ]
     assert result.items[0].content.startswith("# Runbook")
 
 
 def test_unreadable_hits_are_provider_reads_unusable(fake) -> None:
-    ov = fake({**HAPPY, "find": "find_L2", "read": {"*": "read_missing"}}, config={"result_levels": [2]})
+    ov = fake(
+        {**HAPPY, "find": "find_L2", "read": {"*": "read_missing"}}, config={"result_levels": [2]}
+    )
     result = ov.retrieve()
-    assert (result.status, result.reason_code, result.search_performed) == ("unavailable", "provider_reads_unusable", True)
+    assert (result.status, result.reason_code, result.search_performed) == (
+        "unavailable",
+        "provider_reads_unusable",
+        True,
+    )
 
 
 def test_echo_line_is_tolerated(fake) -> None:
@@ -214,7 +268,9 @@ def test_language_trap_is_cli_not_configured(fake) -> None:
 
 def test_missing_binary_is_cli_unavailable(fresh_ws: Path) -> None:
     ws = enable(fresh_ws, provider="openviking", config={"binary": "/nonexistent/ov"})
-    result = make_provider(ws, load_profile(ws).context_provider).retrieve(request(scope_ref=SCOPE), deadline=time.monotonic() + 5)
+    result = make_provider(ws, load_profile(ws).context_provider).retrieve(
+        request(scope_ref=SCOPE), deadline=time.monotonic() + 5
+    )
     assert result.reason_code == "provider_cli_unavailable"
 
 
@@ -242,7 +298,9 @@ def test_cli_deadline_exceeded_is_a_search_timeout(fake) -> None:
 
 
 def test_unrelated_query_still_answers_and_no_hits_is_empty(fake) -> None:
-    result = fake({**HAPPY, "find": "find_unrelated_query"}).retrieve(query="zebra xylophone quokka")
+    result = fake({**HAPPY, "find": "find_unrelated_query"}).retrieve(
+        query="zebra xylophone quokka"
+    )
     assert result.status == "completed" and {i.score for i in result.items} == {0.5}
     result = fake({**HAPPY, "find": "find_no_hits"}).retrieve()
     assert (result.status, result.items) == ("completed", ())
@@ -280,7 +338,9 @@ def test_conf_location_persistent_vs_transient(fake) -> None:
         ({"api_key": 5}, "api_key"),
     ],
 )
-def test_config_is_strict_and_names_the_key(fresh_ws: Path, config: dict[str, Any], key: str) -> None:
+def test_config_is_strict_and_names_the_key(
+    fresh_ws: Path, config: dict[str, Any], key: str
+) -> None:
     ws = enable(fresh_ws, provider="openviking", config=config)
     with pytest.raises(InvalidInput) as err:
         make_provider(ws, load_profile(ws).context_provider)
@@ -292,7 +352,11 @@ def test_config_is_strict_and_names_the_key(fresh_ws: Path, config: dict[str, An
     ("cases", "config", "reason"),
     [
         (HAPPY, {}, None),
-        ({**HAPPY, "status": "status_json_server_down"}, {}, "provider_service_unavailable"),  # server down
+        (
+            {**HAPPY, "status": "status_json_server_down"},
+            {},
+            "provider_service_unavailable",
+        ),  # server down
         ({**HAPPY, "status": "server_down"}, {}, "provider_service_unavailable"),  # a dead URL
         (HAPPY, {"minimum_version": "0.9.0"}, "provider_version_incompatible"),
     ],
@@ -303,27 +367,55 @@ def test_status_check_asks_what_recall_asks(dcx, fake, cases, config, reason) ->
     result = dcx("-C", str(ov.ws.root), "status", "--check", "--format", "json")
     recall = result.json()["data"]["checks"]["recall"]
     assert recall["provider"] == "openviking"
-    assert (recall["status"], recall["reason_code"]) == (("ready", None) if reason is None else ("unavailable", reason))
-    asked = [["--version"]] if reason == "provider_version_incompatible" else [["--version"], ["status"]]
+    assert (recall["status"], recall["reason_code"]) == (
+        ("ready", None) if reason is None else ("unavailable", reason)
+    )
+    asked = (
+        [["--version"]]
+        if reason == "provider_version_incompatible"
+        else [["--version"], ["status"]]
+    )
     assert [c["argv"][:1] for c in ov.calls()] == asked
     assert not any(c["argv"][:1] == ["find"] for c in ov.calls())  # a check never searches
 
 
-@pytest.mark.parametrize(("find", "reason", "hint"), [
-    ("server_down", "provider_search_failed",
-     "`ov find` failed: check the scope URI exists (`ov tree`) and the server's logs"),
-    ("find_table", "provider_search_parse_failed",
-     "`ov` answered something that is not its JSON envelope: check `ov --version` (OpenViking >= 0.5) "
-     "and that nothing wraps the binary"),
-])
+@pytest.mark.parametrize(
+    ("find", "reason", "hint"),
+    [
+        (
+            "server_down",
+            "provider_search_failed",
+            "`ov find` failed: check the scope URI exists (`ov tree`) and the server's logs",
+        ),
+        (
+            "find_table",
+            "provider_search_parse_failed",
+            "`ov` answered something that is not its JSON envelope: check `ov --version` (OpenViking >= 0.5) "
+            "and that nothing wraps the binary",
+        ),
+    ],
+)
 def test_recall_failure_warnings_carry_a_hint(dcx, fake, find: str, reason: str, hint: str) -> None:
     ov = fake({**HAPPY, "find": find})
-    result = dcx("-C", str(ov.ws.root), "recall", "--scope", SCOPE, "--query", "roll back the TTL",
-                 "--query-summary", "TTL rollback", "--format", "json")
+    result = dcx(
+        "-C",
+        str(ov.ws.root),
+        "recall",
+        "--scope",
+        SCOPE,
+        "--query",
+        "roll back the TTL",
+        "--query-summary",
+        "TTL rollback",
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0
     body = result.json()
     assert body["data"]["retrieval"]["reason_code"] == reason
-    assert body["warnings"] == [f"recall unavailable ({reason}): {hint}"]  # the words, written out here
+    assert body["warnings"] == [
+        f"recall unavailable ({reason}): {hint}"
+    ]  # the words, written out here
 
 
 @pytest.mark.parametrize("edited", [True, False])
@@ -337,14 +429,29 @@ def test_items_whose_authority_was_edited_after_ingest_are_stale(dcx, fake, edit
     corpus = REPO / ".dcx-example" / "docs" if edited else FAKE.parent / "corpus"
     shutil.copytree(corpus, ov.ws.root / "docs")
     assert dcx("-C", str(ov.ws.root), "index").exit_code == 0
-    result = dcx("-C", str(ov.ws.root), "prepare", "--decision-id", "d1", "--auto-rebase", "--scope", SCOPE,
-                 "--query", "how do I roll back the cache TTL change", "--query-summary", "TTL rollback",
-                 "--format", "json")
+    result = dcx(
+        "-C",
+        str(ov.ws.root),
+        "prepare",
+        "--decision-id",
+        "d1",
+        "--auto-rebase",
+        "--scope",
+        SCOPE,
+        "--query",
+        "how do I roll back the cache TTL change",
+        "--query-summary",
+        "TTL rollback",
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0, result.stdout + result.stderr
     evidence = result.json()["data"]["assembly"]["evidence"]
     if edited:
         assert evidence["recalled_claims"] == []
-        assert [c["reason_code"] for c in evidence["stale_or_rejected_claims"]] == ["stale_authority_revision"] * 3
+        assert [c["reason_code"] for c in evidence["stale_or_rejected_claims"]] == [
+            "stale_authority_revision"
+        ] * 3
         listed = {r["source_ref"] for r in evidence["source_revisions"]}
         assert all(c["source_ref"] in listed for c in evidence["stale_or_rejected_claims"])
     else:

@@ -31,7 +31,9 @@ from tests.support.workspace import REPO
 
 pytestmark = [
     pytest.mark.live,
-    pytest.mark.skipif(os.environ.get("DCX_LIVE_OPENVIKING") != "1", reason="set DCX_LIVE_OPENVIKING=1 to run"),
+    pytest.mark.skipif(
+        os.environ.get("DCX_LIVE_OPENVIKING") != "1", reason="set DCX_LIVE_OPENVIKING=1 to run"
+    ),
 ]
 
 FIXTURES = REPO / "fixtures" / "openviking-0.5.2"
@@ -80,23 +82,51 @@ def live(tmp_path_factory) -> Iterator[dict[str, object]]:
     home.mkdir()
     stub_port, server_port = _free_port(), _free_port()
     env = {"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8", "HOME": str(home)}
-    values = {"WORKSPACE": str(tmp / "workspace"), "STUB_PORT": str(stub_port), "SERVER_PORT": str(server_port)}
+    values = {
+        "WORKSPACE": str(tmp / "workspace"),
+        "STUB_PORT": str(stub_port),
+        "SERVER_PORT": str(server_port),
+    }
     (tmp / "ov.conf").write_text(_fill(FIXTURES / "ov.conf.template.json", values))
     (tmp / "ovcli.conf").write_text(_fill(FIXTURES / "ovcli.conf.template.json", values))
     procs: list[subprocess.Popen] = []
     try:
-        stub = subprocess.Popen([sys.executable, str(FIXTURES / "stub_embedding_server.py"), str(stub_port)],
-                                stdout=subprocess.PIPE, text=True, env=env)
+        stub = subprocess.Popen(
+            [sys.executable, str(FIXTURES / "stub_embedding_server.py"), str(stub_port)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         procs.append(stub)
         assert "stub ready" in (stub.stdout.readline() if stub.stdout else "")
-        srv = subprocess.Popen([server, "--config", str(tmp / "ov.conf"), "--host", "127.0.0.1", "--port", str(server_port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+        srv = subprocess.Popen(
+            [
+                server,
+                "--config",
+                str(tmp / "ov.conf"),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(server_port),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
         procs.append(srv)
         _wait_http(f"http://127.0.0.1:{server_port}/health", 90)
         cli_env = {**env, "OPENVIKING_CLI_CONFIG_FILE": str(tmp / "ovcli.conf")}
-        subprocess.run([ov, "language", "en"], env=cli_env, check=True, capture_output=True, timeout=30)
-        subprocess.run([ov, "add-resource", str(FIXTURES / "corpus"), "--to", SCOPE, "--wait", "-o", "json"],
-                       env=cli_env, check=True, capture_output=True, timeout=180)
+        subprocess.run(
+            [ov, "language", "en"], env=cli_env, check=True, capture_output=True, timeout=30
+        )
+        subprocess.run(
+            [ov, "add-resource", str(FIXTURES / "corpus"), "--to", SCOPE, "--wait", "-o", "json"],
+            env=cli_env,
+            check=True,
+            capture_output=True,
+            timeout=180,
+        )
         yield {"ov": ov, "home": home, "port": server_port, "server": srv}
     finally:
         for proc in reversed(procs):
@@ -111,16 +141,25 @@ def live(tmp_path_factory) -> Iterator[dict[str, object]]:
 
 def _provider(root: Path, live: dict[str, object], monkeypatch, **config: object):
     monkeypatch.setenv("HOME", str(live["home"]))  # where `ov language en` ran
-    ws = enable(root, provider="openviking", config={
-        "binary": str(live["ov"]), "url": f"http://127.0.0.1:{live['port']}", "account": "default", "user": "default",
-        **config,
-    })
+    ws = enable(
+        root,
+        provider="openviking",
+        config={
+            "binary": str(live["ov"]),
+            "url": f"http://127.0.0.1:{live['port']}",
+            "account": "default",
+            "user": "default",
+            **config,
+        },
+    )
     return make_provider(ws, load_profile(ws).context_provider)
 
 
 def test_live_l2_recall_keeps_the_contract(fresh_ws: Path, live, monkeypatch) -> None:
     provider = _provider(fresh_ws, live, monkeypatch, result_levels=[2])
-    result = provider.retrieve(request(scope_ref=SCOPE, max_results=3), deadline=time.monotonic() + 30)
+    result = provider.retrieve(
+        request(scope_ref=SCOPE, max_results=3), deadline=time.monotonic() + 30
+    )
     assert result.status == "completed", result.reason_code
     assert 1 <= len(result.items) <= 3 and result.provider_version.startswith("0.")
     corpus = {p.read_text() for p in (FIXTURES / "corpus").glob("*.md")}
@@ -133,11 +172,15 @@ def test_live_l2_recall_keeps_the_contract(fresh_ws: Path, live, monkeypatch) ->
 
 def test_live_missing_scope_is_completed_empty(fresh_ws: Path, live, monkeypatch) -> None:
     provider = _provider(fresh_ws, live, monkeypatch, result_levels=[2])
-    result = provider.retrieve(request(scope_ref="viking://resources/does-not-exist"), deadline=time.monotonic() + 30)
+    result = provider.retrieve(
+        request(scope_ref="viking://resources/does-not-exist"), deadline=time.monotonic() + 30
+    )
     assert (result.status, result.items) == ("completed", ())
 
 
-def test_live_fresh_home_is_cli_not_configured(fresh_ws: Path, live, monkeypatch, tmp_path: Path) -> None:
+def test_live_fresh_home_is_cli_not_configured(
+    fresh_ws: Path, live, monkeypatch, tmp_path: Path
+) -> None:
     provider = _provider(fresh_ws, live, monkeypatch)
     monkeypatch.setenv("HOME", str(tmp_path / "fresh-home"))
     result = provider.retrieve(request(scope_ref=SCOPE), deadline=time.monotonic() + 30)
@@ -146,14 +189,21 @@ def test_live_fresh_home_is_cli_not_configured(fresh_ws: Path, live, monkeypatch
 
 def test_live_server_down_is_service_unavailable(fresh_ws: Path, live, monkeypatch) -> None:
     provider = _provider(fresh_ws, live, monkeypatch)
-    provider.config = {**provider.config, "url": f"http://127.0.0.1:{_free_port()}"}  # nothing listens there
+    provider.config = {
+        **provider.config,
+        "url": f"http://127.0.0.1:{_free_port()}",
+    }  # nothing listens there
     result = provider.retrieve(request(scope_ref=SCOPE), deadline=time.monotonic() + 30)
     assert result.reason_code == "provider_service_unavailable"
 
 
-def test_live_leading_dash_query_is_a_query_not_an_option(fresh_ws: Path, live, monkeypatch) -> None:
+def test_live_leading_dash_query_is_a_query_not_an_option(
+    fresh_ws: Path, live, monkeypatch
+) -> None:
     provider = _provider(fresh_ws, live, monkeypatch, result_levels=[2])
-    result = provider.retrieve(request(scope_ref=SCOPE, query="-n 99 roll back the TTL", max_results=2),
-                               deadline=time.monotonic() + 30)
+    result = provider.retrieve(
+        request(scope_ref=SCOPE, query="-n 99 roll back the TTL", max_results=2),
+        deadline=time.monotonic() + 30,
+    )
     assert result.status == "completed", result.reason_code
     assert 1 <= len(result.items) <= 2

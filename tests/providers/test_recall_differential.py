@@ -75,7 +75,9 @@ def _words(rng: random.Random, size: int) -> list[str]:
     return words
 
 
-def make_corpus(seed: int, n_chunks: int, n_sources: int, vocab: int, skew: float, tiny_share: bool) -> Corpus:
+def make_corpus(
+    seed: int, n_chunks: int, n_sources: int, vocab: int, skew: float, tiny_share: bool
+) -> Corpus:
     rng = random.Random(seed)
     words = _words(rng, vocab)
     weights = [1.0 / (rank + 1) ** skew for rank in range(len(words))]
@@ -85,7 +87,9 @@ def make_corpus(seed: int, n_chunks: int, n_sources: int, vocab: int, skew: floa
     # chunks per source: with tiny_share the last source holds 1% of them
     counts = [n_chunks // n_sources] * n_sources
     if tiny_share and n_sources > 1:
-        counts = [max(1, n_chunks // 100)] + [(n_chunks - max(1, n_chunks // 100)) // (n_sources - 1)] * (n_sources - 1)
+        counts = [max(1, n_chunks // 100)] + [
+            (n_chunks - max(1, n_chunks // 100)) // (n_sources - 1)
+        ] * (n_sources - 1)
         counts = counts[1:] + counts[:1]
     sources: dict[str, list[tuple[str, list[Chunk]]]] = {}
     serial = 0
@@ -113,18 +117,25 @@ def make_corpus(seed: int, n_chunks: int, n_sources: int, vocab: int, skew: floa
 
 
 def write_goal(root: Path, corpus: Corpus, dcx: Any) -> None:
-    assert dcx("-C", str(root), "init", "--goal-id", "goal-diff", "--agent-id", "agent-a").exit_code == 0
+    assert (
+        dcx("-C", str(root), "init", "--goal-id", "goal-diff", "--agent-id", "agent-a").exit_code
+        == 0
+    )
     dc = root / ".decision-context"
     (dc / "profile.toml").write_text(
         'schema_version = "decision_context_profile_v0"\ngoal_id = "goal-diff"\nenabled = true\n'
-        'enabled_agents = ["agent-a"]\n[context_provider]\nprovider = "bm25"\nmax_results = 8\n')
-    registry = ['schema_version = "decision_source_registry_v0"',
-                '[[bindings]]\nprovider_id = "files"\nadapter = "local-file"']
+        'enabled_agents = ["agent-a"]\n[context_provider]\nprovider = "bm25"\nmax_results = 8\n'
+    )
+    registry = [
+        'schema_version = "decision_source_registry_v0"',
+        '[[bindings]]\nprovider_id = "files"\nadapter = "local-file"',
+    ]
     for sid, files in corpus.sources.items():
         registry.append(
             f'[[sources]]\nsource_id = "{sid}"\nprovider_id = "files"\nsource_kind = "document"\npriority = "p1"\n'
             'evidence_level = "s1"\nobjectives = ["diff"]\nscan_mode = "incremental"\nexact_read_policy = "always"\n'
-            f'freshness_seconds = 86400\nlocator = "{sid}"')
+            f'freshness_seconds = 86400\nlocator = "{sid}"'
+        )
         for path, chunks in files:
             target = root / sid / path
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -137,28 +148,50 @@ class Oracle:
 
     def __init__(self, corpus: Corpus) -> None:
         self.conn = sqlite3.connect(":memory:")
-        self.conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, src UNINDEXED, "
-                          "tokenize = 'unicode61 remove_diacritics 2')")
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE t USING fts5(body, src UNINDEXED, "
+            "tokenize = 'unicode61 remove_diacritics 2')"
+        )
         self.by_tag = {c.tag: c for c in corpus.chunks()}
-        self.conn.executemany("INSERT INTO t (body, src) VALUES (?, ?)",
-                              [(c.body, c.tag) for c in corpus.chunks()])
+        self.conn.executemany(
+            "INSERT INTO t (body, src) VALUES (?, ?)", [(c.body, c.tag) for c in corpus.chunks()]
+        )
 
     def rank(self, query: str, scope: list[str], k: int) -> list[tuple[Chunk, float]]:
         terms = list(dict.fromkeys(TOKEN.findall(unicodedata.normalize("NFC", query))))
         if not terms:
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        rows = [(self.by_tag[tag], -score) for tag, score in
-                self.conn.execute("SELECT src, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t)", (match,))]
+        rows = [
+            (self.by_tag[tag], -score)
+            for tag, score in self.conn.execute(
+                "SELECT src, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t)", (match,)
+            )
+        ]
         if scope:
             rows = [(c, s) for c, s in rows if c.source_id in scope]
         rows.sort(key=lambda r: (-r[1], r[0].source_id, r[0].path, r[0].ordinal))
         return rows[:k]
 
 
-def dcx_rank(dcx: Any, root: Path, corpus: Corpus, query: str, scope: str, k: int) -> list[tuple[Chunk, float]]:
-    out = dcx("-C", str(root), "recall", "--scope", scope, "--query", query, "--query-summary", "differential",
-              "--max-results", str(k), "--format", "json")
+def dcx_rank(
+    dcx: Any, root: Path, corpus: Corpus, query: str, scope: str, k: int
+) -> list[tuple[Chunk, float]]:
+    out = dcx(
+        "-C",
+        str(root),
+        "recall",
+        "--scope",
+        scope,
+        "--query",
+        query,
+        "--query-summary",
+        "differential",
+        "--max-results",
+        str(k),
+        "--format",
+        "json",
+    )
     assert out.exit_code == 0, (out.stdout[-600:], out.stderr[-600:])
     data = json.loads(out.stdout)["data"]
     assert data["status"] == "completed", data["reason_code"]
@@ -187,7 +220,10 @@ def queries(rng: random.Random, corpus: Corpus, scope: list[str], n: int) -> lis
         elif kind < 0.65:
             terms = ["qqqnotaword", rng.choice(corpus.vocabulary)]
         else:  # Zipf head and tail
-            terms = [rng.choice(corpus.vocabulary[:8]), *rng.sample(corpus.vocabulary, rng.randint(0, 4))]
+            terms = [
+                rng.choice(corpus.vocabulary[:8]),
+                *rng.sample(corpus.vocabulary, rng.randint(0, 4)),
+            ]
         rng.shuffle(terms)
         if rng.random() < 0.2:
             terms.append(terms[0].upper())  # a repeated term, differently cased
@@ -216,7 +252,13 @@ def check_corpus(dcx: Any, corpus: Corpus, seed: int, n_queries: int) -> int:
                 k = rng.randint(1, 8)
                 want = oracle.rank(query, scope, k)
                 got = dcx_rank(dcx, root, corpus, query, scope_ref, k)
-                assert [c[:3] for c, _ in got] == [c[:3] for c, _ in want], (query, scope_ref, k, got, want)
+                assert [c[:3] for c, _ in got] == [c[:3] for c, _ in want], (
+                    query,
+                    scope_ref,
+                    k,
+                    got,
+                    want,
+                )
                 assert [s for _, s in got] == [round(s, 6) for _, s in want], (query, scope_ref)
                 compared += 1
     return compared
@@ -227,12 +269,22 @@ def fast() -> Any:
     return invoker()
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                      HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**32 - 1), n_chunks=st.one_of(st.integers(5, 300), st.integers(2000, 2400)),
-       n_sources=st.integers(1, 4), vocab=st.integers(4, 1500), skew=st.floats(0.6, 1.6),
-       tiny_share=st.booleans())
-def test_recall_top_k_equals_plain_fts5_ranking(fast, seed, n_chunks, n_sources, vocab, skew, tiny_share) -> None:
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_chunks=st.one_of(st.integers(5, 300), st.integers(2000, 2400)),
+    n_sources=st.integers(1, 4),
+    vocab=st.integers(4, 1500),
+    skew=st.floats(0.6, 1.6),
+    tiny_share=st.booleans(),
+)
+def test_recall_top_k_equals_plain_fts5_ranking(
+    fast, seed, n_chunks, n_sources, vocab, skew, tiny_share
+) -> None:
     corpus = make_corpus(seed, n_chunks, n_sources, vocab, skew, tiny_share)
     assert check_corpus(fast, corpus, seed, n_queries=5) > 0
 
@@ -246,7 +298,11 @@ def test_scoped_recall_of_common_terms_is_not_empty(dcx) -> None:
     corpus = make_corpus(seed=11, n_chunks=2400, n_sources=3, vocab=300, skew=1.0, tiny_share=True)
     oracle = Oracle(corpus)
     chunks = corpus.chunks()
-    common = [w for w in corpus.common if 2 * sum(w in TOKEN.findall(c.body) for c in chunks) >= len(chunks)]
+    common = [
+        w
+        for w in corpus.common
+        if 2 * sum(w in TOKEN.findall(c.body) for c in chunks) >= len(chunks)
+    ]
     assert common, "the corpus lost its near-zero-IDF terms"
     with tempfile.TemporaryDirectory(prefix="dcx-diff-") as tmp:
         root = Path(tmp) / "goal"

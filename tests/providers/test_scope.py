@@ -49,7 +49,9 @@ def test_invalid_codex_links_are_refused_without_echo(link: str) -> None:
     assert "t-1" not in rendered and "threads/" not in rendered.replace("codex://threads/<id>", "")
 
 
-@pytest.mark.parametrize("scope", ["", "source:docs", "source:a,b", "viking://resources/x", "host-session:codex:t-1"])
+@pytest.mark.parametrize(
+    "scope", ["", "source:docs", "source:a,b", "viking://resources/x", "host-session:codex:t-1"]
+)
 def test_other_scopes_pass_through_unchanged(scope: str) -> None:
     assert normalise_scope(scope) == scope
 

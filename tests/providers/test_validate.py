@@ -56,7 +56,15 @@ def test_timeout_fractions_within_bounds_pass(value: float) -> None:
 
 @pytest.mark.parametrize(
     "summary",
-    ["notes in /home/alice/plans.md", "see ~/notes", "key ghp_" + "a" * 36, "api_key=abc123", "x" * 221, "", "a\x00b"],
+    [
+        "notes in /home/alice/plans.md",
+        "see ~/notes",
+        "key ghp_" + "a" * 36,
+        "api_key=abc123",
+        "x" * 221,
+        "",
+        "a\x00b",
+    ],
 )
 def test_query_summary_must_be_public_safe_and_bounded(summary: str) -> None:
     _rejects("query_summary", query_summary=summary)
@@ -91,13 +99,42 @@ def test_effective_timeout_is_the_shortest_limit() -> None:
 
 
 def test_build_request_applies_the_profile_gates() -> None:
-    cp = ContextProviderConfig(provider="bm25", max_results=3, timeout_seconds=5, max_content_chars=999, scope_ref="source:docs")
-    req = build_request(cp, scope_ref=None, query="q", query_summary="s", max_results=8, timeout_seconds=60,
-                        observed_at="2026-11-29T18:00:00Z")
-    assert (req.scope_ref, req.max_results, req.timeout_seconds, req.max_content_chars) == ("source:docs", 3, 5.0, 999)
-    req = build_request(cp, scope_ref="codex://threads/t-1", query="q", query_summary="s", max_results=None,
-                        timeout_seconds=1.5, observed_at="2026-11-29T18:00:00Z")
-    assert (req.scope_ref, req.max_results, req.timeout_seconds) == ("host-session:codex:t-1", 3, 1.5)
+    cp = ContextProviderConfig(
+        provider="bm25",
+        max_results=3,
+        timeout_seconds=5,
+        max_content_chars=999,
+        scope_ref="source:docs",
+    )
+    req = build_request(
+        cp,
+        scope_ref=None,
+        query="q",
+        query_summary="s",
+        max_results=8,
+        timeout_seconds=60,
+        observed_at="2026-11-29T18:00:00Z",
+    )
+    assert (req.scope_ref, req.max_results, req.timeout_seconds, req.max_content_chars) == (
+        "source:docs",
+        3,
+        5.0,
+        999,
+    )
+    req = build_request(
+        cp,
+        scope_ref="codex://threads/t-1",
+        query="q",
+        query_summary="s",
+        max_results=None,
+        timeout_seconds=1.5,
+        observed_at="2026-11-29T18:00:00Z",
+    )
+    assert (req.scope_ref, req.max_results, req.timeout_seconds) == (
+        "host-session:codex:t-1",
+        3,
+        1.5,
+    )
 
 
 # -- provider side -------------------------------------------------------------
@@ -114,21 +151,32 @@ def test_completed_empty_differs_from_unavailable() -> None:
     req = request()
     empty = guarded_retrieve(ScriptedProvider(answer(req)), req, deadline=0)
     assert (empty.status, empty.reason_code, empty.ok, empty.items) == ("completed", None, True, ())
-    down = guarded_retrieve(ScriptedProvider(unavailable(req, "bm25", "index_missing")), req, deadline=0)
+    down = guarded_retrieve(
+        ScriptedProvider(unavailable(req, "bm25", "index_missing")), req, deadline=0
+    )
     assert (down.status, down.reason_code, down.ok) == ("unavailable", "index_missing", False)
 
 
 def test_a_provider_that_raises_fails_open_without_its_text() -> None:
     req = request()
-    result = guarded_retrieve(ScriptedProvider(raises=RuntimeError("CANARY /home/alice/secret.md")), req, deadline=0)
-    assert (result.status, result.reason_code, result.items) == ("unavailable", "provider_retrieval_failed", ())
+    result = guarded_retrieve(
+        ScriptedProvider(raises=RuntimeError("CANARY /home/alice/secret.md")), req, deadline=0
+    )
+    assert (result.status, result.reason_code, result.items) == (
+        "unavailable",
+        "provider_retrieval_failed",
+        (),
+    )
     assert "CANARY" not in repr(result)
 
 
 @pytest.mark.parametrize(
     ("label", "broken"),
     [
-        ("nine items", lambda r: answer(r._replace(max_results=8), tuple(item(i) for i in range(1, 10)))),
+        (
+            "nine items",
+            lambda r: answer(r._replace(max_results=8), tuple(item(i) for i in range(1, 10))),
+        ),
         ("16001-char content", lambda r: answer(r, (item(1, content="c" * 16001),))),
         ("home path summary", lambda r: answer(r, (item(1, summary="from /home/alice/notes.md"),))),
         ("token summary", lambda r: answer(r, (item(1, summary="ghp_" + "x" * 36),))),
@@ -139,15 +187,24 @@ def test_a_provider_that_raises_fails_open_without_its_text() -> None:
         ("bool score", lambda r: answer(r, (item(1, score=True),))),
         ("long resource ref", lambda r: answer(r, (item(1, resource_ref="r" * 513),))),
         ("duplicate refs", lambda r: answer(r, (item(1), item(1)))),
-        ("items when unavailable", lambda r: answer(r, (item(1),), status="unavailable", reason_code="x")),
+        (
+            "items when unavailable",
+            lambda r: answer(r, (item(1),), status="unavailable", reason_code="x"),
+        ),
         ("reason when completed", lambda r: answer(r, reason_code="odd")),
         ("no reason when unavailable", lambda r: answer(r, status="unavailable")),
         ("unknown status", lambda r: answer(r, status="partial")),
         ("other provider name", lambda r: answer(r, provider="openviking")),
         ("echo mismatch", lambda r: answer(r, query_summary="something else")),
-        ("content budget", lambda r: answer(r._replace(max_content_chars=10), (item(1, content="c" * 11),))),
+        (
+            "content budget",
+            lambda r: answer(r._replace(max_content_chars=10), (item(1, content="c" * 11),)),
+        ),
         ("not a retrieval", lambda r: {"status": "completed"}),
-        ("unsafe readiness", lambda r: answer(r, provider_readiness={"next_action": "see /home/alice"})),
+        (
+            "unsafe readiness",
+            lambda r: answer(r, provider_readiness={"next_action": "see /home/alice"}),
+        ),
     ],
 )
 def test_a_contract_violation_becomes_provider_contract_invalid(label: str, broken) -> None:
@@ -155,15 +212,24 @@ def test_a_contract_violation_becomes_provider_contract_invalid(label: str, brok
     bad = broken(req)
     tight = req._replace(max_content_chars=10) if label == "content budget" else req
     result = guarded_retrieve(ScriptedProvider(bad), tight, deadline=0)
-    assert (result.status, result.reason_code, result.items) == ("unavailable", "provider_contract_invalid", ()), label
+    assert (result.status, result.reason_code, result.items) == (
+        "unavailable",
+        "provider_contract_invalid",
+        (),
+    ), label
     assert "/home/alice" not in repr(result)
 
 
 def test_9_items_for_max_8_is_a_violation_but_8_pass() -> None:
     req = request(max_results=8)
-    assert guarded_retrieve(ScriptedProvider(answer(req, tuple(item(i) for i in range(1, 9)))), req, deadline=0).ok
+    assert guarded_retrieve(
+        ScriptedProvider(answer(req, tuple(item(i) for i in range(1, 9)))), req, deadline=0
+    ).ok
     nine = answer(req, tuple(item(i) for i in range(1, 10)))
-    assert guarded_retrieve(ScriptedProvider(nine), req, deadline=0).reason_code == "provider_contract_invalid"
+    assert (
+        guarded_retrieve(ScriptedProvider(nine), req, deadline=0).reason_code
+        == "provider_contract_invalid"
+    )
 
 
 def test_item_problems_are_named() -> None:

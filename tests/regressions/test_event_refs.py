@@ -10,17 +10,28 @@ from tests.support.cycle import D, prepared, through_writeback
 
 
 def _events(root: Path) -> list[dict]:
-    return [json.loads(line) for line in (root / ".decision-context" / "events.jsonl").read_text().splitlines()]
+    return [
+        json.loads(line)
+        for line in (root / ".decision-context" / "events.jsonl").read_text().splitlines()
+    ]
 
 
 def test_show_resolves_an_event_by_full_id_and_by_unique_prefix(dcx, cycled: Path) -> None:
     event = _events(cycled)[0]
-    for text in (event["event_id"], event["event_id"][:18], event["event_id"].rsplit("-", 1)[1][:8]):
+    for text in (
+        event["event_id"],
+        event["event_id"][:18],
+        event["event_id"].rsplit("-", 1)[1][:8],
+    ):
         result = dcx("-C", str(cycled), "show", text, "--format", "json")
         assert result.exit_code == 0, (text, result.stderr)
         assert result.json() == event
         people = dcx("-C", str(cycled), "show", text)
-        assert people.exit_code == 0 and event["event_id"] in people.stdout and "validation" in people.stdout
+        assert (
+            people.exit_code == 0
+            and event["event_id"] in people.stdout
+            and "validation" in people.stdout
+        )
 
 
 def test_unknown_event_prefix_is_ref_not_found(dcx, cycled: Path) -> None:
@@ -31,7 +42,17 @@ def test_unknown_event_prefix_is_ref_not_found(dcx, cycled: Path) -> None:
 def test_commit_accepts_a_unique_event_prefix(dcx, example: Path) -> None:
     prepared(dcx, example)
     event_id = through_writeback(dcx, example)
-    result = dcx("-C", str(example), "commit", "--decision-id", D, "--event-id", event_id[:16], "--format", "json")
+    result = dcx(
+        "-C",
+        str(example),
+        "commit",
+        "--decision-id",
+        D,
+        "--event-id",
+        event_id[:16],
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0, result.stdout + result.stderr
     assert result.json()["data"]["receipt"]["event_id"] == event_id
 

@@ -80,11 +80,15 @@ def test_changed_globs_are_matched_afresh(fresh_ws: Path, counting: list[str]) -
     assert len(counting) == 64
     narrowed = _walk(fresh_ws, ["**/*.md"], ["skip/", "a/"])
     assert set(narrowed.files) == {p for p in wanted if not p.startswith("a/")}
-    unfiltered = walk_module.walk(Workspace(fresh_ws), SID, {"path": "docs"}, max_scan_bytes=1 << 20)
+    unfiltered = walk_module.walk(
+        Workspace(fresh_ws), SID, {"path": "docs"}, max_scan_bytes=1 << 20
+    )
     assert len(unfiltered.files) == 64
 
 
-def test_forked_sweeps_bring_their_rejections_home(fresh_ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_forked_sweeps_bring_their_rejections_home(
+    fresh_ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     wanted = _tree(fresh_ws)
     monkeypatch.setattr(sweep_module, "PARALLEL_MIN_FILES", 8)
     monkeypatch.setattr(sweep_module, "PARALLEL_MIN_DIRS", 2)

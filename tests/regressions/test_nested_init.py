@@ -52,6 +52,11 @@ def test_nested_decision_context_is_never_scanned(dcx, example: Path, nested: st
     from dcx.core.walk import walk
     from dcx.core.workspace import Workspace
 
-    walked = walk(Workspace(example), "source:authority:docs", {"path": "docs"}, max_scan_bytes=1 << 20,
-                  save_cache=False)
+    walked = walk(
+        Workspace(example),
+        "source:authority:docs",
+        {"path": "docs"},
+        max_scan_bytes=1 << 20,
+        save_cache=False,
+    )
     assert walked.files and not any(".decision-context" in rel.split("/") for rel in walked.files)

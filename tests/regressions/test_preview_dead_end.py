@@ -26,14 +26,18 @@ def test_status_and_log_say_the_assembly_is_a_preview(dcx, example: Path) -> Non
 
 def test_status_of_a_real_assembly_still_suggests_propose(dcx, example: Path) -> None:
     assert dcx("-C", str(example), "prepare", "--decision-id", D, "--baseline").exit_code == 0
-    row = dcx("-C", str(example), "status", "--format", "json").json()["data"]["workspace"]["decisions"][0]
+    row = dcx("-C", str(example), "status", "--format", "json").json()["data"]["workspace"][
+        "decisions"
+    ][0]
     assert row["next_step"] == "propose" and row["next_hint"] is None
 
 
 def test_nothing_to_commit_after_a_preview_has_a_hint(dcx, example: Path) -> None:
     _preview(dcx, example)
     event_id = through_writeback(dcx, example)
-    result = dcx("-C", str(example), "commit", "--decision-id", D, "--event-id", event_id, "--format", "json")
+    result = dcx(
+        "-C", str(example), "commit", "--decision-id", D, "--event-id", event_id, "--format", "json"
+    )
     assert result.exit_code == 1
     error = result.json()["error"]
     assert error["code"] == "nothing_to_commit"

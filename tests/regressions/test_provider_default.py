@@ -11,12 +11,12 @@ import pytest
 from tests.support.workspace import REPO
 
 PROFILE = Path(".decision-context") / "profile.toml"
-TABLE = '''[context_provider]
+TABLE = """[context_provider]
 provider = "bm25"
 namespace = "decision-context"
 max_results = 2
 timeout_seconds = 10
-'''
+"""
 
 
 def _profile(root: Path, table: str) -> None:
@@ -26,27 +26,42 @@ def _profile(root: Path, table: str) -> None:
     path.write_text(text.replace(TABLE, table))
 
 
-@pytest.mark.parametrize(("table", "provider"), [
-    ("", "bm25"),  # no table at all
-    ("[context_provider]\nmax_results = 2\n", "bm25"),  # a table without `provider`
-    (TABLE, "bm25"),
-    ('[context_provider]\nprovider = "none"\n', "none"),
-])
+@pytest.mark.parametrize(
+    ("table", "provider"),
+    [
+        ("", "bm25"),  # no table at all
+        ("[context_provider]\nmax_results = 2\n", "bm25"),  # a table without `provider`
+        (TABLE, "bm25"),
+        ('[context_provider]\nprovider = "none"\n', "none"),
+    ],
+)
 def test_status_and_recall_follow_one_rule(dcx, example: Path, table: str, provider: str) -> None:
     _profile(example, table)
     status = dcx("-C", str(example), "status", "--format", "json").json()["data"]["activation"]
     assert status["context_provider"] == provider
     assert dcx("-C", str(example), "index").exit_code == 0
-    recall = dcx("-C", str(example), "recall", "--scope", "", "--query", "roll back the TTL",
-                 "--query-summary", "TTL rollback", "--format", "json").json()["data"]
+    recall = dcx(
+        "-C",
+        str(example),
+        "recall",
+        "--scope",
+        "",
+        "--query",
+        "roll back the TTL",
+        "--query-summary",
+        "TTL rollback",
+        "--format",
+        "json",
+    ).json()["data"]
     receipt = recall.get("retrieval", recall)
     assert receipt["provider"] == provider, recall
 
 
 def test_template_and_docs_state_the_same_rule(fresh_ws: Path) -> None:
     template = (fresh_ws / PROFILE).read_text()
-    assert "bm25 (default)" in template and re.search(r"without the table.*bm25|bm25.*without the table",
-                                                      template, re.S | re.I), template
+    assert "bm25 (default)" in template and re.search(
+        r"without the table.*bm25|bm25.*without the table", template, re.S | re.I
+    ), template
     assert "Remove the table for none" not in template
     docs = (REPO / "docs" / "workspace.md").read_text()
     row = next(line for line in docs.splitlines() if line.startswith("| `[context_provider]`"))

@@ -37,19 +37,27 @@ def test_only_rfc3339_is_accepted(bad: str) -> None:
         normalise_ts(bad, field="--observed-at")
 
 
-@pytest.mark.parametrize(("given", "expected"), [
-    ("2026-11-29T18:00:00Z", "2026-11-29T18:00:00Z"),
-    ("2026-11-29t18:00:00z", "2026-11-29T18:00:00Z"),
-    ("2026-11-29T18:00:00.5Z", "2026-11-29T18:00:00.500000Z"),
-    ("2026-11-29T18:00:00.123456Z", "2026-11-29T18:00:00.123456Z"),
-    ("2026-11-29T18:00:00.123456000Z", "2026-11-29T18:00:00.123456Z"),  # Go's RFC3339Nano, exact
-    ("2026-11-29T19:30:00+01:30", "2026-11-29T18:00:00Z"),
-    ("2026-11-29T18:00:00-00:00", "2026-11-29T18:00:00Z"),
-])
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("2026-11-29T18:00:00Z", "2026-11-29T18:00:00Z"),
+        ("2026-11-29t18:00:00z", "2026-11-29T18:00:00Z"),
+        ("2026-11-29T18:00:00.5Z", "2026-11-29T18:00:00.500000Z"),
+        ("2026-11-29T18:00:00.123456Z", "2026-11-29T18:00:00.123456Z"),
+        (
+            "2026-11-29T18:00:00.123456000Z",
+            "2026-11-29T18:00:00.123456Z",
+        ),  # Go's RFC3339Nano, exact
+        ("2026-11-29T19:30:00+01:30", "2026-11-29T18:00:00Z"),
+        ("2026-11-29T18:00:00-00:00", "2026-11-29T18:00:00Z"),
+    ],
+)
 def test_rfc3339_normalises_exactly(given: str, expected: str) -> None:
     assert normalise_ts(given) == expected
 
 
 def test_cli_names_the_flag(dcx, example) -> None:
     result = dcx("-C", str(example), "scan", "--observed-at", "20261129T180000Z")
-    assert result.exit_code == 2 and "--observed-at" in result.stderr and "RFC 3339" in result.stderr
+    assert (
+        result.exit_code == 2 and "--observed-at" in result.stderr and "RFC 3339" in result.stderr
+    )

@@ -17,7 +17,7 @@ from dcx.core.tomlerrors import line_of
 
 # string values that look like TOML structure: (TOML source lines, the parsed value)
 TRICKY = [
-    (['"""docs', "[[sources]]", 'priority = "p9"', '"""'], "docs\n[[sources]]\npriority = \"p9\"\n"),
+    (['"""docs', "[[sources]]", 'priority = "p9"', '"""'], 'docs\n[[sources]]\npriority = "p9"\n'),
     (["'''", "[table]", "x = [", "'''"], "[table]\nx = [\n"),
     (['"a ] [ b # not a comment"'], "a ] [ b # not a comment"),
     (["'[[sources]]'"], "[[sources]]"),
@@ -72,10 +72,14 @@ exact_read_policy = "always"
 freshness_seconds = 3600
 locator = {locator}
 """
-    body = ('schema_version = "decision_source_registry_v0"\n\n[[bindings]]\nprovider_id = "files"\n'
-            'adapter = "local-file"\n\n'
-            + source.format(sid="a", priority="p0", locator='"""docs\n[[sources]]\npriority = "p1"\n"""')
-            + source.format(sid="b", priority="p9", locator='"docs"'))
+    body = (
+        'schema_version = "decision_source_registry_v0"\n\n[[bindings]]\nprovider_id = "files"\n'
+        'adapter = "local-file"\n\n'
+        + source.format(
+            sid="a", priority="p0", locator='"""docs\n[[sources]]\npriority = "p1"\n"""'
+        )
+        + source.format(sid="b", priority="p9", locator='"docs"')
+    )
     (fresh_ws / ".decision-context" / "sources.toml").write_text(body)
     wanted = body.splitlines().index('priority = "p9"') + 1
     result = dcx("-C", str(fresh_ws), "sources")

@@ -13,7 +13,10 @@ def _record(dcx, root: Path, decision_id: str) -> None:
     seed_evidence(root, decision_id)
     for verb, body in (("propose", PROPOSAL), ("outcome", OUTCOME)):
         path = write_json(root / f"{verb}-{decision_id}.json", body)
-        assert dcx("-C", str(root), verb, "--decision-id", decision_id, "--from", str(path)).exit_code == 0
+        assert (
+            dcx("-C", str(root), verb, "--decision-id", decision_id, "--from", str(path)).exit_code
+            == 0
+        )
 
 
 def test_artifact_of_another_decision_is_refused_before_appending(dcx, example: Path) -> None:
@@ -27,7 +30,17 @@ def test_artifact_of_another_decision_is_refused_before_appending(dcx, example: 
     foreign = decisions.latest(ws, "other", "outcome")
     events = example / ".decision-context" / "events.jsonl"
     before = events.read_bytes() if events.exists() else b""
-    args = ["-C", str(example), "writeback", "--decision-id", D, "--kind", "validation", "--summary", "kept"]
+    args = [
+        "-C",
+        str(example),
+        "writeback",
+        "--decision-id",
+        D,
+        "--kind",
+        "validation",
+        "--summary",
+        "kept",
+    ]
     for ref in (*own, foreign):
         args += ["--artifact", ref]
     result = dcx(*args, "--format", "json")
@@ -37,6 +50,16 @@ def test_artifact_of_another_decision_is_refused_before_appending(dcx, example: 
     assert "other" in error["message"] and error["hint"]
     assert (events.read_bytes() if events.exists() else b"") == before
     # its own packets are fine
-    ok = dcx("-C", str(example), "writeback", "--decision-id", D, "--kind", "validation", "--summary", "kept",
-             *[x for ref in [*own, decisions.latest(ws, D, "outcome")] for x in ("--artifact", ref)])
+    ok = dcx(
+        "-C",
+        str(example),
+        "writeback",
+        "--decision-id",
+        D,
+        "--kind",
+        "validation",
+        "--summary",
+        "kept",
+        *[x for ref in [*own, decisions.latest(ws, D, "outcome")] for x in ("--artifact", ref)],
+    )
     assert ok.exit_code == 0, ok.stderr

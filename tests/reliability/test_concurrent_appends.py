@@ -43,12 +43,28 @@ def test_sixteen_writebacks_append_whole_lines_and_lose_none(template, tmp_path:
     distinct = PROCESSES - COPIES
     summaries = [f"Concurrent validation {i:02d} of the TTL decision" for i in range(distinct)]
     summaries += ["Concurrent validation repeated by four agents"] * COPIES
-    commands = [["-C", str(root), "writeback", "--decision-id", DECISION, "--kind", "validation",
-                 "--summary", s, "--wait", "30", "--format", "json"] for s in summaries]
+    commands = [
+        [
+            "-C",
+            str(root),
+            "writeback",
+            "--decision-id",
+            DECISION,
+            "--kind",
+            "validation",
+            "--summary",
+            s,
+            "--wait",
+            "30",
+            "--format",
+            "json",
+        ]
+        for s in summaries
+    ]
     results = launch(commands, template.env())
 
     lines, ends_whole = _whole_lines(log)
-    added = lines[len(before):]
+    added = lines[len(before) :]
     parsed = []
     broken = 0
     for line in added:
@@ -57,19 +73,30 @@ def test_sixteen_writebacks_append_whole_lines_and_lose_none(template, tmp_path:
         except ValueError:
             broken += 1
     appended_flags = [r["doc"]["data"]["appended"] for r in results if r["code"] == 0]
-    record("concurrency", "writeback_appends", {
-        "processes": len(results), "exit_0": sum(r["code"] == 0 for r in results), "lines_added": len(added),
-        "expected_lines": distinct + 1, "broken_lines": broken,
-        "lost_lines": len(set(summaries) - {e.get("summary") for e in parsed}),
-        "duplicates": len(parsed) - len({e.get("event_id") for e in parsed}),
-        "max_seconds": round(max(r["elapsed"] for r in results), 3),
-    })
-    assert all(r["code"] == 0 for r in results), [(r["code"], r["doc"], r["stderr"][-200:]) for r in results]
-    assert ends_whole and broken == 0 and lines[:len(before)] == before
+    record(
+        "concurrency",
+        "writeback_appends",
+        {
+            "processes": len(results),
+            "exit_0": sum(r["code"] == 0 for r in results),
+            "lines_added": len(added),
+            "expected_lines": distinct + 1,
+            "broken_lines": broken,
+            "lost_lines": len(set(summaries) - {e.get("summary") for e in parsed}),
+            "duplicates": len(parsed) - len({e.get("event_id") for e in parsed}),
+            "max_seconds": round(max(r["elapsed"] for r in results), 3),
+        },
+    )
+    assert all(r["code"] == 0 for r in results), [
+        (r["code"], r["doc"], r["stderr"][-200:]) for r in results
+    ]
+    assert ends_whole and broken == 0 and lines[: len(before)] == before
     assert len(added) == distinct + 1
     assert sorted(e["summary"] for e in parsed) == sorted(set(summaries))
     assert all(events.id_recomputes(e) for e in parsed)
-    assert appended_flags.count(True) == distinct + 1  # the copies: one appended, three found it there
+    assert (
+        appended_flags.count(True) == distinct + 1
+    )  # the copies: one appended, three found it there
     assert run_script(["-C", str(root), "verify"], env=template.env()).code == 0
 
 
@@ -87,22 +114,48 @@ def test_sixteen_proposals_append_whole_index_lines(template, tmp_path: Path) ->
         path = tmp_path / f"proposal-{i}.json"
         path.write_text(json.dumps(body))
         files.append(path)
-    commands = [["-C", str(root), "propose", "--decision-id", DECISION, "--from", str(f), "--wait", "30",
-                 "--format", "json"] for f in files]
+    commands = [
+        [
+            "-C",
+            str(root),
+            "propose",
+            "--decision-id",
+            DECISION,
+            "--from",
+            str(f),
+            "--wait",
+            "30",
+            "--format",
+            "json",
+        ]
+        for f in files
+    ]
     results = launch(commands, template.env())
 
     lines, ends_whole = _whole_lines(index)
-    added = [json.loads(line) for line in lines[len(before):]]
-    refs = {r["doc"]["data"]["proposal"]["packet_ref"] for r in results if r["code"] == 0} if all(
-        r["code"] == 0 for r in results) else set()
-    record("concurrency", "index_appends", {
-        "processes": len(results), "exit_0": sum(r["code"] == 0 for r in results), "lines_added": len(added),
-        "expected_lines": distinct + 1, "lost_lines": len(refs - {e["ref"] for e in added}),
-        "duplicates": len(added) - len({e["ref"] for e in added}),
-        "max_seconds": round(max(r["elapsed"] for r in results), 3),
-    })
-    assert all(r["code"] == 0 for r in results), [(r["code"], r["doc"], r["stderr"][-200:]) for r in results]
-    assert ends_whole and lines[:len(before)] == before
+    added = [json.loads(line) for line in lines[len(before) :]]
+    refs = (
+        {r["doc"]["data"]["proposal"]["packet_ref"] for r in results if r["code"] == 0}
+        if all(r["code"] == 0 for r in results)
+        else set()
+    )
+    record(
+        "concurrency",
+        "index_appends",
+        {
+            "processes": len(results),
+            "exit_0": sum(r["code"] == 0 for r in results),
+            "lines_added": len(added),
+            "expected_lines": distinct + 1,
+            "lost_lines": len(refs - {e["ref"] for e in added}),
+            "duplicates": len(added) - len({e["ref"] for e in added}),
+            "max_seconds": round(max(r["elapsed"] for r in results), 3),
+        },
+    )
+    assert all(r["code"] == 0 for r in results), [
+        (r["code"], r["doc"], r["stderr"][-200:]) for r in results
+    ]
+    assert ends_whole and lines[: len(before)] == before
     assert [e["kind"] for e in added] == ["proposal"] * (distinct + 1)
     assert {e["ref"] for e in added} == refs and len(refs) == distinct + 1
     for entry in added:

@@ -44,8 +44,19 @@ def template(tmp_path_factory):
 
 
 def _commit(root: Path, template, decision_id: str, wait: str) -> list[str]:
-    return ["-C", str(root), "commit", "--decision-id", decision_id, "--event-id",
-            template.decisions[decision_id].event_id, "--wait", wait, "--format", "json"]
+    return [
+        "-C",
+        str(root),
+        "commit",
+        "--decision-id",
+        decision_id,
+        "--event-id",
+        template.decisions[decision_id].event_id,
+        "--wait",
+        wait,
+        "--format",
+        "json",
+    ]
 
 
 def _error_code(result: dict[str, Any]) -> str | None:
@@ -68,7 +79,10 @@ def test_sixteen_processes_commit_the_same_assembly(template, tmp_path: Path) ->
     root = copy_workspace(template, tmp_path / "goal")
     decision = template.decisions["ttl-2026-12"]
     # half wait for the lock, half refuse at once: both answers are allowed, nothing else is
-    commands = [_commit(root, template, decision.decision_id, "10" if i % 2 else "0") for i in range(PROCESSES)]
+    commands = [
+        _commit(root, template, decision.decision_id, "10" if i % 2 else "0")
+        for i in range(PROCESSES)
+    ]
     results = launch(commands, template.env())
 
     codes = [r["code"] for r in results]
@@ -78,17 +92,30 @@ def test_sixteen_processes_commit_the_same_assembly(template, tmp_path: Path) ->
     other = [r for r in results if r not in advanced + replayed + busy]
     final = json.loads(cursor_bytes(root))["cursors"]
     receipts = commit_receipts(root, decision.decision_id)
-    record("concurrency", "same_assembly", {
-        "processes": len(results), "advanced": len(advanced), "replayed": len(replayed), "lock_busy": len(busy),
-        "other": len(other), "hung": codes.count(None), "receipts": len(receipts),
-        "lost_updates": int(final != decision.proposed),
-        "max_seconds": round(max(r["elapsed"] for r in results), 3),
-    })
+    record(
+        "concurrency",
+        "same_assembly",
+        {
+            "processes": len(results),
+            "advanced": len(advanced),
+            "replayed": len(replayed),
+            "lock_busy": len(busy),
+            "other": len(other),
+            "hung": codes.count(None),
+            "receipts": len(receipts),
+            "lost_updates": int(final != decision.proposed),
+            "max_seconds": round(max(r["elapsed"] for r in results), 3),
+        },
+    )
     assert not other, [(r["code"], r["doc"], r["stderr"][-300:]) for r in other]
     assert len(advanced) == 1, codes
     assert advanced[0]["doc"]["data"]["receipt"]["status"] == "committed"
-    assert all(r["doc"]["data"]["receipt"] == advanced[0]["doc"]["data"]["receipt"] for r in replayed)
-    assert all(r["args"][-3] == "0" for r in busy)  # only a process that would not wait is turned away
+    assert all(
+        r["doc"]["data"]["receipt"] == advanced[0]["doc"]["data"]["receipt"] for r in replayed
+    )
+    assert all(
+        r["args"][-3] == "0" for r in busy
+    )  # only a process that would not wait is turned away
     assert final == decision.proposed
     assert len(receipts) == 1 and len(index_lines(root, decision.decision_id, "commit")) == 1
     assert not pending_exists(root, decision.assembly_ref)
@@ -97,9 +124,22 @@ def test_sixteen_processes_commit_the_same_assembly(template, tmp_path: Path) ->
 
 def test_two_decisions_race_on_the_same_sources(template, tmp_path: Path) -> None:
     a, b = template.decisions["race-a"], template.decisions["race-b"]
-    assert a.expected == b.expected and set(a.proposed) == set(b.proposed)  # same state, same sources
-    figures = {"rounds": 0, "processes": 0, "advanced": 0, "replayed": 0, "cursor_moved": 0, "lock_busy": 0,
-               "other": 0, "hung": 0, "lost_updates": 0, "winners": {}, "max_seconds": 0.0}
+    assert a.expected == b.expected and set(a.proposed) == set(
+        b.proposed
+    )  # same state, same sources
+    figures = {
+        "rounds": 0,
+        "processes": 0,
+        "advanced": 0,
+        "replayed": 0,
+        "cursor_moved": 0,
+        "lock_busy": 0,
+        "other": 0,
+        "hung": 0,
+        "lost_updates": 0,
+        "winners": {},
+        "max_seconds": 0.0,
+    }
     problems = []
     for round_no in range(ROUNDS):
         root = copy_workspace(template, tmp_path / f"round-{round_no}")
@@ -116,7 +156,9 @@ def test_two_decisions_race_on_the_same_sources(template, tmp_path: Path) -> Non
         figures["rounds"] += 1
         figures["processes"] += len(results)
         figures["hung"] += sum(r["code"] is None for r in results)
-        figures["max_seconds"] = max(figures["max_seconds"], round(max(r["elapsed"] for r in results), 3))
+        figures["max_seconds"] = max(
+            figures["max_seconds"], round(max(r["elapsed"] for r in results), 3)
+        )
         if len(winners) != 1:
             problems.append(f"round {round_no}: {len(winners)} decisions hold a commit receipt")
             continue
@@ -128,7 +170,9 @@ def test_two_decisions_race_on_the_same_sources(template, tmp_path: Path) -> Non
         named = {row["source_id"]: row["cursor_after_ref"] for row in receipt["sources"]}
         if final != winner.proposed or named != _cursor_refs(root, final):
             figures["lost_updates"] += 1
-            problems.append(f"round {round_no}: cursors are not exactly {winner.decision_id}'s proposal")
+            problems.append(
+                f"round {round_no}: cursors are not exactly {winner.decision_id}'s proposal"
+            )
         for result in by_decision[winner.decision_id]:
             if result["code"] == 0:
                 figures["replayed" if result["doc"]["data"]["replayed"] else "advanced"] += 1
@@ -136,7 +180,9 @@ def test_two_decisions_race_on_the_same_sources(template, tmp_path: Path) -> Non
                 figures["lock_busy"] += 1
             else:
                 figures["other"] += 1
-                problems.append(f"round {round_no}: winner process exit {result['code']} {_error_code(result)}")
+                problems.append(
+                    f"round {round_no}: winner process exit {result['code']} {_error_code(result)}"
+                )
         for result in by_decision[loser.decision_id]:
             code = _error_code(result)
             if result["code"] == 1 and code == "cursor_moved":
@@ -147,7 +193,9 @@ def test_two_decisions_race_on_the_same_sources(template, tmp_path: Path) -> Non
                 figures["other"] += 1
                 problems.append(f"round {round_no}: loser process exit {result['code']} {code}")
         # the refused decision wrote nothing: no receipt, no index line, its companion kept for a re-prepare
-        if index_lines(root, loser.decision_id, "commit") or not pending_exists(root, loser.assembly_ref):
+        if index_lines(root, loser.decision_id, "commit") or not pending_exists(
+            root, loser.assembly_ref
+        ):
             problems.append(f"round {round_no}: the refused decision left a trace")
         if len(index_lines(root, winner.decision_id, "commit")) != 1:
             problems.append(f"round {round_no}: the winner has not exactly one commit line")
@@ -156,12 +204,15 @@ def test_two_decisions_race_on_the_same_sources(template, tmp_path: Path) -> Non
     expected_advances = figures["rounds"] - sum(p.endswith("commit receipt") for p in problems)
     record("concurrency", "two_decisions", figures)
     assert not problems, problems
-    assert figures["advanced"] == expected_advances == ROUNDS  # exactly one advancing commit per round
+    assert (
+        figures["advanced"] == expected_advances == ROUNDS
+    )  # exactly one advancing commit per round
     assert figures["hung"] == 0 and figures["other"] == 0 and figures["lost_updates"] == 0
 
 
-def test_a_commit_that_loses_the_companion_to_a_racing_twin_replays(template, tmp_path: Path,
-                                                                     monkeypatch) -> None:
+def test_a_commit_that_loses_the_companion_to_a_racing_twin_replays(
+    template, tmp_path: Path, monkeypatch
+) -> None:
     """The window the 16-process race hits now and then, made certain: between this commit's
     receipt check and its read of the pending companion, a twin process commits the same chain
     and removes the companion. This one must replay that receipt, not refuse pending_missing."""
@@ -176,15 +227,24 @@ def test_a_commit_that_loses_the_companion_to_a_racing_twin_replays(template, tm
 
     def read_after_a_twin_committed(ws, assembly_ref):
         if not twins:
-            twins.append(run_script(_commit(root, template, decision.decision_id, "10"), env=template.env()))
+            twins.append(
+                run_script(_commit(root, template, decision.decision_id, "10"), env=template.env())
+            )
         return real_read(ws, assembly_ref)
 
     monkeypatch.setattr(pending, "read", read_after_a_twin_committed)
     for name, value in template.env().items():
         if name.startswith("DCX_"):
             monkeypatch.setenv(name, value)
-    result = commit_decision(clock=clock_from_env(), ws=Workspace(root), decision_id=decision.decision_id, event_id=decision.event_id,
-                             event_log=None, agent_id="agent-a", wait=10)
+    result = commit_decision(
+        clock=clock_from_env(),
+        ws=Workspace(root),
+        decision_id=decision.decision_id,
+        event_id=decision.event_id,
+        event_log=None,
+        agent_id="agent-a",
+        wait=10,
+    )
     assert twins and twins[0].code == 0 and twins[0].json()["data"]["replayed"] is False
     assert result.data["replayed"] is True
     assert result.data["receipt"] == twins[0].json()["data"]["receipt"]

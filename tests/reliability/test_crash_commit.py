@@ -92,8 +92,17 @@ def new_cursors(template, tmp_path_factory) -> bytes:
 
 def _commit_args(root: Path, template) -> list[str]:
     decision = template.decisions[DECISION]
-    return ["-C", str(root), "commit", "--decision-id", DECISION, "--event-id", decision.event_id,
-            "--format", "json"]
+    return [
+        "-C",
+        str(root),
+        "commit",
+        "--decision-id",
+        DECISION,
+        "--event-id",
+        decision.event_id,
+        "--format",
+        "json",
+    ]
 
 
 class Tally:
@@ -157,13 +166,17 @@ def _check_after_kill(root: Path, template, new: bytes, tally: Tally, label: str
     return state
 
 
-def _recover(run, root: Path, template, new: bytes, tally: Tally, label: str) -> dict[str, Any] | None:
+def _recover(
+    run, root: Path, template, new: bytes, tally: Tally, label: str
+) -> dict[str, Any] | None:
     """The next commit must finish the job; verify must pass. Returns the commit's data."""
     decision = template.decisions[DECISION]
     out: Outcome = run(_commit_args(root, template))
     if out.code != 0:
         tally.add(recovery_failed=1)
-        tally.fail(f"{label}: next commit exit {out.code}: {out.stdout.strip()[:300]} {out.stderr.strip()[:300]}")
+        tally.fail(
+            f"{label}: next commit exit {out.code}: {out.stdout.strip()[:300]} {out.stderr.strip()[:300]}"
+        )
         return None
     if "Traceback" in out.stdout + out.stderr:
         tally.add(tracebacks=1)
@@ -205,7 +218,9 @@ def test_kill_at_each_named_fault_step(template, new_cursors, tmp_path: Path) ->
                 root = copy_workspace(template, tmp_path / f"{step}-{repeat}")
                 label = f"{step} #{repeat}"
                 # the console script, killed by its own fault hook
-                killed = run_script(_commit_args(root, template), env={**env, "DCX_FAULT_POINT": step})
+                killed = run_script(
+                    _commit_args(root, template), env={**env, "DCX_FAULT_POINT": step}
+                )
                 tally.add(runs=1, named_runs=1, kills=int(killed.code == -9))
                 if killed.code != -9:
                     tally.fail(f"{label}: the fault step was not reached (exit {killed.code})")
@@ -223,12 +238,20 @@ def test_kill_at_each_named_fault_step(template, new_cursors, tmp_path: Path) ->
                 remove_tree(root)
     finally:
         runner.close()
-    record("crash", "named_steps", {
-        "steps": sorted(STEPS), "runs": tally.counts["runs"], "kills": tally.counts["kills"],
-        "torn": tally.counts["torn"], "lost_updates": tally.counts["lost_updates"],
-        "temp_files_left": tally.counts["temp_files_left"], "failures": len(tally.failures),
-        "phases": dict(tally.phases),
-    })
+    record(
+        "crash",
+        "named_steps",
+        {
+            "steps": sorted(STEPS),
+            "runs": tally.counts["runs"],
+            "kills": tally.counts["kills"],
+            "torn": tally.counts["torn"],
+            "lost_updates": tally.counts["lost_updates"],
+            "temp_files_left": tally.counts["temp_files_left"],
+            "failures": len(tally.failures),
+            "phases": dict(tally.phases),
+        },
+    )
     assert not tally.failures, tally.failures[:10]
     for step, (want_state, want_kind) in STEPS.items():
         assert seen[step] == [(want_state, want_kind)] * STEP_REPEATS, (step, seen[step])
@@ -268,17 +291,29 @@ def test_random_kills(template, new_cursors, tmp_path: Path) -> None:
     rng = random.Random(knob("DCX_CRASH_SEED", 20261129))
     plans = []
     for i in range(random_runs):
-        plans.append({"i": i, "script": i % SCRIPT_SHARE == SCRIPT_SHARE - 1, "u": rng.random(),
-                      "tail": rng.random() < 0.5, "second": rng.random() < 0.25, "u2": rng.random()})
+        plans.append(
+            {
+                "i": i,
+                "script": i % SCRIPT_SHARE == SCRIPT_SHARE - 1,
+                "u": rng.random(),
+                "tail": rng.random() < 0.5,
+                "second": rng.random() < 0.25,
+                "u2": rng.random(),
+            }
+        )
 
     runners = [ForkRunner(tmp_path / f"scratch-{w}") for w in range(WORKERS)]
     try:
         fork_time = _calibrate(runners[0], template, tmp_path)
         # the cursor write comes late in a commit (after every check): aim half the kills at the tail
-        to_write = min(fork_time, _calibrate(runners[0], template, tmp_path, "commit.before_cursor_write"))
+        to_write = min(
+            fork_time, _calibrate(runners[0], template, tmp_path, "commit.before_cursor_write")
+        )
         tail = to_write * 0.9
         script_time = _calibrate_script(template, tmp_path)
-        startup = max(0.0, script_time - fork_time)  # the console script's imports, before any commit work
+        startup = max(
+            0.0, script_time - fork_time
+        )  # the console script's imports, before any commit work
         delays: list[float] = []
 
         def one(runner: ForkRunner, plan: dict[str, Any]) -> None:
@@ -288,7 +323,9 @@ def test_random_kills(template, new_cursors, tmp_path: Path) -> None:
             def warm(args: list[str], kill_after: float | None = None) -> Outcome:
                 return runner.run(args, env=env, cwd=root, kill_after=kill_after)
 
-            if plan["tail"]:  # uniform over [cursor write - 10%, end]: the steps after the write are brief
+            if plan[
+                "tail"
+            ]:  # uniform over [cursor write - 10%, end]: the steps after the write are brief
                 delay = tail + plan["u"] * (fork_time - tail)
             else:  # uniform over the whole commit, and a little past it
                 delay = plan["u"] * fork_time * 1.2
@@ -300,10 +337,18 @@ def test_random_kills(template, new_cursors, tmp_path: Path) -> None:
                 out = warm(_commit_args(root, template), kill_after=delay)
             with tally.lock:
                 delays.append(delay)
-            tally.add(runs=1, random_runs=1, script_runs=int(plan["script"]), kills=int(out.killed),
-                      first_kills=int(out.killed), finished_before_kill=int(not out.killed and out.code == 0))
+            tally.add(
+                runs=1,
+                random_runs=1,
+                script_runs=int(plan["script"]),
+                kills=int(out.killed),
+                first_kills=int(out.killed),
+                finished_before_kill=int(not out.killed and out.code == 0),
+            )
             if not out.killed and out.code != 0:
-                tally.fail(f"{label}: the commit failed on its own (exit {out.code}): {out.stdout[:300]}")
+                tally.fail(
+                    f"{label}: the commit failed on its own (exit {out.code}): {out.stdout[:300]}"
+                )
             state = _check_after_kill(root, template, new_cursors, tally, label)
             with tally.lock:
                 tally.phases[_phase(root, template, state) if out.killed else "completed"] += 1
@@ -332,22 +377,42 @@ def test_random_kills(template, new_cursors, tmp_path: Path) -> None:
             runner.close()
 
     counts = tally.counts
-    record("crash", "random", {
-        "runs": counts["runs"], "kills": counts["kills"], "first_kills": counts["first_kills"],
-        "script_runs": counts["script_runs"],
-        "second_crashes": counts["second_crashes"], "finished_before_kill": counts["finished_before_kill"],
-        "torn": counts["torn"], "unparsable": counts["unparsable"], "lost_updates": counts["lost_updates"],
-        "duplicate_receipts": counts["duplicate_receipts"], "recovery_failed": counts["recovery_failed"],
-        "verify_failed": counts["verify_failed"], "tracebacks": counts["tracebacks"],
-        "temp_files_left": counts["temp_files_left"], "failures": len(tally.failures),
-        "phases": dict(tally.phases), "warm_commit_seconds": round(fork_time, 4),
-        "script_commit_seconds": round(script_time, 4), "warm_seconds_to_cursor_write": round(to_write, 4),
-        "max_delay_seconds": round(max(delays, default=0.0), 4),
-    })
+    record(
+        "crash",
+        "random",
+        {
+            "runs": counts["runs"],
+            "kills": counts["kills"],
+            "first_kills": counts["first_kills"],
+            "script_runs": counts["script_runs"],
+            "second_crashes": counts["second_crashes"],
+            "finished_before_kill": counts["finished_before_kill"],
+            "torn": counts["torn"],
+            "unparsable": counts["unparsable"],
+            "lost_updates": counts["lost_updates"],
+            "duplicate_receipts": counts["duplicate_receipts"],
+            "recovery_failed": counts["recovery_failed"],
+            "verify_failed": counts["verify_failed"],
+            "tracebacks": counts["tracebacks"],
+            "temp_files_left": counts["temp_files_left"],
+            "failures": len(tally.failures),
+            "phases": dict(tally.phases),
+            "warm_commit_seconds": round(fork_time, 4),
+            "script_commit_seconds": round(script_time, 4),
+            "warm_seconds_to_cursor_write": round(to_write, 4),
+            "max_delay_seconds": round(max(delays, default=0.0), 4),
+        },
+    )
     assert not tally.failures, tally.failures[:10]
     assert counts["runs"] == random_runs
     if random_runs >= 50:
         # the random delays really do land inside the commit, across its phases
         assert counts["first_kills"] >= random_runs // 3, dict(tally.phases)
-        assert tally.phases["before_cursor_write"] > 0 and tally.phases["cursor_written"] + tally.phases[
-            "receipt_written"] + tally.phases["indexed"] + tally.phases["finished"] > 0, dict(tally.phases)
+        assert (
+            tally.phases["before_cursor_write"] > 0
+            and tally.phases["cursor_written"]
+            + tally.phases["receipt_written"]
+            + tally.phases["indexed"]
+            + tally.phases["finished"]
+            > 0
+        ), dict(tally.phases)

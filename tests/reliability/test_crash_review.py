@@ -80,14 +80,37 @@ class Gated:
 def gated(tmp_path_factory) -> Gated:
     template = cycle_template(tmp_path_factory)
     root = copy_workspace(template, tmp_path_factory.mktemp("gated") / "goal")
-    doc = dcx_ok(["-C", str(root), "gate", "--decision-id", DECISION, "--approve", "--by",
-                  "storefront-platform-lead", "--summary", "Approved by the owner"], template.env())
+    doc = dcx_ok(
+        [
+            "-C",
+            str(root),
+            "gate",
+            "--decision-id",
+            DECISION,
+            "--approve",
+            "--by",
+            "storefront-platform-lead",
+            "--summary",
+            "Approved by the owner",
+        ],
+        template.env(),
+    )
     return Gated(template, root, doc["data"]["event"]["event_id"])
 
 
 def _review_args(root: Path, gated: Gated, *extra: str) -> list[str]:
-    return ["-C", str(root), "review", "--decision-id", DECISION, "--gate-event", gated.gate_id,
-            "--format", "json", *extra]
+    return [
+        "-C",
+        str(root),
+        "review",
+        "--decision-id",
+        DECISION,
+        "--gate-event",
+        gated.gate_id,
+        "--format",
+        "json",
+        *extra,
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -111,12 +134,18 @@ def copy_workspace_from(src: Path, dest: Path) -> Path:
 
 def _files(root: Path, kind: str) -> list[Path]:
     folder = root / ".decision-context/packets" / kind
-    return [p for p in folder.glob("*.json") if not p.name.startswith(".")] if folder.is_dir() else []
+    return (
+        [p for p in folder.glob("*.json") if not p.name.startswith(".")] if folder.is_dir() else []
+    )
 
 
 def _validation_lines(root: Path) -> list[dict[str, Any]]:
     lines = (root / ".decision-context/events.jsonl").read_text().splitlines()
-    return [e for e in map(json.loads, lines) if (e.get("details") or {}).get("capability") == "decision_context"]
+    return [
+        e
+        for e in map(json.loads, lines)
+        if (e.get("details") or {}).get("capability") == "decision_context"
+    ]
 
 
 def _state(root: Path, old: bytes, new: bytes) -> str:
@@ -140,16 +169,21 @@ def _check(root: Path, gated: Gated, new: bytes, problems: list[str], label: str
 def _recover(run, root: Path, gated: Gated, new: bytes, problems: list[str], label: str) -> str:
     out = run(_review_args(root, gated))
     if out.code != 0:
-        problems.append(f"{label}: next review exit {out.code}: {out.stdout[:300]} {out.stderr[:300]}")
+        problems.append(
+            f"{label}: next review exit {out.code}: {out.stdout[:300]} {out.stderr[:300]}"
+        )
         return "failed"
     data = out.json()["data"]
     if cursor_bytes(root) != new:
         problems.append(f"{label}: cursors after the next review are not the new state")
-    counts = {"review packets": len(_files(root, "review")), "review index lines": len(index_lines(root, DECISION, "review")),
-              "validation events": len({e["event_id"] for e in _validation_lines(root)}),
-              "validation lines": len(_validation_lines(root)),
-              "commit receipts": len(commit_receipts(root, DECISION)),
-              "commit index lines": len(index_lines(root, DECISION, "commit"))}
+    counts = {
+        "review packets": len(_files(root, "review")),
+        "review index lines": len(index_lines(root, DECISION, "review")),
+        "validation events": len({e["event_id"] for e in _validation_lines(root)}),
+        "validation lines": len(_validation_lines(root)),
+        "commit receipts": len(commit_receipts(root, DECISION)),
+        "commit index lines": len(index_lines(root, DECISION, "commit")),
+    }
     for what, count in counts.items():
         if count != 1:
             problems.append(f"{label}: {count} {what}")
@@ -162,7 +196,9 @@ def _recover(run, root: Path, gated: Gated, new: bytes, problems: list[str], lab
     return "advanced" if data["commit"]["status"] == "committed" else "finished"
 
 
-def test_kill_review_at_each_named_fault_step(gated: Gated, new_cursors: bytes, tmp_path: Path) -> None:
+def test_kill_review_at_each_named_fault_step(
+    gated: Gated, new_cursors: bytes, tmp_path: Path
+) -> None:
     problems: list[str] = []
     seen: dict[str, tuple[str, str]] = {}
     kills = 0
@@ -172,10 +208,14 @@ def test_kill_review_at_each_named_fault_step(gated: Gated, new_cursors: bytes, 
             root = copy_workspace_from(gated.root, tmp_path / step.replace("@", "-"))
             # a warm forked child (forkrun.py) killed by its own fault hook: the same entry point as the
             # console script, without its imports (the commit tests kill the console script at each step)
-            killed = runner.run(_review_args(root, gated), env=gated.env(DCX_FAULT_POINT=step), cwd=root)
+            killed = runner.run(
+                _review_args(root, gated), env=gated.env(DCX_FAULT_POINT=step), cwd=root
+            )
             kills += int(killed.code == -9)
             if killed.code != -9:
-                problems.append(f"{step}: the fault step was not reached (exit {killed.code}) {killed.stdout[:200]}")
+                problems.append(
+                    f"{step}: the fault step was not reached (exit {killed.code}) {killed.stdout[:200]}"
+                )
             state = _check(root, gated, new_cursors, problems, step)
 
             def warm(args: list[str], root: Path = root):
@@ -187,8 +227,11 @@ def test_kill_review_at_each_named_fault_step(gated: Gated, new_cursors: bytes, 
             remove_tree(root)
     finally:
         runner.close()
-    record("crash", "review_named_steps", {"steps": sorted(STEPS), "runs": len(STEPS), "kills": kills,
-                                           "failures": len(problems)})
+    record(
+        "crash",
+        "review_named_steps",
+        {"steps": sorted(STEPS), "runs": len(STEPS), "kills": kills, "failures": len(problems)},
+    )
     assert not problems, problems[:10]
     assert seen == STEPS
 
@@ -215,7 +258,9 @@ def test_random_kills_of_review(gated: Gated, new_cursors: bytes, tmp_path: Path
             out = runner.run(_review_args(root, gated), env=gated.env(), cwd=root, kill_after=delay)
             kills += int(out.killed)
             if not out.killed and out.code != 0:
-                problems.append(f"random #{i}: the review failed on its own (exit {out.code}): {out.stdout[:300]}")
+                problems.append(
+                    f"random #{i}: the review failed on its own (exit {out.code}): {out.stdout[:300]}"
+                )
             state = _check(root, gated, new_cursors, problems, f"random #{i}")
             phases[state if out.killed else "completed"] += 1
 
@@ -226,8 +271,17 @@ def test_random_kills_of_review(gated: Gated, new_cursors: bytes, tmp_path: Path
             remove_tree(root)
     finally:
         runner.close()
-    record("crash", "review_random", {"runs": RUNS, "kills": kills, "phases": dict(phases),
-                                      "warm_review_seconds": round(warm_time, 4), "failures": len(problems)})
+    record(
+        "crash",
+        "review_random",
+        {
+            "runs": RUNS,
+            "kills": kills,
+            "phases": dict(phases),
+            "warm_review_seconds": round(warm_time, 4),
+            "failures": len(problems),
+        },
+    )
     assert not problems, problems[:10]
     if RUNS >= 12:
         assert kills >= RUNS // 3, dict(phases)
@@ -235,23 +289,40 @@ def test_random_kills_of_review(gated: Gated, new_cursors: bytes, tmp_path: Path
 
 def test_sixteen_processes_review_the_same_gate(gated: Gated, tmp_path: Path) -> None:
     root = copy_workspace_from(gated.root, tmp_path / "goal")
-    commands = [_review_args(root, gated, "--wait", "10" if i % 2 else "0") for i in range(PROCESSES)]
+    commands = [
+        _review_args(root, gated, "--wait", "10" if i % 2 else "0") for i in range(PROCESSES)
+    ]
     results = launch(commands, gated.env())
     settled = [r for r in results if r["code"] == 0 and not r["doc"]["data"]["replayed"]]
     replayed = [r for r in results if r["code"] == 0 and r["doc"]["data"]["replayed"]]
-    busy = [r for r in results if r["code"] == 4 and r["doc"] and r["doc"]["error"]["code"] == "lock_busy"]
+    busy = [
+        r
+        for r in results
+        if r["code"] == 4 and r["doc"] and r["doc"]["error"]["code"] == "lock_busy"
+    ]
     other = [r for r in results if r not in settled + replayed + busy]
-    record("concurrency", "same_gate_review", {
-        "processes": len(results), "settled": len(settled), "replayed": len(replayed), "lock_busy": len(busy),
-        "other": len(other), "hung": sum(r["code"] is None for r in results),
-        "max_seconds": round(max(r["elapsed"] for r in results), 3)})
+    record(
+        "concurrency",
+        "same_gate_review",
+        {
+            "processes": len(results),
+            "settled": len(settled),
+            "replayed": len(replayed),
+            "lock_busy": len(busy),
+            "other": len(other),
+            "hung": sum(r["code"] is None for r in results),
+            "max_seconds": round(max(r["elapsed"] for r in results), 3),
+        },
+    )
     assert not other, [(r["code"], r["doc"], r["stderr"][-300:]) for r in other]
     assert len(settled) == 1 and settled[0]["doc"]["data"]["commit"]["status"] == "committed"
     winner = settled[0]["doc"]["data"]
     for r in replayed:
         data = r["doc"]["data"]
         assert (data["review"], data["commit"]) == (winner["review"], winner["commit"])
-    assert all(r["args"][-1] == "0" for r in busy)  # only a process that would not wait is turned away
+    assert all(
+        r["args"][-1] == "0" for r in busy
+    )  # only a process that would not wait is turned away
     assert json.loads(cursor_bytes(root))["cursors"] == gated.template.decisions[DECISION].proposed
     assert len(_files(root, "review")) == 1 and len(index_lines(root, DECISION, "review")) == 1
     assert len(_validation_lines(root)) == 1 and len(commit_receipts(root, DECISION)) == 1

@@ -36,10 +36,18 @@ BASE = {
     "status": "completed",
     "reason_code": None,
     "items": [
-        {"resource_ref": f"{CANARY}-ref-1", "summary": "Fixture match one", "content": f"{CANARY} content one",
-         "score": 1.5},
-        {"resource_ref": f"{CANARY}-ref-2", "summary": "Fixture match two", "content": f"{CANARY} content two",
-         "score": None},
+        {
+            "resource_ref": f"{CANARY}-ref-1",
+            "summary": "Fixture match one",
+            "content": f"{CANARY} content one",
+            "score": 1.5,
+        },
+        {
+            "resource_ref": f"{CANARY}-ref-2",
+            "summary": "Fixture match two",
+            "content": f"{CANARY} content two",
+            "score": None,
+        },
     ],
 }
 COUNTS = {"unit": 0, "unit_refused": 0, "e2e": 0, "e2e_completed": 0, "unexpected": 0}
@@ -53,10 +61,14 @@ def _clean_response_holds(clean: dict[str, Any], max_results: int) -> None:
     for item in clean["items"]:
         check_text(item["summary"], field="summary", limit=220)
         assert isinstance(item["content"], str) and len(item["content"]) <= CONTENT_MAX
-        assert isinstance(item["resource_ref"], str) and 0 < len(item["resource_ref"]) <= RESOURCE_REF_MAX
+        assert (
+            isinstance(item["resource_ref"], str)
+            and 0 < len(item["resource_ref"]) <= RESOURCE_REF_MAX
+        )
         score = item["score"]
-        assert score is None or (not isinstance(score, bool) and isinstance(score, int | float)
-                                 and math.isfinite(score))
+        assert score is None or (
+            not isinstance(score, bool) and isinstance(score, int | float) and math.isfinite(score)
+        )
 
 
 @settings(max_examples=examples(2000))
@@ -103,8 +115,14 @@ def _expected(raw: bytes, max_results: int) -> str | None:
     return "completed" if clean["status"] == "completed" else clean["reason_code"]
 
 
-mangle = st.lists(st.tuples(st.sampled_from(["replace", "delete", "insert", "truncate"]),
-                            st.integers(0, 10_000), st.binary(min_size=1, max_size=3)), max_size=3)
+mangle = st.lists(
+    st.tuples(
+        st.sampled_from(["replace", "delete", "insert", "truncate"]),
+        st.integers(0, 10_000),
+        st.binary(min_size=1, max_size=3),
+    ),
+    max_size=3,
+)
 
 
 def _mangled(raw: bytes, edits: list[tuple[str, int, bytes]]) -> bytes:
@@ -112,9 +130,9 @@ def _mangled(raw: bytes, edits: list[tuple[str, int, bytes]]) -> bytes:
     for action, at, junk in edits:
         at = at % (len(out) + 1)
         if action == "replace":
-            out[at:at + len(junk)] = junk
+            out[at : at + len(junk)] = junk
         elif action == "delete":
-            del out[at:at + len(junk)]
+            del out[at : at + len(junk)]
         elif action == "insert":
             out[at:at] = junk
         else:
@@ -124,8 +142,9 @@ def _mangled(raw: bytes, edits: list[tuple[str, int, bytes]]) -> bytes:
 
 @settings(max_examples=examples(60, 2000))
 @given(data=st.data(), max_results=st.integers(1, 8), edits=mangle)
-def test_fuzz_extension_responses_end_to_end(fresh_ws: Path, tmp_path: Path, data, max_results: int,
-                                              edits) -> None:
+def test_fuzz_extension_responses_end_to_end(
+    fresh_ws: Path, tmp_path: Path, data, max_results: int, edits
+) -> None:
     manifest = tmp_path / "exts" / "replay" / "extension.toml"
     if not manifest.exists():
         install(fresh_ws, make_extension(tmp_path / "exts", "replay.py"))
@@ -151,13 +170,21 @@ def test_fuzz_extension_responses_end_to_end(fresh_ws: Path, tmp_path: Path, dat
     else:
         assert result.status == "unavailable" and result.items == ()
         assert result.reason_code == (want or result.reason_code)
-        assert want is not None or result.reason_code in ("provider_contract_invalid", "response_not_json")
+        assert want is not None or result.reason_code in (
+            "provider_contract_invalid",
+            "response_not_json",
+        )
 
 
 def test_fuzz_advisory_case_count_reported() -> None:
     """Runs last in this module: every case counted, none raised (bench/reliability.py prints them)."""
     if COUNTS["unit"]:
-        record("fuzz", "advisory", {"cases": COUNTS["unit"] + COUNTS["e2e"], **COUNTS,
-                                    "tracebacks": COUNTS["unexpected"]})
+        record(
+            "fuzz",
+            "advisory",
+            {"cases": COUNTS["unit"] + COUNTS["e2e"], **COUNTS, "tracebacks": COUNTS["unexpected"]},
+        )
         assert COUNTS["unexpected"] == 0
-        assert COUNTS["unit_refused"] > 0 and COUNTS["e2e_completed"] > 0  # both outcomes were exercised
+        assert (
+            COUNTS["unit_refused"] > 0 and COUNTS["e2e_completed"] > 0
+        )  # both outcomes were exercised

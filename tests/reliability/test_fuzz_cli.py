@@ -39,17 +39,33 @@ REFUSALS = {
 }
 REBASE = {
     "changed_facts": [
-        {"fact_id": "runbook-rehearsed", "summary": "The rollback drill was rehearsed again",
-         "change_ref": {"source_id": "source:authority:docs", "path": "runbook-ttl-rollback.md"}},
-        {"fact_id": "note-one", "summary": "Origin load looked normal", "change_ref":
-            {"source_id": "source:notes", "path": "note-one.md"}},
-        {"fact_id": "note-two", "summary": "Origin load looked normal again", "change_ref":
-            {"source_id": "source:notes", "path": "note-two.md"}},
-        {"fact_id": "note-three", "summary": "Origin load normal a third time", "change_ref":
-            {"source_id": "source:notes", "path": "note-three.md"}},
+        {
+            "fact_id": "runbook-rehearsed",
+            "summary": "The rollback drill was rehearsed again",
+            "change_ref": {"source_id": "source:authority:docs", "path": "runbook-ttl-rollback.md"},
+        },
+        {
+            "fact_id": "note-one",
+            "summary": "Origin load looked normal",
+            "change_ref": {"source_id": "source:notes", "path": "note-one.md"},
+        },
+        {
+            "fact_id": "note-two",
+            "summary": "Origin load looked normal again",
+            "change_ref": {"source_id": "source:notes", "path": "note-two.md"},
+        },
+        {
+            "fact_id": "note-three",
+            "summary": "Origin load normal a third time",
+            "change_ref": {"source_id": "source:notes", "path": "note-three.md"},
+        },
     ],
     "stale_or_rejected_claims": [
-        {"claim_id": "old-ttl", "summary": "The 900 s TTL is still live", "reason_code": "stale_authority_revision"},
+        {
+            "claim_id": "old-ttl",
+            "summary": "The 900 s TTL is still live",
+            "reason_code": "stale_authority_revision",
+        },
     ],
     "conflicts": [],
 }
@@ -83,9 +99,21 @@ def _mangle(raw: bytes, data: st.DataObject) -> bytes:
     return b"\xff\xfe" + raw
 
 
-def _case(dcx, root: Path, tmp_path: Path, command: str, base: Any, data: st.DataObject, args: list[str]) -> None:
-    counts = COUNTS.setdefault(command, {"cases": 0, "exit_0": 0, "exit_1": 0, "exit_2": 0, "tracebacks": 0,
-                                         "partial_writes": 0, "unnamed_fields": 0})
+def _case(
+    dcx, root: Path, tmp_path: Path, command: str, base: Any, data: st.DataObject, args: list[str]
+) -> None:
+    counts = COUNTS.setdefault(
+        command,
+        {
+            "cases": 0,
+            "exit_0": 0,
+            "exit_1": 0,
+            "exit_2": 0,
+            "tracebacks": 0,
+            "partial_writes": 0,
+            "unnamed_fields": 0,
+        },
+    )
     if data.draw(st.integers(0, 2)) == 0:  # a third: one plausible change (mostly accepted)
         raw = json.dumps(nudge(base, data)).encode()
     else:  # the rest: heavy mutation, a fifth of it also mangled bytes
@@ -93,8 +121,12 @@ def _case(dcx, root: Path, tmp_path: Path, command: str, base: Any, data: st.Dat
     path = tmp_path / "input.json"
     path.write_bytes(raw)
     before = _public_state(root)
-    out = dcx("-C", str(root), *args, str(path), "--format", "json", env={"DCX_AGENT_ID": "agent-a"})
-    counts["cases"] += 1  # after the last draw: an example hypothesis abandons while drawing is no case
+    out = dcx(
+        "-C", str(root), *args, str(path), "--format", "json", env={"DCX_AGENT_ID": "agent-a"}
+    )
+    counts["cases"] += (
+        1  # after the last draw: an example hypothesis abandons while drawing is no case
+    )
     text = out.stdout + out.stderr
     if out.exit_code == 5 or "Traceback" in text:
         counts["tracebacks"] += 1
@@ -121,24 +153,45 @@ def _case(dcx, root: Path, tmp_path: Path, command: str, base: Any, data: st.Dat
 @given(data=st.data())
 def test_fuzz_dcx_propose(dcx, template, tmp_path_factory, data) -> None:
     root = _workspace(template, tmp_path_factory, "propose")
-    _case(dcx, root, root.parent, "propose", PROPOSAL, data,
-          ["propose", "--decision-id", DECISION, "--from"])
+    _case(
+        dcx,
+        root,
+        root.parent,
+        "propose",
+        PROPOSAL,
+        data,
+        ["propose", "--decision-id", DECISION, "--from"],
+    )
 
 
 @settings(max_examples=examples(150, 2000))
 @given(data=st.data())
 def test_fuzz_dcx_outcome(dcx, template, tmp_path_factory, data) -> None:
     root = _workspace(template, tmp_path_factory, "outcome")
-    _case(dcx, root, root.parent, "outcome", OUTCOME, data,
-          ["outcome", "--decision-id", DECISION, "--from"])
+    _case(
+        dcx,
+        root,
+        root.parent,
+        "outcome",
+        OUTCOME,
+        data,
+        ["outcome", "--decision-id", DECISION, "--from"],
+    )
 
 
 @settings(max_examples=examples(80, 2000))
 @given(data=st.data())
 def test_fuzz_dcx_prepare_rebase(dcx, template, tmp_path_factory, data) -> None:
     root = _workspace(template, tmp_path_factory, "prepare")
-    _case(dcx, root, root.parent, "prepare", REBASE, data,
-          ["prepare", "--decision-id", "fuzz-rebase", "--rebase"])
+    _case(
+        dcx,
+        root,
+        root.parent,
+        "prepare",
+        REBASE,
+        data,
+        ["prepare", "--decision-id", "fuzz-rebase", "--rebase"],
+    )
 
 
 _ROOTS: dict[str, Path] = {}

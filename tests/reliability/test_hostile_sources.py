@@ -74,8 +74,12 @@ locator = {locator}
 """
 
 
-PLUGIN_MODES = {"source:hang": "hang", "source:million": "million", "source:raise": "raise",
-                "source:hang-read": "hang_read"}
+PLUGIN_MODES = {
+    "source:hang": "hang",
+    "source:million": "million",
+    "source:raise": "raise",
+    "source:hang-read": "hang_read",
+}
 LOCAL = {
     "source:docs": ('{ path = "docs", include = ["**/*.md"] }', "p0"),
     "source:notes": ('"notes"', "p1"),
@@ -110,7 +114,9 @@ def hostile(fresh_ws: Path, plugin_site: Path, monkeypatch) -> Path:
     (root / "docs").mkdir()
     (root / "docs" / "adr.md").write_text("# ADR\n\nThe catalog TTL is 90 seconds.\n")
     (root / "notes").mkdir()
-    (root / "notes" / "inbox.json").write_text(json.dumps({"notes": [{"id": "n1", "text": "first note"}]}))
+    (root / "notes" / "inbox.json").write_text(
+        json.dumps({"notes": [{"id": "n1", "text": "first note"}]})
+    )
     (root / "notes" / "origin.md").write_text("Origin serves 600 rps.\n")
     os.symlink("loop", root / "loop")  # a locator that points at itself
     tangle = root / "tangle" / "a"
@@ -125,7 +131,9 @@ def hostile(fresh_ws: Path, plugin_site: Path, monkeypatch) -> Path:
     (root / "sparse" / "small.md").write_text("a small file beside a large one\n")
     with open(root / "sparse" / "huge.bin", "wb") as handle:
         handle.truncate(SPARSE_BYTES)  # 2 GB of holes: no disk used
-    (root / ".decision-context" / "profile.toml").write_text(PROFILE.format(deadline=DEADLINE, extra=""))
+    (root / ".decision-context" / "profile.toml").write_text(
+        PROFILE.format(deadline=DEADLINE, extra="")
+    )
     (root / ".decision-context" / "sources.toml").write_text(_registry())
     return root
 
@@ -133,12 +141,14 @@ def hostile(fresh_ws: Path, plugin_site: Path, monkeypatch) -> Path:
 @pytest.fixture
 def grower(hostile: Path):
     """A separate process appending to growing/log.md every half millisecond while the test runs."""
-    code = ("import sys, time\n"
-            "path = sys.argv[1]\n"
-            "while True:\n"
-            "    with open(path, 'a') as f:\n"
-            "        f.write('x' * 1023 + '\\n')\n"
-            "    time.sleep(0.0005)\n")
+    code = (
+        "import sys, time\n"
+        "path = sys.argv[1]\n"
+        "while True:\n"
+        "    with open(path, 'a') as f:\n"
+        "        f.write('x' * 1023 + '\\n')\n"
+        "    time.sleep(0.0005)\n"
+    )
     proc = subprocess.Popen([sys.executable, "-c", code, str(hostile / "growing" / "log.md")])
     time.sleep(0.2)
     yield proc
@@ -150,8 +160,11 @@ def _measure(name: str, deadline: float, run) -> Any:
     started = time.monotonic()
     result = run()
     elapsed = time.monotonic() - started
-    FIGURES[name] = {"deadline_s": deadline, "elapsed_s": round(elapsed, 3),
-                     "overrun_s": round(max(0.0, elapsed - deadline), 3)}
+    FIGURES[name] = {
+        "deadline_s": deadline,
+        "elapsed_s": round(elapsed, 3),
+        "overrun_s": round(max(0.0, elapsed - deadline), 3),
+    }
     return result, elapsed
 
 
@@ -161,19 +174,32 @@ def test_each_hostile_source_fails_open_within_its_deadline(hostile: Path, growe
     for source in registry.sources:
         if source.source_id in ("source:docs", "source:notes"):
             continue
-        scan, elapsed = _measure(f"scan {source.source_id}", DEADLINE,
-                                 lambda s=source: scan_source(providers, s, cursor_before=None, clock=CLOCK))
+        scan, elapsed = _measure(
+            f"scan {source.source_id}",
+            DEADLINE,
+            lambda s=source: scan_source(providers, s, cursor_before=None, clock=CLOCK),
+        )
         FIGURES[f"scan {source.source_id}"].update(status=scan.status, reason=scan.reason_code)
         results[source.source_id] = (scan.status, scan.reason_code)
         assert elapsed <= DEADLINE + GRACE, (source.source_id, elapsed)
         if scan.ok:
-            reads, elapsed = _measure(f"read {source.source_id}", DEADLINE,
-                                      lambda s=scan: exact_read_scan(providers, s, clock=CLOCK))
+            reads, elapsed = _measure(
+                f"read {source.source_id}",
+                DEADLINE,
+                lambda s=scan: exact_read_scan(providers, s, clock=CLOCK),
+            )
             failed = sorted({r.reason_code for r in reads.values() if not r.absorbed})
             FIGURES[f"read {source.source_id}"].update(items=len(reads), failed=failed)
-            results[f"read {source.source_id}"] = ("failed" if failed else "ok", ",".join(failed) or None)
+            results[f"read {source.source_id}"] = (
+                "failed" if failed else "ok",
+                ",".join(failed) or None,
+            )
             assert elapsed <= DEADLINE + GRACE, (source.source_id, elapsed)
-    record("hostile", "sources", {"figures": FIGURES, "max_overrun_s": max(f["overrun_s"] for f in FIGURES.values())})
+    record(
+        "hostile",
+        "sources",
+        {"figures": FIGURES, "max_overrun_s": max(f["overrun_s"] for f in FIGURES.values())},
+    )
     assert results["source:hang"] == ("unavailable", "scan_timeout")
     assert results["source:million"][0] == "unavailable"
     assert results["source:million"][1] in ("scan_timeout", "provider_contract_invalid")
@@ -182,8 +208,13 @@ def test_each_hostile_source_fails_open_within_its_deadline(hostile: Path, growe
     assert results["source:loop"] == ("unavailable", "locator_missing")
     assert results["source:loops-inside"][0] == "completed"
     assert results["read source:growing"][0] == "failed"
-    assert results["read source:growing"][1] in ("exact_read_revision_mismatch", "exact_read_timeout")
-    assert results["source:sparse"][0] == "completed"  # the 2 GB file is skipped, the small one scanned
+    assert results["read source:growing"][1] in (
+        "exact_read_revision_mismatch",
+        "exact_read_timeout",
+    )
+    assert (
+        results["source:sparse"][0] == "completed"
+    )  # the 2 GB file is skipped, the small one scanned
 
 
 def test_a_raised_scan_limit_still_stops_hashing_at_the_deadline(hostile: Path) -> None:
@@ -192,24 +223,34 @@ def test_a_raised_scan_limit_still_stops_hashing_at_the_deadline(hostile: Path) 
     profile.write_text(PROFILE.format(deadline=1, extra=f"max_scan_bytes = {4 << 30}"))
     _ws, _profile, registry, providers = plane(hostile)
     sparse = registry.source("source:sparse")
-    scan, elapsed = _measure("scan source:sparse (max_scan_bytes 4 GiB)", 1.0,
-                             lambda: scan_source(providers, sparse, cursor_before=None, clock=CLOCK))
-    FIGURES["scan source:sparse (max_scan_bytes 4 GiB)"].update(status=scan.status, reason=scan.reason_code)
+    scan, elapsed = _measure(
+        "scan source:sparse (max_scan_bytes 4 GiB)",
+        1.0,
+        lambda: scan_source(providers, sparse, cursor_before=None, clock=CLOCK),
+    )
+    FIGURES["scan source:sparse (max_scan_bytes 4 GiB)"].update(
+        status=scan.status, reason=scan.reason_code
+    )
     record("hostile", "sparse_hashing", FIGURES["scan source:sparse (max_scan_bytes 4 GiB)"])
     assert (scan.status, scan.reason_code) == ("unavailable", "scan_timeout")
     assert elapsed <= 1.0 + GRACE, elapsed
 
 
-@pytest.mark.parametrize(("script", "reason"), [("hang.py", "extension_timeout"), ("flood.py", "response_too_large")])
-def test_hostile_extensions_are_stopped_within_their_deadline(fresh_ws: Path, tmp_path: Path, script: str,
-                                                              reason: str) -> None:
+@pytest.mark.parametrize(
+    ("script", "reason"), [("hang.py", "extension_timeout"), ("flood.py", "response_too_large")]
+)
+def test_hostile_extensions_are_stopped_within_their_deadline(
+    fresh_ws: Path, tmp_path: Path, script: str, reason: str
+) -> None:
     install(fresh_ws, make_extension(tmp_path / "exts", script, timeout=1))
     (_provider, result), elapsed = _measure(f"extension {script}", 1.0, lambda: retrieve(fresh_ws))
     FIGURES[f"extension {script}"].update(status=result.status, reason=result.reason_code)
     record("hostile", f"extension {script}", FIGURES[f"extension {script}"])
     assert (result.status, result.reason_code) == ("unavailable", reason)
     assert elapsed <= 1.0 + GRACE, elapsed
-    if script == "hang.py":  # the grandchild went down with it (dead, or a zombie no reaper collected)
+    if (
+        script == "hang.py"
+    ):  # the grandchild went down with it (dead, or a zombie no reaper collected)
         pid = int((Path.home() / "hang-grandchild.pid").read_text())
         time.sleep(0.2)
         try:
@@ -219,11 +260,15 @@ def test_hostile_extensions_are_stopped_within_their_deadline(fresh_ws: Path, tm
         assert state in ("gone", "Z"), state
 
 
-def test_the_rest_of_the_decision_is_intact_and_commits(dcx, hostile: Path, grower, tmp_path: Path) -> None:
+def test_the_rest_of_the_decision_is_intact_and_commits(
+    dcx, hostile: Path, grower, tmp_path: Path
+) -> None:
     ws = ["-C", str(hostile)]
     env = {"DCX_AGENT_ID": "agent-a"}
     started = time.monotonic()
-    out = dcx(*ws, "prepare", "--decision-id", "hostile", "--auto-rebase", "--format", "json", env=env)
+    out = dcx(
+        *ws, "prepare", "--decision-id", "hostile", "--auto-rebase", "--format", "json", env=env
+    )
     elapsed = time.monotonic() - started
     assert out.exit_code == 0, out.stdout[-800:]
     doc = out.json()
@@ -231,18 +276,33 @@ def test_the_rest_of_the_decision_is_intact_and_commits(dcx, hostile: Path, grow
     asm = doc["data"]["assembly"]
     rows = {r["source_id"]: (r["disposition"], r["reason_code"]) for r in asm["checkpoint"]["rows"]}
     receipts = {r["source_id"]: r for r in asm["scan_receipts"]}
-    ready = {sid for sid, (disposition, _) in rows.items() if disposition == "ready_after_writeback"}
-    record("hostile", "prepare", {"elapsed_s": round(elapsed, 3), "sources": len(rows), "ready": sorted(ready),
-                                  "preserved": {sid: r for sid, r in rows.items() if sid not in ready}})
+    ready = {
+        sid for sid, (disposition, _) in rows.items() if disposition == "ready_after_writeback"
+    }
+    record(
+        "hostile",
+        "prepare",
+        {
+            "elapsed_s": round(elapsed, 3),
+            "sources": len(rows),
+            "ready": sorted(ready),
+            "preserved": {sid: r for sid, r in rows.items() if sid not in ready},
+        },
+    )
     # the healthy sources: scanned, read, cited, ready; coverage of the p0 source complete
     assert {"source:docs", "source:notes", "source:loops-inside", "source:sparse"} <= ready
-    assert receipts["source:docs"]["exact_read_count"] == 1 and receipts["source:notes"]["exact_read_count"] == 2
+    assert (
+        receipts["source:docs"]["exact_read_count"] == 1
+        and receipts["source:notes"]["exact_read_count"] == 2
+    )
     assert asm["coverage"]["incomplete_required_source_ids"] == []
     assert receipts["source:sparse"]["telemetry"]["skipped_oversize"] == 1
     # each hostile one preserved, with its reason
     for sid in ("source:hang", "source:million", "source:raise", "source:loop"):
         assert rows[sid] == ("preserve", "cursor_after_missing"), (sid, rows[sid])
-        assert receipts[sid]["status"] == "unavailable" and receipts[sid]["provider_fail_open"] is True
+        assert (
+            receipts[sid]["status"] == "unavailable" and receipts[sid]["provider_fail_open"] is True
+        )
     assert rows["source:hang-read"] == ("preserve", "exact_read_incomplete")
     assert rows["source:growing"] == ("preserve", "exact_read_incomplete")
     assert "CANARY-PLUGIN-EXCEPTION" not in out.stdout + out.stderr
@@ -254,14 +314,39 @@ def test_the_rest_of_the_decision_is_intact_and_commits(dcx, hostile: Path, grow
     # and the decision goes all the way: only the ready sources advance
     (tmp_path / "proposal.json").write_text(json.dumps(PROPOSAL))
     (tmp_path / "outcome.json").write_text(json.dumps(OUTCOME))
-    for step, flag in (("propose", str(tmp_path / "proposal.json")), ("outcome", str(tmp_path / "outcome.json"))):
+    for step, flag in (
+        ("propose", str(tmp_path / "proposal.json")),
+        ("outcome", str(tmp_path / "outcome.json")),
+    ):
         assert dcx(*ws, step, "--decision-id", "hostile", "--from", flag, env=env).exit_code == 0
-    event = dcx(*ws, "writeback", "--decision-id", "hostile", "--kind", "validation", "--summary",
-                "Hostile sources absorbed what they could", "--format", "json", env=env).json()["data"]["event"]
-    commit = dcx(*ws, "commit", "--decision-id", "hostile", "--event-id", event["event_id"], "--format", "json",
-                 env=env)
+    event = dcx(
+        *ws,
+        "writeback",
+        "--decision-id",
+        "hostile",
+        "--kind",
+        "validation",
+        "--summary",
+        "Hostile sources absorbed what they could",
+        "--format",
+        "json",
+        env=env,
+    ).json()["data"]["event"]
+    commit = dcx(
+        *ws,
+        "commit",
+        "--decision-id",
+        "hostile",
+        "--event-id",
+        event["event_id"],
+        "--format",
+        "json",
+        env=env,
+    )
     assert commit.exit_code == 0, commit.stdout
-    cursors = json.loads((hostile / ".decision-context/private/cursors/agent-a.json").read_text())["cursors"]
+    cursors = json.loads((hostile / ".decision-context/private/cursors/agent-a.json").read_text())[
+        "cursors"
+    ]
     assert set(cursors) == ready
     assert dcx(*ws, "verify", env=env).exit_code == 0
 
@@ -274,14 +359,19 @@ def test_a_file_that_grew_past_the_read_bound_is_a_mismatch_not_an_oversize(fres
     (root / "docs" / "small.md").write_text("small at scan time\n")
     (root / "docs" / "large.md").write_text("y" * 4096)
     (root / ".decision-context" / "profile.toml").write_text(
-        PROFILE.format(deadline=5, extra="max_read_bytes = 1024"))
+        PROFILE.format(deadline=5, extra="max_read_bytes = 1024")
+    )
     (root / ".decision-context" / "sources.toml").write_text(
         'schema_version = "decision_source_registry_v0"\n\n[[bindings]]\nprovider_id = "files"\n'
-        'adapter = "local-file"\n' + _source("source:docs", "files", '"docs"', "p0"))
+        'adapter = "local-file"\n' + _source("source:docs", "files", '"docs"', "p0")
+    )
     _ws, _profile, registry, providers = plane(root)
     scan = scan_source(providers, registry.source("source:docs"), cursor_before=None, clock=CLOCK)
     with open(root / "docs" / "small.md", "a") as handle:
         handle.write("z" * 4096)  # grows past the 1024-byte read bound after the scan
     reads = exact_read_scan(providers, scan, clock=CLOCK)
-    assert (reads["small.md"].status, reads["small.md"].reason_code) == ("failed", "exact_read_revision_mismatch")
+    assert (reads["small.md"].status, reads["small.md"].reason_code) == (
+        "failed",
+        "exact_read_revision_mismatch",
+    )
     assert reads["large.md"].status == "oversize" and reads["large.md"].absorbed

@@ -54,7 +54,7 @@ CANARIES = {
 TRANSIENT = ("recall", "prepare --show-content")
 ADR = f"""# ADR 7: catalog TTL
 
-Rollback rule {CANARIES['file_content']}: when origin p99 stays above 400 ms for ten minutes at peak we roll the catalog TTL back to 900 seconds.
+Rollback rule {CANARIES["file_content"]}: when origin p99 stays above 400 ms for ten minutes at peak we roll the catalog TTL back to 900 seconds.
 
 The partner rate limit is 600 requests per second.
 """
@@ -121,7 +121,9 @@ class Cycle:
         self.env = env
         self.outputs: list[tuple[str, str, str, bool]] = []  # label, stdout, stderr, transient
 
-    def json(self, label: str, *args: str, ok: tuple[int, ...] = (0,), transient: bool = False) -> Any:
+    def json(
+        self, label: str, *args: str, ok: tuple[int, ...] = (0,), transient: bool = False
+    ) -> Any:
         out = self.dcx("-C", str(self.root), *args, "--format", "json", env=self.env)
         self.outputs.append((label, out.stdout, out.stderr, transient))
         assert out.exit_code in ok, (label, out.exit_code, out.stdout[-800:], out.stderr[-400:])
@@ -138,25 +140,54 @@ class Cycle:
 def _decide(cycle: Cycle, decision_id: str, tmp: Path, outcome: dict[str, Any]) -> str:
     (tmp / "proposal.json").write_text(json.dumps(PROPOSAL))
     (tmp / f"outcome-{decision_id}.json").write_text(json.dumps(outcome))
-    cycle.json("propose", "propose", "--decision-id", decision_id, "--from", str(tmp / "proposal.json"))
-    cycle.json("outcome", "outcome", "--decision-id", decision_id, "--from", str(tmp / f"outcome-{decision_id}.json"))
-    event = cycle.json("writeback", "writeback", "--decision-id", decision_id, "--kind", "validation",
-                       "--summary", f"Decision {decision_id} recorded")["data"]["event"]
-    commit = cycle.script("commit", "commit", "--decision-id", decision_id, "--event-id", event["event_id"])
+    cycle.json(
+        "propose", "propose", "--decision-id", decision_id, "--from", str(tmp / "proposal.json")
+    )
+    cycle.json(
+        "outcome",
+        "outcome",
+        "--decision-id",
+        decision_id,
+        "--from",
+        str(tmp / f"outcome-{decision_id}.json"),
+    )
+    event = cycle.json(
+        "writeback",
+        "writeback",
+        "--decision-id",
+        decision_id,
+        "--kind",
+        "validation",
+        "--summary",
+        f"Decision {decision_id} recorded",
+    )["data"]["event"]
+    commit = cycle.script(
+        "commit", "commit", "--decision-id", decision_id, "--event-id", event["event_id"]
+    )
     assert commit["data"]["receipt"]["status"] == "committed"
     cycle.json("feedback", "feedback", "--decision-id", decision_id)
     return event["event_id"]
 
 
-def test_no_canary_reaches_a_public_file_or_output(dcx, tmp_path: Path, monkeypatch, plugin_site: Path) -> None:
+def test_no_canary_reaches_a_public_file_or_output(
+    dcx, tmp_path: Path, monkeypatch, plugin_site: Path
+) -> None:
     home = tmp_path / f"home-{CANARIES['home_path']}"
     home.mkdir()
-    (home / "canaries.json").write_text(json.dumps({"stderr": CANARIES["extension_stderr"],
-                                                    "resource": CANARIES["provider_resource"],
-                                                    "content": CANARIES["provider_content"]}))
+    (home / "canaries.json").write_text(
+        json.dumps(
+            {
+                "stderr": CANARIES["extension_stderr"],
+                "resource": CANARIES["provider_resource"],
+                "content": CANARIES["provider_content"],
+            }
+        )
+    )
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("LEAK_TEST_API_TOKEN", CANARIES["env_value"])
-    monkeypatch.syspath_prepend(str(plugin_site))  # the plugin's entry point; the worker inherits sys.path
+    monkeypatch.syspath_prepend(
+        str(plugin_site)
+    )  # the plugin's entry point; the worker inherits sys.path
     env = {"DCX_AGENT_ID": "agent-a", "PYTHONPATH": str(plugin_site)}
     root = tmp_path / f"goal-{CANARIES['root_path']}"
     root.mkdir()
@@ -164,10 +195,15 @@ def test_no_canary_reaches_a_public_file_or_output(dcx, tmp_path: Path, monkeypa
     (docs / CANARIES["folder_name"]).mkdir(parents=True)
     (docs / "adr.md").write_text(ADR)
     (docs / f"{CANARIES['file_name']}.md").write_text(
-        "# Purge queue\n\nThe purge queue drains within 90 seconds at peak load for the catalog.\n")
-    (docs / CANARIES["folder_name"] / "deep.md").write_text("# Deep\n\nOrigin p99 was 212 ms in the load test.\n")
+        "# Purge queue\n\nThe purge queue drains within 90 seconds at peak load for the catalog.\n"
+    )
+    (docs / CANARIES["folder_name"] / "deep.md").write_text(
+        "# Deep\n\nOrigin p99 was 212 ms in the load test.\n"
+    )
     (root / "notes").mkdir()
-    (root / "notes" / "inbox.json").write_text(json.dumps({"notes": [{"id": "n1", "text": "a note"}]}))
+    (root / "notes" / "inbox.json").write_text(
+        json.dumps({"notes": [{"id": "n1", "text": "a note"}]})
+    )
     query = f"when do we roll back the catalog TTL {CANARIES['query']}"
     (tmp_path / "q2.txt").write_text(f"rollback rule for origin p99 {CANARIES['query_file']}")
     cycle = Cycle(dcx, root, env)
@@ -182,13 +218,32 @@ def test_no_canary_reaches_a_public_file_or_output(dcx, tmp_path: Path, monkeypa
     cycle.json("index", "index")
     scan = cycle.json("scan", "scan")
     inbox = next(r for r in scan["data"]["receipts"] if r["source_id"] == "source:inbox")
-    assert (inbox["status"], inbox["reason_code"]) == ("unavailable", "provider_scan_failed")  # it did raise
-    recall = cycle.json("recall", "recall", "--scope", "", "--query", query, "--query-summary",
-                        "TTL rollback criteria", transient=True)
+    assert (inbox["status"], inbox["reason_code"]) == (
+        "unavailable",
+        "provider_scan_failed",
+    )  # it did raise
+    recall = cycle.json(
+        "recall",
+        "recall",
+        "--scope",
+        "",
+        "--query",
+        query,
+        "--query-summary",
+        "TTL rollback criteria",
+        transient=True,
+    )
     recall_q = ("--query", query, "--query-summary", "TTL rollback criteria")
     cycle.json("prepare (preview)", "prepare", "--decision-id", "leak-one", *recall_q)
-    shown = cycle.json("prepare --show-content", "prepare", "--decision-id", "leak-one", "--show-content",
-                       *recall_q, transient=True)
+    shown = cycle.json(
+        "prepare --show-content",
+        "prepare",
+        "--decision-id",
+        "leak-one",
+        "--show-content",
+        *recall_q,
+        transient=True,
+    )
     content = shown["data"]["content"]
     paths = {item["path"] for item in content["exact_reads"]}
     assert paths == {"adr.md", f"{CANARIES['file_name']}.md", f"{CANARIES['folder_name']}/deep.md"}
@@ -196,16 +251,37 @@ def test_no_canary_reaches_a_public_file_or_output(dcx, tmp_path: Path, monkeypa
     assert provider_refs, "bm25 recalled nothing: the recall path was not exercised"
     cite = [{"source_id": "source:docs", "path": p} for p in sorted(paths)]
     rebase = {
-        "changed_facts": [{"fact_id": f"fact-{i}", "summary": f"Authority document {i} changed",
-                           "change_ref": c} for i, c in enumerate(cite)],
-        "recalled_claims": [{"claim_id": "claim-rollback", "summary": "Rollback rule recalled",
-                             "provider_ref": provider_refs[0]}],
-        "conflicts": [{"conflict_id": "owners", "summary": "Two documents disagree on the drill",
-                       "change_refs": cite[:2], "conflict_rule": "canonical_revision_wins", "status": "resolved"}],
+        "changed_facts": [
+            {"fact_id": f"fact-{i}", "summary": f"Authority document {i} changed", "change_ref": c}
+            for i, c in enumerate(cite)
+        ],
+        "recalled_claims": [
+            {
+                "claim_id": "claim-rollback",
+                "summary": "Rollback rule recalled",
+                "provider_ref": provider_refs[0],
+            }
+        ],
+        "conflicts": [
+            {
+                "conflict_id": "owners",
+                "summary": "Two documents disagree on the drill",
+                "change_refs": cite[:2],
+                "conflict_rule": "canonical_revision_wins",
+                "status": "resolved",
+            }
+        ],
     }
     (tmp_path / "rebase.json").write_text(json.dumps(rebase))
-    prepared = cycle.json("prepare --rebase", "prepare", "--decision-id", "leak-one", "--rebase",
-                          str(tmp_path / "rebase.json"), *recall_q)
+    prepared = cycle.json(
+        "prepare --rebase",
+        "prepare",
+        "--decision-id",
+        "leak-one",
+        "--rebase",
+        str(tmp_path / "rebase.json"),
+        *recall_q,
+    )
     rows = {r["source_id"]: r for r in prepared["data"]["assembly"]["checkpoint"]["rows"]}
     assert rows["source:docs"]["disposition"] == "ready_after_writeback"
     assert rows["source:inbox"]["disposition"] == "preserve"  # the raising plugin, failed open
@@ -214,15 +290,26 @@ def test_no_canary_reaches_a_public_file_or_output(dcx, tmp_path: Path, monkeypa
     # -- cycle 2: the extension provider, a codex:// scope, --auto-rebase, a verified outcome ------
     manifest = make_extension(tmp_path / "exts", "canary_echo.py")
     cycle.json("ext install", "ext", "install", str(manifest))
-    (dc / "profile.toml").write_text(PROFILE.format(
-        provider="extension", config='\n[context_provider.config]\nextension_id = "canary-echo"\n'))
+    (dc / "profile.toml").write_text(
+        PROFILE.format(
+            provider="extension",
+            config='\n[context_provider.config]\nextension_id = "canary-echo"\n',
+        )
+    )
     with open(docs / "adr.md", "a") as handle:
         handle.write("\nReviewed again after the December load test.\n")
     scope = ("--scope", f"codex://threads/{CANARIES['scope']}")
     recall_f = ("--query-file", str(tmp_path / "q2.txt"), "--query-summary", "Rollback rule")
     echoed = cycle.json("recall", "recall", *scope, *recall_f, transient=True)
-    prepared = cycle.json("prepare --auto-rebase", "prepare", "--decision-id", "leak-two", "--auto-rebase",
-                          *scope, *recall_f)
+    prepared = cycle.json(
+        "prepare --auto-rebase",
+        "prepare",
+        "--decision-id",
+        "leak-two",
+        "--auto-rebase",
+        *scope,
+        *recall_f,
+    )
     evidence = prepared["data"]["assembly"]["evidence"]
     assert [c["summary"] for c in evidence["recalled_claims"]] == ["Authority passage on rollback"]
     _decide(cycle, "leak-two", tmp_path, verified_outcome(evidence["packet_ref"]))
@@ -245,7 +332,9 @@ def test_no_canary_reaches_a_public_file_or_output(dcx, tmp_path: Path, monkeypa
     # -- the sweep ---------------------------------------------------------------------------------
     public = public_files(root)
     assert dc / "events.jsonl" in public and any("packets" in p.parts for p in public)
-    found_files = {p.relative_to(root).as_posix(): canaries_in(p.read_bytes(), CANARIES) for p in public}
+    found_files = {
+        p.relative_to(root).as_posix(): canaries_in(p.read_bytes(), CANARIES) for p in public
+    }
     found_files = {k: v for k, v in found_files.items() if v}
     found_outputs = {}
     for label, stdout, stderr, transient in cycle.outputs:
@@ -259,13 +348,21 @@ def test_no_canary_reaches_a_public_file_or_output(dcx, tmp_path: Path, monkeypa
     in_shown = canaries_in(json.dumps(shown), CANARIES)
     private = b"".join(p.read_bytes() for p in (dc / "private").rglob("*") if p.is_file())
     in_private = canaries_in(private, CANARIES)
-    record("leaks", "cycle", {
-        "canaries": len(CANARIES), "public_files": len(public), "json_outputs": len(cycle.outputs),
-        "canaries_in_public_files": sum(len(v) for v in found_files.values()),
-        "canaries_in_outputs": sum(len(v) for v in found_outputs.values()),
-        "transient_outputs_carrying_canaries": sorted(set(in_recall) | set(in_shown)),
-        "audit_findings": len(audit["data"].get("findings", [])) if isinstance(audit.get("data"), dict) else None,
-    })
+    record(
+        "leaks",
+        "cycle",
+        {
+            "canaries": len(CANARIES),
+            "public_files": len(public),
+            "json_outputs": len(cycle.outputs),
+            "canaries_in_public_files": sum(len(v) for v in found_files.values()),
+            "canaries_in_outputs": sum(len(v) for v in found_outputs.values()),
+            "transient_outputs_carrying_canaries": sorted(set(in_recall) | set(in_shown)),
+            "audit_findings": len(audit["data"].get("findings", []))
+            if isinstance(audit.get("data"), dict)
+            else None,
+        },
+    )
     assert not found_files, found_files
     assert not found_outputs, found_outputs
     assert {"file_content", "provider_content", "query_file", "scope"} <= set(in_recall), in_recall
@@ -280,7 +377,9 @@ def test_the_sweep_finds_a_planted_canary(tmp_path: Path) -> None:
     (root / ".decision-context" / "packets" / "evidence").mkdir(parents=True)
     (root / ".decision-context" / "private").mkdir()
     (root / ".decision-context" / "private" / "x").write_text(CANARIES["query"])
-    (root / ".decision-context" / "events.jsonl").write_text(json.dumps({"summary": CANARIES["scope"].upper()}))
+    (root / ".decision-context" / "events.jsonl").write_text(
+        json.dumps({"summary": CANARIES["scope"].upper()})
+    )
     (root / ".decision-context" / "profile.toml").write_text(CANARIES["env_value"])
     hits = {p.name: canaries_in(p.read_bytes(), CANARIES) for p in public_files(root)}
     assert hits == {"events.jsonl": ["scope"]}
@@ -293,14 +392,28 @@ def test_gitignore_keeps_every_private_path_out_of_git(dcx, tmp_path: Path) -> N
     root.mkdir()
     assert dcx("-C", str(root), "init", "--goal-id", "goal-leak", "--format", "json").exit_code == 0
     dc = root / ".decision-context"
-    for name in ("private/cursors.json", "private/pending/a.json", "events.jsonl.lock", ".x.json.1.tmp"):
+    for name in (
+        "private/cursors.json",
+        "private/pending/a.json",
+        "events.jsonl.lock",
+        ".x.json.1.tmp",
+    ):
         (dc / name).parent.mkdir(parents=True, exist_ok=True)
         (dc / name).write_text("x")
     git = ["git", "-C", str(root)]
     subprocess.run([*git, "init", "-q"], check=True)
-    listed = subprocess.run([*git, "status", "--porcelain", "--untracked-files=all"], check=True,
-                            capture_output=True, text=True).stdout
+    listed = subprocess.run(
+        [*git, "status", "--porcelain", "--untracked-files=all"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     tracked = sorted(line[3:] for line in listed.splitlines())
-    assert not any(p.startswith(".decision-context/private") or p.endswith((".lock", ".tmp")) for p in tracked)
-    assert ".decision-context/profile.toml" not in tracked and ".decision-context/sources.toml" not in tracked
+    assert not any(
+        p.startswith(".decision-context/private") or p.endswith((".lock", ".tmp")) for p in tracked
+    )
+    assert (
+        ".decision-context/profile.toml" not in tracked
+        and ".decision-context/sources.toml" not in tracked
+    )
     assert ".decision-context/events.jsonl" in tracked

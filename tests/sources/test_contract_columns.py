@@ -22,10 +22,20 @@ def _items(rng: random.Random, n: int) -> list[ScanItem]:
     out = []
     for i in range(n):
         if rng.random() < 0.2:
-            out.append(ScanItem(SID, f"d/{i}.md", "deleted", "2026-11-29T18:00:00Z", "deleted", "deleted"))
+            out.append(
+                ScanItem(SID, f"d/{i}.md", "deleted", "2026-11-29T18:00:00Z", "deleted", "deleted")
+            )
         else:
-            out.append(ScanItem(SID, f"d/{i}.md", f"{i:064x}", "2026-11-29T18:00:00Z",
-                                rng.choice(["text", "binary"]), rng.choice(["added", "modified"])))
+            out.append(
+                ScanItem(
+                    SID,
+                    f"d/{i}.md",
+                    f"{i:064x}",
+                    "2026-11-29T18:00:00Z",
+                    rng.choice(["text", "binary"]),
+                    rng.choice(["added", "modified"]),
+                )
+            )
     return out
 
 
@@ -34,7 +44,9 @@ BREAKS = [
     lambda it, j: it.__setitem__(j, it[j]._replace(source_id="source:other")),
     lambda it, j: it.__setitem__(j, it[j]._replace(resource_ref="")),
     lambda it, j: it.__setitem__(j, it[j]._replace(resource_ref="x" * 1025)),
-    lambda it, j: it.__setitem__(j, it[j]._replace(resource_ref=it[0].resource_ref if j else it[1].resource_ref)),
+    lambda it, j: it.__setitem__(
+        j, it[j]._replace(resource_ref=it[0].resource_ref if j else it[1].resource_ref)
+    ),
     lambda it, j: it.__setitem__(j, it[j]._replace(revision="")),
     lambda it, j: it.__setitem__(j, it[j]._replace(revision=7)),
     lambda it, j: it.__setitem__(j, it[j]._replace(change="renamed")),

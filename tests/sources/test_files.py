@@ -24,13 +24,22 @@ def _ws(root: Path, body: str) -> tuple[Workspace, dict]:
 
 
 def test_local_listing_names_every_file_and_reads_the_bytes_it_hashes(fresh_ws: Path) -> None:
-    write_tree(fresh_ws, {"docs": {"a.md": "alpha", "b.bin": b"\xff\x00", "big.md": "x" * 64, "skip.txt": "no"}})
-    ws, sources = _ws(fresh_ws, binding_block() + source_block(
-        "source:docs", '{ path = "docs", include = ["*.md", "*.bin"] }'))
+    write_tree(
+        fresh_ws,
+        {"docs": {"a.md": "alpha", "b.bin": b"\xff\x00", "big.md": "x" * 64, "skip.txt": "no"}},
+    )
+    ws, sources = _ws(
+        fresh_ws,
+        binding_block()
+        + source_block("source:docs", '{ path = "docs", include = ["*.md", "*.bin"] }'),
+    )
     got = listing(ws, sources["source:docs"], max_scan_bytes=1 << 20, max_read_bytes=32)
     assert got.unavailable is None and got.lists_skipped
-    assert dict(got.revisions) == {"a.md": file_revision(b"alpha"), "b.bin": file_revision(b"\xff\x00"),
-                                   "big.md": file_revision(b"x" * 64)}
+    assert dict(got.revisions) == {
+        "a.md": file_revision(b"alpha"),
+        "b.bin": file_revision(b"\xff\x00"),
+        "big.md": file_revision(b"x" * 64),
+    }
     bodies = got.read(["a.md", "b.bin", "big.md"])
     assert bodies["a.md"] == (file_revision(b"alpha"), b"alpha")
     assert bodies["b.bin"] == (file_revision(b"\xff\x00"), b"\xff\x00")
@@ -46,18 +55,36 @@ def test_local_listing_of_a_missing_locator_is_unavailable_with_its_reason(fresh
 def test_git_listing_uses_blob_ids_and_reads_blobs(fresh_ws: Path, tmp_path: Path) -> None:
     repo = init(tmp_path / "repo")
     commit(repo, {"docs/a.md": "alpha\n", "docs/b.md": "beta\n"})
-    ws, sources = _ws(fresh_ws, binding_block("git", "git") + source_block(
-        "source:git", f'{{ repo = "{repo}", ref = "main", path = "docs" }}', provider_id="git"))
+    ws, sources = _ws(
+        fresh_ws,
+        binding_block("git", "git")
+        + source_block(
+            "source:git", f'{{ repo = "{repo}", ref = "main", path = "docs" }}', provider_id="git"
+        ),
+    )
     got = listing(ws, sources["source:git"], max_scan_bytes=1 << 20, max_read_bytes=1 << 20)
-    oids = {rel: subprocess.run(["git", "-C", str(repo), "rev-parse", f"main:docs/{rel}"], check=True,
-                                capture_output=True, text=True).stdout.strip() for rel in ("a.md", "b.md")}
+    oids = {
+        rel: subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", f"main:docs/{rel}"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        for rel in ("a.md", "b.md")
+    }
     assert dict(got.revisions) == oids and not got.lists_skipped
     assert got.read(["b.md"]) == {"b.md": (oids["b.md"], b"beta\n")}
 
 
 def test_current_files_reads_inside_the_locator_only(fresh_ws: Path) -> None:
-    write_tree(fresh_ws, {"docs": {"a.md": "alpha text", "b.txt": "excluded"}, "outside.md": "not a source"})
-    ws, sources = _ws(fresh_ws, binding_block() + source_block("source:docs", '{ path = "docs", include = ["*.md"] }'))
+    write_tree(
+        fresh_ws,
+        {"docs": {"a.md": "alpha text", "b.txt": "excluded"}, "outside.md": "not a source"},
+    )
+    ws, sources = _ws(
+        fresh_ws,
+        binding_block() + source_block("source:docs", '{ path = "docs", include = ["*.md"] }'),
+    )
     files = CurrentFiles(ws, max_read_bytes=1 << 20, timeout_seconds=5)
     docs = sources["source:docs"]
     assert files.read(docs, "a.md") == (file_revision(b"alpha text"), "alpha text")

@@ -33,10 +33,16 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def model_state(repo: Path, commit: str, prefix: str = "", suffix: str | None = None) -> dict[str, str]:
+def model_state(
+    repo: Path, commit: str, prefix: str = "", suffix: str | None = None
+) -> dict[str, str]:
     """{rel: blob id} of the regular files at ``commit`` under ``prefix`` (and ending in ``suffix``)."""
-    raw = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", commit], check=True,
-                         capture_output=True, env={**os.environ, **gitkit.ENV}).stdout
+    raw = subprocess.run(
+        ["git", "-C", str(repo), "archive", "--format=tar", commit],
+        check=True,
+        capture_output=True,
+        env={**os.environ, **gitkit.ENV},
+    ).stdout
     state = {}
     with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
         for member in tar.getmembers():
@@ -46,7 +52,7 @@ def model_state(repo: Path, commit: str, prefix: str = "", suffix: str | None = 
             if prefix:
                 if not name.startswith(prefix + "/"):
                     continue
-                name = name[len(prefix) + 1:]
+                name = name[len(prefix) + 1 :]
             if suffix and not name.endswith(suffix):
                 continue
             state[name] = blob_id(tar.extractfile(member).read())
@@ -70,23 +76,38 @@ def got(scan) -> list[tuple[str, str, str]]:
 
 
 def setup(root: Path, locator: str, **kw) -> None:
-    configure(root, binding_block("repo", "git") + source_block(SID, locator, provider_id="repo"), **kw)
+    configure(
+        root, binding_block("repo", "git") + source_block(SID, locator, provider_id="repo"), **kw
+    )
 
 
 def scan(root: Path, cursor: str | None, **profile):
     _ws, _profile, registry, providers = plane(root, **profile)
-    return scan_source(providers, registry.source(SID), cursor_before=cursor, clock=CLOCK), providers
+    return scan_source(
+        providers, registry.source(SID), cursor_before=cursor, clock=CLOCK
+    ), providers
 
 
 @pytest.fixture
 def repo(fresh_ws: Path) -> Path:
     path = gitkit.init(fresh_ws / "auth")
-    gitkit.commit(path, {"docs/a.md": "alpha\n", "docs/b.md": "beta\n", "docs/sub/c.md": "gamma\n",
-                         "docs/notes.txt": "plain\n", "README.md": "outside the path\n"}, "first")
+    gitkit.commit(
+        path,
+        {
+            "docs/a.md": "alpha\n",
+            "docs/b.md": "beta\n",
+            "docs/sub/c.md": "gamma\n",
+            "docs/notes.txt": "plain\n",
+            "README.md": "outside the path\n",
+        },
+        "first",
+    )
     return path
 
 
-def test_first_scan_lists_the_files_under_path_and_reads_them_exactly(fresh_ws: Path, repo: Path) -> None:
+def test_first_scan_lists_the_files_under_path_and_reads_them_exactly(
+    fresh_ws: Path, repo: Path
+) -> None:
     setup(fresh_ws, gitkit.git_source(SID, "auth", path="docs", include=["*.md"]))
     first, providers = scan(fresh_ws, None)
     tip = gitkit.head(repo)
@@ -94,8 +115,11 @@ def test_first_scan_lists_the_files_under_path_and_reads_them_exactly(fresh_ws: 
     assert got(first) == model_items({}, model_state(repo, tip, "docs", ".md"))
     assert first.cursor_after.startswith(f"git:{tip}:")
     reads = exact_read_scan(providers, first, clock=CLOCK)
-    assert {rel: r.content for rel, r in reads.items()} == {"a.md": "alpha\n", "b.md": "beta\n",
-                                                            "sub/c.md": "gamma\n"}
+    assert {rel: r.content for rel, r in reads.items()} == {
+        "a.md": "alpha\n",
+        "b.md": "beta\n",
+        "sub/c.md": "gamma\n",
+    }
     assert read_complete(first, reads)
     again, _ = scan(fresh_ws, first.cursor_after)
     assert again.status == "no_change" and again.cursor_after == first.cursor_after
@@ -106,13 +130,24 @@ def test_modify_add_delete_and_rename_between_commits(fresh_ws: Path, repo: Path
     first, _ = scan(fresh_ws, None)
     old = gitkit.head(repo)
     gitkit.git(repo, "mv", "docs/b.md", "docs/renamed.md")
-    gitkit.commit(repo, {"docs/a.md": "alpha two\n", "docs/sub/c.md": None, "docs/new.md": "new\n",
-                         "README.md": "not in path either\n"}, "second")
+    gitkit.commit(
+        repo,
+        {
+            "docs/a.md": "alpha two\n",
+            "docs/sub/c.md": None,
+            "docs/new.md": "new\n",
+            "README.md": "not in path either\n",
+        },
+        "second",
+    )
     tip = gitkit.head(repo)
     second, providers = scan(fresh_ws, first.cursor_after)
     expected = model_items(model_state(repo, old, "docs"), model_state(repo, tip, "docs"))
     assert got(second) == expected
-    assert {r for r, c, _ in expected if c == "deleted"} == {"b.md", "sub/c.md"}  # a rename: old path gone
+    assert {r for r, c, _ in expected if c == "deleted"} == {
+        "b.md",
+        "sub/c.md",
+    }  # a rename: old path gone
     assert ("renamed.md", "added", blob_id(b"beta\n")) in expected
     reads = exact_read_scan(providers, second, clock=CLOCK)
     assert reads["sub/c.md"].status == "deleted" and reads["renamed.md"].content == "beta\n"
@@ -132,7 +167,9 @@ def test_a_branch_that_is_not_checked_out(fresh_ws: Path, repo: Path) -> None:
 
 def test_force_push_is_a_full_comparison_noted_cursor_rewound(fresh_ws: Path, repo: Path) -> None:
     setup(fresh_ws, gitkit.git_source(SID, "auth", path="docs"))
-    gitkit.commit(repo, {"docs/a.md": "published then withdrawn\n", "docs/gone.md": "withdrawn\n"}, "bad")
+    gitkit.commit(
+        repo, {"docs/a.md": "published then withdrawn\n", "docs/gone.md": "withdrawn\n"}, "bad"
+    )
     first, _ = scan(fresh_ws, None)
     bad = gitkit.head(repo)
     gitkit.git(repo, "reset", "-q", "--hard", "HEAD~1")
@@ -140,7 +177,9 @@ def test_force_push_is_a_full_comparison_noted_cursor_rewound(fresh_ws: Path, re
     tip = gitkit.head(repo)
     second, _ = scan(fresh_ws, first.cursor_after)
     assert second.status == "completed" and second.reason_code == "cursor_rewound"
-    assert got(second) == model_items(model_state(repo, bad, "docs"), model_state(repo, tip, "docs"))
+    assert got(second) == model_items(
+        model_state(repo, bad, "docs"), model_state(repo, tip, "docs")
+    )
     assert ("gone.md", "deleted", "deleted") in got(second)
 
 
@@ -161,12 +200,26 @@ def test_bare_clone(fresh_ws: Path, repo: Path) -> None:
     assert exact_read_scan(providers, first, clock=CLOCK)["a.md"].content == "alpha\n"
 
 
-def test_submodules_skipped_and_counted_symlinks_not_followed(fresh_ws: Path, repo: Path, tmp_path: Path) -> None:
+def test_submodules_skipped_and_counted_symlinks_not_followed(
+    fresh_ws: Path, repo: Path, tmp_path: Path
+) -> None:
     other = gitkit.init(tmp_path / "other")
     gitkit.commit(other, {"secret.md": "inside the submodule\n"})
-    gitkit.git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(other), "docs/vendor")
-    gitkit.commit(repo, {"docs/link.md": ("link", "../README.md"), "docs/abs.md": ("link", "/etc/passwd")},
-                  "submodule and symlinks")
+    gitkit.git(
+        repo,
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        str(other),
+        "docs/vendor",
+    )
+    gitkit.commit(
+        repo,
+        {"docs/link.md": ("link", "../README.md"), "docs/abs.md": ("link", "/etc/passwd")},
+        "submodule and symlinks",
+    )
     setup(fresh_ws, gitkit.git_source(SID, "auth", path="docs"))
     first, _ = scan(fresh_ws, None)
     rels = [i.resource_ref for i in first.items]
@@ -180,7 +233,9 @@ def test_a_file_replaced_by_a_symlink_is_a_deletion(fresh_ws: Path, repo: Path) 
     first, _ = scan(fresh_ws, None)
     gitkit.commit(repo, {"docs/a.md": ("link", "b.md")}, "now a link")
     second, _ = scan(fresh_ws, first.cursor_after)
-    assert got(second) == [("a.md", "deleted", "deleted")] and second.telemetry.skipped_symlinks == 1
+    assert (
+        got(second) == [("a.md", "deleted", "deleted")] and second.telemetry.skipped_symlinks == 1
+    )
 
 
 @pytest.mark.parametrize("path", ["../outside", "/etc", "docs/../..", "a/./b"])
@@ -200,13 +255,16 @@ def test_an_item_naming_a_path_outside_is_refused_on_read(fresh_ws: Path, repo: 
 
 
 @pytest.mark.parametrize("one_pass_cap", [None, 16], ids=["one-pass", "sizes-first"])
-def test_binary_and_oversize_are_terminal_reads(fresh_ws: Path, repo: Path, one_pass_cap: int | None,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_binary_and_oversize_are_terminal_reads(
+    fresh_ws: Path, repo: Path, one_pass_cap: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from dcx.sources import gitblobs
 
     if one_pass_cap is not None:  # a batch whose output passes the cap is read sizes first
         monkeypatch.setattr(gitblobs, "ONE_PASS_CAP", one_pass_cap)
-    gitkit.commit(repo, {"docs/blob.bin": b"\xff\xfe\x00binary", "docs/big.md": "x" * 5000}, "kinds")
+    gitkit.commit(
+        repo, {"docs/blob.bin": b"\xff\xfe\x00binary", "docs/big.md": "x" * 5000}, "kinds"
+    )
     setup(fresh_ws, gitkit.git_source(SID, "auth", path="docs"), max_read_bytes=4096)
     first, providers = scan(fresh_ws, None)
     reads = exact_read_scan(providers, first, clock=CLOCK)
@@ -257,7 +315,10 @@ def test_history_walk_against_the_model(fresh_ws: Path, repo: Path) -> None:
     capped = rewound = 0
     for step in range(14):
         action = rng.choice(["edit", "edit", "rename", "branch-merge", "force-push"])
-        if action == "force-push" and gitkit.git(repo, "rev-list", "--count", "HEAD").strip() != "1":
+        if (
+            action == "force-push"
+            and gitkit.git(repo, "rev-list", "--count", "HEAD").strip() != "1"
+        ):
             gitkit.git(repo, "reset", "-q", "--hard", "HEAD~1")
         if action == "rename":
             present = [n for n in names if (repo / n).exists()]
@@ -274,8 +335,14 @@ def test_history_walk_against_the_model(fresh_ws: Path, repo: Path) -> None:
             gitkit.commit(repo, {rng.choice(names): f"main {step}\n"}, "main")
             gitkit.git(repo, "merge", "-q", "--no-edit", "-X", "theirs", f"side{step}")
         else:
-            gitkit.commit(repo, {rng.choice(names): rng.choice([None, f"v{step}\n", f"w{step}\n"])
-                                 for _ in range(rng.randint(1, 5))}, f"step {step}")
+            gitkit.commit(
+                repo,
+                {
+                    rng.choice(names): rng.choice([None, f"v{step}\n", f"w{step}\n"])
+                    for _ in range(rng.randint(1, 5))
+                },
+                f"step {step}",
+            )
         tip = gitkit.head(repo)
         for _ in range(10):  # scan and absorb until caught up with this tip
             one = scan_source(providers, source, cursor_before=cursor, clock=CLOCK)
@@ -284,8 +351,21 @@ def test_history_walk_against_the_model(fresh_ws: Path, repo: Path) -> None:
             want = model_items(absorbed, model_state(repo, goal, "docs", ".md"))
             assert got(one) == want[:3], (step, action)
             if target is None and absorbed_commit is not None:
-                ancestor = subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor",
-                                           absorbed_commit, tip], env={**os.environ, **gitkit.ENV}).returncode == 0
+                ancestor = (
+                    subprocess.run(
+                        [
+                            "git",
+                            "-C",
+                            str(repo),
+                            "merge-base",
+                            "--is-ancestor",
+                            absorbed_commit,
+                            tip,
+                        ],
+                        env={**os.environ, **gitkit.ENV},
+                    ).returncode
+                    == 0
+                )
                 assert (one.reason_code == "cursor_rewound") == (not ancestor)
             capped += one.telemetry.result_cap_applied
             rewound += one.reason_code == "cursor_rewound"
@@ -307,15 +387,26 @@ def test_history_walk_against_the_model(fresh_ws: Path, repo: Path) -> None:
 # -- fail-open ------------------------------------------------------------------
 
 
-def test_missing_repository_fails_open_and_the_rest_goes_on(fresh_ws: Path, repo: Path, tree) -> None:
+def test_missing_repository_fails_open_and_the_rest_goes_on(
+    fresh_ws: Path, repo: Path, tree
+) -> None:
     from dcx.sources.plane import scan_sources
 
     tree(fresh_ws, {"local": {"x.md": "local authority"}})
-    configure(fresh_ws, binding_block("repo", "git") + binding_block()
-              + source_block("source:gone", gitkit.git_source("source:gone", "nowhere"), provider_id="repo")
-              + source_block("source:badref", gitkit.git_source("source:badref", "auth", "no-such-branch"),
-                             provider_id="repo")
-              + source_block("source:local", '"local"'))
+    configure(
+        fresh_ws,
+        binding_block("repo", "git")
+        + binding_block()
+        + source_block(
+            "source:gone", gitkit.git_source("source:gone", "nowhere"), provider_id="repo"
+        )
+        + source_block(
+            "source:badref",
+            gitkit.git_source("source:badref", "auth", "no-such-branch"),
+            provider_id="repo",
+        )
+        + source_block("source:local", '"local"'),
+    )
     _ws, _profile, registry, providers = plane(fresh_ws)
     scans = scan_sources(providers, registry.sources, committed={}, clock=CLOCK)
     assert [(s.source_id, s.status, s.reason_code) for s in scans] == [
@@ -349,7 +440,9 @@ def test_shallow_clone_past_the_cursor_fails_open(fresh_ws: Path, repo: Path) ->
     assert (result.status, result.reason_code) == ("unavailable", "git_shallow_past_cursor")
 
 
-def test_too_large_a_listing_fails_open(fresh_ws: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_too_large_a_listing_fails_open(
+    fresh_ws: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from dcx.sources import gitrepo
 
     monkeypatch.setattr(gitrepo, "LIST_CAP", 64)  # the bound, made small: the repository is real
@@ -365,7 +458,9 @@ def test_deadline_fails_open(fresh_ws: Path, repo: Path) -> None:
     assert (result.status, result.reason_code) == ("unavailable", "scan_timeout")
 
 
-def test_no_git_on_path_fails_open(fresh_ws: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_git_on_path_fails_open(
+    fresh_ws: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     setup(fresh_ws, gitkit.git_source(SID, "auth"))
     monkeypatch.setenv("PATH", str(fresh_ws / "empty-bin"))
     result, providers = scan(fresh_ws, None)
@@ -389,8 +484,9 @@ def test_user_config_and_hooks_never_apply(fresh_ws: Path, repo: Path, tmp_path:
     assert not (tmp_path / "pwned").exists()
 
 
-def test_a_hung_git_is_stopped_at_the_deadline(fresh_ws: Path, repo: Path, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hung_git_is_stopped_at_the_deadline(
+    fresh_ws: Path, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A real process that never answers: the boundary kills its group and the scan fails open in time."""
     import time
 

@@ -29,7 +29,10 @@ FAR = 1e18
 
 def _history(repo: Path, rng: random.Random, steps: int) -> list[str]:
     """Commit a random walk on main; return the first-parent chain, oldest first."""
-    names = [f"docs/{d}f{i}.md" for d in ("", "x/", "y/z/") for i in range(3)] + ["docs/x", "other/o.md"]
+    names = [f"docs/{d}f{i}.md" for d in ("", "x/", "y/z/") for i in range(3)] + [
+        "docs/x",
+        "other/o.md",
+    ]
     chain = [gitkit.commit(repo, {n: f"start {n}\n" for n in names[:5]}, "start")]
     for step in range(steps):
         action = rng.choice(["edit", "edit", "revert", "mode", "swap", "merge", "outside"])
@@ -43,7 +46,10 @@ def _history(repo: Path, rng: random.Random, steps: int) -> list[str]:
             continue
         files: dict = {}
         if action == "edit":
-            files = {rng.choice(names[:9]): rng.choice([None, f"v{step}\n"]) for _ in range(rng.randint(1, 4))}
+            files = {
+                rng.choice(names[:9]): rng.choice([None, f"v{step}\n"])
+                for _ in range(rng.randint(1, 4))
+            }
         elif action == "revert":
             files = {rng.choice(names[:9]): f"start {names[0]}\n"}  # back to a blob seen before
         elif action == "mode":
@@ -55,9 +61,17 @@ def _history(repo: Path, rng: random.Random, steps: int) -> list[str]:
         elif action == "swap":
             target = rng.choice([names[1], "docs/x"])
             if (repo / target).is_symlink() or (repo / target).is_dir():
-                files = {target: f"file again {step}\n"} if not (repo / target).is_dir() else {"docs/x/in.md": None}
+                files = (
+                    {target: f"file again {step}\n"}
+                    if not (repo / target).is_dir()
+                    else {"docs/x/in.md": None}
+                )
             else:
-                files = {target: ("link", "f0.md")} if target == names[1] else {"docs/x": None, "docs/x/in.md": "d\n"}
+                files = (
+                    {target: ("link", "f0.md")}
+                    if target == names[1]
+                    else {"docs/x": None, "docs/x/in.md": "d\n"}
+                )
         else:
             files = {"other/o.md": f"outside {step}\n"}
         for rel, content in list(files.items()):
@@ -66,14 +80,18 @@ def _history(repo: Path, rng: random.Random, steps: int) -> list[str]:
         if (repo / "docs/x").is_dir() and "docs/x" in files and files["docs/x"] not in (None,):
             files.pop("docs/x")
         try:
-            chain.append(gitkit.commit(repo, files or {names[2]: f"touch {step}\n"}, f"step {step}"))
+            chain.append(
+                gitkit.commit(repo, files or {names[2]: f"touch {step}\n"}, f"step {step}")
+            )
         except Exception:  # nothing to commit (e.g. a revert to the same bytes)
             chain.append(gitkit.commit(repo, {names[2]: f"touch {step} again\n"}, f"step {step}"))
     return chain
 
 
 @pytest.mark.parametrize("seed,prefix,include", [(1, "", None), (2, "docs", ["*.md"])])
-def test_composed_first_parent_changes_equal_the_tree_diff(fresh_ws: Path, seed: int, prefix: str, include) -> None:
+def test_composed_first_parent_changes_equal_the_tree_diff(
+    fresh_ws: Path, seed: int, prefix: str, include
+) -> None:
     from dcx.sources.gitrepo import locator_filter
 
     repo = gitkit.init(fresh_ws / "auth")
@@ -96,19 +114,27 @@ def test_composed_first_parent_changes_equal_the_tree_diff(fresh_ws: Path, seed:
     # the ref at the cursor, or behind it, or a base off the first-parent chain: no answer from the log
     assert git_repo.first_parent_delta("main", tip, prefix, match, FAR) is None
     assert git_repo.first_parent_delta("main~2", chain[-1], prefix, match, FAR) is None
-    side = gitkit.git(repo, "rev-parse", "HEAD^2").strip() if len(
-        gitkit.git(repo, "rev-list", "--parents", "-n1", "HEAD").split()) > 2 else None
+    side = (
+        gitkit.git(repo, "rev-parse", "HEAD^2").strip()
+        if len(gitkit.git(repo, "rev-list", "--parents", "-n1", "HEAD").split()) > 2
+        else None
+    )
     if side is not None:
         assert git_repo.first_parent_delta("main", side, prefix, match, FAR) is None
 
 
-def test_a_scan_after_a_change_runs_one_git_process(fresh_ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_scan_after_a_change_runs_one_git_process(
+    fresh_ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from dcx.sources import gitrepo
 
     repo = gitkit.init(fresh_ws / "auth")
     first = gitkit.commit(repo, {"docs/a.md": "a\n", "docs/b.md": "b\n"}, "first")
-    configure(fresh_ws, binding_block("repo", "git") + source_block("source:git", gitkit.git_source(
-        "source:git", "auth"), provider_id="repo"))
+    configure(
+        fresh_ws,
+        binding_block("repo", "git")
+        + source_block("source:git", gitkit.git_source("source:git", "auth"), provider_id="repo"),
+    )
     _ws, _profile, registry, providers = plane(fresh_ws)
     source = registry.source("source:git")
     base = scan_source(providers, source, cursor_before=None, clock=CLOCK).cursor_after
@@ -123,13 +149,21 @@ def test_a_scan_after_a_change_runs_one_git_process(fresh_ws: Path, monkeypatch:
 
     monkeypatch.setattr(gitrepo.Repo, "_run", counting)
     moved = scan_source(providers, source, cursor_before=base, clock=CLOCK)
-    assert [(i.resource_ref, i.change) for i in moved.items] == [("docs/a.md", "modified"), ("docs/b.md", "deleted"),
-                                                                 ("docs/c.md", "added")]
+    assert [(i.resource_ref, i.change) for i in moved.items] == [
+        ("docs/a.md", "modified"),
+        ("docs/b.md", "deleted"),
+        ("docs/c.md", "added"),
+    ]
     assert moved.reason_code is None and runs == ["log"], runs
     runs.clear()
-    assert scan_source(providers, source, cursor_before=moved.cursor_after, clock=CLOCK).status == "no_change"
+    assert (
+        scan_source(providers, source, cursor_before=moved.cursor_after, clock=CLOCK).status
+        == "no_change"
+    )
     assert runs == ["rev-list"], runs  # no change: one ref lookup, as before
-    gitkit.git(repo, "reset", "-q", "--hard", first)  # force-push back: the log cannot answer; noted rewound
+    gitkit.git(
+        repo, "reset", "-q", "--hard", first
+    )  # force-push back: the log cannot answer; noted rewound
     gitkit.commit(repo, {"docs/d.md": "d\n"}, "rewritten")
     runs.clear()
     rewound = scan_source(providers, source, cursor_before=moved.cursor_after, clock=CLOCK)
@@ -151,14 +185,37 @@ def test_ref_hint_predicts_what_git_resolves(tmp_path: Path) -> None:
     gitkit.git(repo, "branch", "v1")  # a branch and a tag of the same name: git takes the tag
     gitkit.git(repo, "symbolic-ref", "refs/heads/sym", "refs/heads/main")
     git_dir = repo / ".git"
-    names = ["main", "loose", "packed", "v1", "v2", "light", "refs/heads/main", "refs/tags/v1", "heads/main",
-             "sym", "HEAD", "nope", "main~1", "main^{commit}", one, "refs/heads/nope"]
+    names = [
+        "main",
+        "loose",
+        "packed",
+        "v1",
+        "v2",
+        "light",
+        "refs/heads/main",
+        "refs/tags/v1",
+        "heads/main",
+        "sym",
+        "HEAD",
+        "nope",
+        "main~1",
+        "main^{commit}",
+        one,
+        "refs/heads/nope",
+    ]
     predicted = 0
     for name in names:
         hint = ref_hint(git_dir, name)
-        exact = gitkit.git(repo, "rev-parse", "--verify", "--quiet", name).strip() if name != "nope" and \
-            "nope" not in name else ""
-        peeled = gitkit.git(repo, "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}").strip() if exact else ""
+        exact = (
+            gitkit.git(repo, "rev-parse", "--verify", "--quiet", name).strip()
+            if name != "nope" and "nope" not in name
+            else ""
+        )
+        peeled = (
+            gitkit.git(repo, "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}").strip()
+            if exact
+            else ""
+        )
         assert hint in (None, exact, peeled), name
         predicted += hint is not None
     assert ref_hint(git_dir, "v2") == two  # packed and annotated: the peeled commit

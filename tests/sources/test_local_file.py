@@ -29,7 +29,9 @@ from tests.support.sources import (
 )
 
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
-DOCS = {"docs": {"a.md": "alpha", "b.md": "beta", "sub": {"c.md": "gamma"}, "skip.txt": "not markdown"}}
+DOCS = {
+    "docs": {"a.md": "alpha", "b.md": "beta", "sub": {"c.md": "gamma"}, "skip.txt": "not markdown"}
+}
 
 
 def _age(root: Path) -> None:
@@ -39,7 +41,9 @@ def _age(root: Path) -> None:
         os.utime(path, (old, old), follow_symlinks=False)
 
 
-def _scan(root: Path, source_id: str = "source:docs", committed: dict[str, str] | None = None, **profile):
+def _scan(
+    root: Path, source_id: str = "source:docs", committed: dict[str, str] | None = None, **profile
+):
     _ws, _prof, registry, providers = plane(root, **profile)
     source = registry.source(source_id)
     cursor = (committed or {}).get(source_id) if source.scan_mode != "snapshot" else None
@@ -71,10 +75,16 @@ def test_first_scan_is_completed_with_every_file_an_item(docs: Path) -> None:
     assert scan.status == "completed" and scan.reason_code is None
     assert _changes(scan) == {"a.md": "added", "b.md": "added", "sub/c.md": "added"}
     assert [i.resource_ref for i in scan.items] == ["a.md", "b.md", "sub/c.md"]  # path order
-    assert scan.items[0].revision == file_revision(b"alpha") and scan.items[0].observed_at == CLOCK.now()
+    assert (
+        scan.items[0].revision == file_revision(b"alpha")
+        and scan.items[0].observed_at == CLOCK.now()
+    )
     assert scan.cursor_before is None and scan.cursor_after.startswith("tree:")
     assert trees.load_tree(plane(docs)[0], scan.cursor_after) == {
-        "a.md": file_revision(b"alpha"), "b.md": file_revision(b"beta"), "sub/c.md": file_revision(b"gamma")}
+        "a.md": file_revision(b"alpha"),
+        "b.md": file_revision(b"beta"),
+        "sub/c.md": file_revision(b"gamma"),
+    }
 
 
 def test_rescan_after_commit_is_no_change(docs: Path) -> None:
@@ -110,7 +120,10 @@ def test_edit_add_and_delete_are_reported_as_such(docs: Path) -> None:
     deleted = next(i for i in scan.items if i.change == "deleted")
     assert deleted.revision == "deleted" and deleted.content_kind == "deleted"
     assert trees.load_tree(plane(docs)[0], scan.cursor_after) == {
-        "a.md": file_revision(b"alpha, edited"), "new.md": file_revision(b"brand new"), "sub/c.md": file_revision(b"gamma")}
+        "a.md": file_revision(b"alpha, edited"),
+        "new.md": file_revision(b"brand new"),
+        "sub/c.md": file_revision(b"gamma"),
+    }
 
 
 def test_changes_stay_relative_to_the_committed_cursor(docs: Path) -> None:
@@ -122,9 +135,13 @@ def test_changes_stay_relative_to_the_committed_cursor(docs: Path) -> None:
     assert _changes(scan) == {"a.md": "modified", "b.md": "modified"}
 
 
-def test_max_changes_caps_items_in_path_order_and_the_cursor_covers_exactly_them(fresh_ws: Path, tree) -> None:
+def test_max_changes_caps_items_in_path_order_and_the_cursor_covers_exactly_them(
+    fresh_ws: Path, tree
+) -> None:
     tree(fresh_ws, {"docs": {f"f{i}.md": f"file {i}" for i in range(5)}})
-    configure(fresh_ws, binding_block() + source_block("source:docs", '"docs"', extra="max_changes = 2\n"))
+    configure(
+        fresh_ws, binding_block() + source_block("source:docs", '"docs"', extra="max_changes = 2\n")
+    )
     first, _ = _scan(fresh_ws)
     assert first.status == "completed" and first.telemetry.result_cap_applied
     assert [i.resource_ref for i in first.items] == ["f0.md", "f1.md"]
@@ -132,58 +149,90 @@ def test_max_changes_caps_items_in_path_order_and_the_cursor_covers_exactly_them
     assert sorted(trees.load_tree(ws, first.cursor_after)) == ["f0.md", "f1.md"]
     committed = _commit(fresh_ws, first)
     second, _ = _scan(fresh_ws, committed=committed)
-    assert [i.resource_ref for i in second.items] == ["f2.md", "f3.md"] and second.telemetry.result_cap_applied
+    assert [i.resource_ref for i in second.items] == [
+        "f2.md",
+        "f3.md",
+    ] and second.telemetry.result_cap_applied
     committed = _commit(fresh_ws, second)
     third, _ = _scan(fresh_ws, committed=committed)
-    assert [i.resource_ref for i in third.items] == ["f4.md"] and not third.telemetry.result_cap_applied
+    assert [i.resource_ref for i in third.items] == [
+        "f4.md"
+    ] and not third.telemetry.result_cap_applied
     committed = _commit(fresh_ws, third)
     assert _scan(fresh_ws, committed=committed)[0].status == "no_change"
 
 
 def test_snapshot_compares_with_an_empty_cursor_every_time(fresh_ws: Path, tree) -> None:
     tree(fresh_ws, {"docs": {"a.md": "alpha"}})
-    configure(fresh_ws, binding_block() + source_block("source:snap", '"docs"', scan_mode="snapshot"))
+    configure(
+        fresh_ws, binding_block() + source_block("source:snap", '"docs"', scan_mode="snapshot")
+    )
     first, _ = _scan(fresh_ws, "source:snap")
     committed = _commit(fresh_ws, first)
     again, _ = _scan(fresh_ws, "source:snap", committed=committed)
     assert again.cursor_before is None and _changes(again) == {"a.md": "added"}
 
 
-@pytest.mark.parametrize(("locator", "reason"), [('"../outside"', "locator_outside_root"),
-                                                  ('"escape"', "locator_outside_root"),
-                                                  ('".decision-context/private"', "locator_inside_workspace"),
-                                                  ('"missing"', "locator_missing")])
-def test_locator_outside_the_root_is_refused(fresh_ws: Path, tmp_path: Path, tree, locator: str, reason: str) -> None:
+@pytest.mark.parametrize(
+    ("locator", "reason"),
+    [
+        ('"../outside"', "locator_outside_root"),
+        ('"escape"', "locator_outside_root"),
+        ('".decision-context/private"', "locator_inside_workspace"),
+        ('"missing"', "locator_missing"),
+    ],
+)
+def test_locator_outside_the_root_is_refused(
+    fresh_ws: Path, tmp_path: Path, tree, locator: str, reason: str
+) -> None:
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "secret.md").write_text("outside the goal")
     (fresh_ws / "escape").symlink_to(tmp_path / "outside")
     tree(fresh_ws, {"docs": {"a.md": "alpha"}})
-    configure(fresh_ws, binding_block() + source_block("source:bad", locator)
-              + source_block("source:docs", '"docs"'))
+    configure(
+        fresh_ws,
+        binding_block()
+        + source_block("source:bad", locator)
+        + source_block("source:docs", '"docs"'),
+    )
     _ws, _profile, registry, providers = plane(fresh_ws)
     scans = scan_sources(providers, select_sources(registry), committed={}, clock=CLOCK)
     bad, good = scans
-    assert (bad.status, bad.reason_code, bad.items, bad.cursor_after) == ("unavailable", reason, (), None)
+    assert (bad.status, bad.reason_code, bad.items, bad.cursor_after) == (
+        "unavailable",
+        reason,
+        (),
+        None,
+    )
     assert good.status == "completed"
 
 
 def test_on_demand_source_is_skipped_unless_named(fresh_ws: Path, tree) -> None:
     tree(fresh_ws, {"docs": {"a.md": "alpha"}})
-    configure(fresh_ws, binding_block() + source_block("source:docs", '"docs"')
-              + source_block("source:later", '"docs"', scan_mode="on_demand")
-              + source_block("source:off", '"docs"', extra="enabled = false\n"))
+    configure(
+        fresh_ws,
+        binding_block()
+        + source_block("source:docs", '"docs"')
+        + source_block("source:later", '"docs"', scan_mode="on_demand")
+        + source_block("source:off", '"docs"', extra="enabled = false\n"),
+    )
     registry = plane(fresh_ws)[2]
     assert [s.source_id for s in select_sources(registry)] == ["source:docs"]
     assert [s.source_id for s in select_sources(registry, ["source:later"])] == ["source:later"]
 
 
-def test_file_changed_between_scan_and_exact_read_fails_the_read_and_proposes_no_cursor(docs: Path) -> None:
+def test_file_changed_between_scan_and_exact_read_fails_the_read_and_proposes_no_cursor(
+    docs: Path,
+) -> None:
     scan, providers = _scan(docs)
     (docs / "docs" / "b.md").write_text("beta, changed after the scan")
     reads = exact_read_scan(providers, scan, clock=CLOCK)
     assert reads["a.md"].status == "verified" and reads["a.md"].content == "alpha"
     assert (reads["b.md"].status, reads["b.md"].reason_code, reads["b.md"].content) == (
-        "failed", "exact_read_revision_mismatch", None)
+        "failed",
+        "exact_read_revision_mismatch",
+        None,
+    )
     assert not read_complete(scan, reads)
     assert not read_complete(scan, reads)  # no cursor to propose
     (docs / "docs" / "b.md").write_text("beta")  # back to the scanned bytes: now it reads
@@ -192,7 +241,10 @@ def test_file_changed_between_scan_and_exact_read_fails_the_read_and_proposes_no
 
 
 def test_exact_read_terminal_outcomes_binary_oversize_deleted(fresh_ws: Path, tree) -> None:
-    tree(fresh_ws, {"docs": {"bin.dat": b"\xff\xfe\x00binary", "big.md": "x" * 64, "gone.md": "soon gone"}})
+    tree(
+        fresh_ws,
+        {"docs": {"bin.dat": b"\xff\xfe\x00binary", "big.md": "x" * 64, "gone.md": "soon gone"}},
+    )
     configure(fresh_ws, binding_block() + source_block("source:docs", '"docs"'), max_read_bytes=32)
     first, providers = _scan(fresh_ws)
     kinds = {i.resource_ref: i.content_kind for i in first.items}
@@ -220,10 +272,16 @@ def test_deleted_item_that_came_back_is_a_mismatch(docs: Path) -> None:
     assert (read.status, read.reason_code) == ("failed", "exact_read_revision_mismatch")
 
 
-def test_material_change_policy_skips_deletions_and_never_reads_nothing(fresh_ws: Path, tree) -> None:
+def test_material_change_policy_skips_deletions_and_never_reads_nothing(
+    fresh_ws: Path, tree
+) -> None:
     tree(fresh_ws, {"docs": {"a.md": "alpha", "b.md": "beta"}})
-    configure(fresh_ws, binding_block() + source_block("source:m", '"docs"', policy="material_change")
-              + source_block("source:n", '"docs"', policy="never"))
+    configure(
+        fresh_ws,
+        binding_block()
+        + source_block("source:m", '"docs"', policy="material_change")
+        + source_block("source:n", '"docs"', policy="never"),
+    )
     committed = _commit(fresh_ws, _scan(fresh_ws, "source:m")[0])
     (fresh_ws / "docs" / "a.md").unlink()
     (fresh_ws / "docs" / "b.md").write_text("beta 2")
@@ -242,15 +300,23 @@ def test_exact_read_refuses_an_item_escaping_the_locator(docs: Path) -> None:
 
 def test_exact_read_past_its_deadline_is_a_transient_timeout(docs: Path) -> None:
     scan, providers = _scan(docs)
-    read = exact_read_item(providers, scan, scan.items[0], clock=CLOCK, deadline=time.monotonic() - 1)
+    read = exact_read_item(
+        providers, scan, scan.items[0], clock=CLOCK, deadline=time.monotonic() - 1
+    )
     assert (read.status, read.reason_code) == ("failed", "exact_read_timeout")
 
 
 def test_scan_timeout_is_enforced_and_keeps_the_cursor(fresh_ws: Path, tree) -> None:
     tree(fresh_ws, {"docs": {f"f{i:03d}.md": f"text {i}" for i in range(200)}})
     configure(fresh_ws, binding_block() + source_block("source:docs", '"docs"'))
-    scan, _ = _scan(fresh_ws, scan_timeout_seconds=0)  # the walker checks its deadline cooperatively
-    assert (scan.status, scan.reason_code, scan.cursor_after) == ("unavailable", "scan_timeout", None)
+    scan, _ = _scan(
+        fresh_ws, scan_timeout_seconds=0
+    )  # the walker checks its deadline cooperatively
+    assert (scan.status, scan.reason_code, scan.cursor_after) == (
+        "unavailable",
+        "scan_timeout",
+        None,
+    )
 
 
 def test_unknown_committed_cursor_is_unavailable_not_a_rescan(docs: Path) -> None:
@@ -262,7 +328,9 @@ def test_unknown_committed_cursor_is_unavailable_not_a_rescan(docs: Path) -> Non
 
 def test_local_file_with_config_is_a_configuration_failure(fresh_ws: Path, tree) -> None:
     tree(fresh_ws, {"docs": {"a.md": "alpha"}})
-    configure(fresh_ws, binding_block(config='{ root = "/etc" }') + source_block("source:docs", '"docs"'))
+    configure(
+        fresh_ws, binding_block(config='{ root = "/etc" }') + source_block("source:docs", '"docs"')
+    )
     scan, _ = _scan(fresh_ws)
     assert (scan.status, scan.reason_code) == ("unavailable", "provider_configuration_failed")
 

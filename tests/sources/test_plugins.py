@@ -32,18 +32,31 @@ def with_plugin(plugin_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return plugin_dir
 
 
-def _registry(root: Path, tree, mode: str | None = None, *, timeout: float = 30, adapter: str = "example-notes",
-              config: str | None = None) -> None:
+def _registry(
+    root: Path,
+    tree,
+    mode: str | None = None,
+    *,
+    timeout: float = 30,
+    adapter: str = "example-notes",
+    config: str | None = None,
+) -> None:
     """A local-file p0 source and a p1 plugin source (max_changes 1 under ``overflow``)."""
     tree(root, {"docs": {"a.md": "alpha"}, "notes": {"inbox.json": json.dumps(NOTES)}})
     if config is None:
         config = f'{{ mode = "{mode}" }}' if mode else ""
     configure(
         root,
-        binding_block() + binding_block("inbox", adapter, config)
+        binding_block()
+        + binding_block("inbox", adapter, config)
         + source_block("source:docs", '"docs"')
-        + source_block("source:inbox", '"notes/inbox.json"', provider_id="inbox", priority="p1",
-                       extra="max_changes = 1\n" if mode == "overflow" else ""),
+        + source_block(
+            "source:inbox",
+            '"notes/inbox.json"',
+            provider_id="inbox",
+            priority="p1",
+            extra="max_changes = 1\n" if mode == "overflow" else "",
+        ),
         timeout=timeout,
     )
 
@@ -54,33 +67,49 @@ def _scan_all(root: Path):
     return {s.source_id: s for s in scans}, providers
 
 
-def test_declared_plugin_scans_end_to_end_in_a_subprocess_dcx(fresh_ws: Path, tree, plugin_dir: Path) -> None:
+def test_declared_plugin_scans_end_to_end_in_a_subprocess_dcx(
+    fresh_ws: Path, tree, plugin_dir: Path
+) -> None:
     _registry(fresh_ws, tree)
     env = {"PYTHONPATH": str(plugin_dir), "DCX_AGENT_ID": "agent-a"}
     out = run_dcx("-C", str(fresh_ws), "scan", "--format", "json", env=env)
     assert out.exit_code == 0, out.stderr
     receipts = {r["source_id"]: r for r in out.json()["data"]["receipts"]}
     inbox = receipts["source:inbox"]
-    assert (inbox["status"], inbox["changed_count"], inbox["provider_version"]) == ("completed", 2, "0.1.0")
+    assert (inbox["status"], inbox["changed_count"], inbox["provider_version"]) == (
+        "completed",
+        2,
+        "0.1.0",
+    )
     assert receipts["source:docs"]["status"] == "completed"
     # commit the plugin's own cursor: the next scan starts after it
-    (fresh_ws / ".decision-context/private/cursors.json").write_text(json.dumps(
-        {"schema_version": "dcx_cursors_v0", "cursors": {"source:inbox": "seq:2"}}))
-    again = run_dcx("-C", str(fresh_ws), "scan", "--source", "source:inbox", "--format", "json", env=env)
+    (fresh_ws / ".decision-context/private/cursors.json").write_text(
+        json.dumps({"schema_version": "dcx_cursors_v0", "cursors": {"source:inbox": "seq:2"}})
+    )
+    again = run_dcx(
+        "-C", str(fresh_ws), "scan", "--source", "source:inbox", "--format", "json", env=env
+    )
     assert again.json()["data"]["receipts"][0]["status"] == "no_change"
 
 
-def test_plugin_exact_read_verifies_and_detects_a_change(fresh_ws: Path, tree, with_plugin: Path) -> None:
+def test_plugin_exact_read_verifies_and_detects_a_change(
+    fresh_ws: Path, tree, with_plugin: Path
+) -> None:
     _registry(fresh_ws, tree)
     scans, providers = _scan_all(fresh_ws)
     inbox = scans["source:inbox"]
     reads = exact_read_scan(providers, inbox, clock=CLOCK)
     assert {k: (r.status, r.content) for k, r in reads.items()} == {
-        "n1": ("verified", "first note"), "n2": ("verified", "second note")}
+        "n1": ("verified", "first note"),
+        "n2": ("verified", "second note"),
+    }
     changed = {"notes": [{"id": "n1", "text": "rewritten"}, NOTES["notes"][1]]}
     (fresh_ws / "notes" / "inbox.json").write_text(json.dumps(changed))
     reads = exact_read_scan(providers, inbox, clock=CLOCK)
-    assert (reads["n1"].status, reads["n1"].reason_code) == ("failed", "exact_read_revision_mismatch")
+    assert (reads["n1"].status, reads["n1"].reason_code) == (
+        "failed",
+        "exact_read_revision_mismatch",
+    )
 
 
 @pytest.mark.parametrize(
@@ -99,7 +128,12 @@ def test_misbehaving_plugin_is_unavailable_and_the_other_source_completes(
     _registry(fresh_ws, tree, mode)
     scans, _ = _scan_all(fresh_ws)
     inbox = scans["source:inbox"]
-    assert (inbox.status, inbox.reason_code, inbox.items, inbox.cursor_after) == ("unavailable", reason, (), None)
+    assert (inbox.status, inbox.reason_code, inbox.items, inbox.cursor_after) == (
+        "unavailable",
+        reason,
+        (),
+        None,
+    )
     assert scans["source:docs"].status == "completed"
 
 
@@ -108,35 +142,49 @@ def test_hanging_plugin_is_stopped_at_its_timeout(fresh_ws: Path, tree, with_plu
     started = time.monotonic()
     scans, _ = _scan_all(fresh_ws)
     elapsed = time.monotonic() - started
-    assert (scans["source:inbox"].status, scans["source:inbox"].reason_code) == ("unavailable", "scan_timeout")
+    assert (scans["source:inbox"].status, scans["source:inbox"].reason_code) == (
+        "unavailable",
+        "scan_timeout",
+    )
     assert scans["source:docs"].status == "completed"
     assert elapsed < 1.5 + 1.0 + 2.0  # deadline + TERM grace + slack; never the plugin's hour
 
 
-def test_plugin_printing_to_stdout_does_not_break_the_protocol(fresh_ws: Path, tree, with_plugin: Path) -> None:
+def test_plugin_printing_to_stdout_does_not_break_the_protocol(
+    fresh_ws: Path, tree, with_plugin: Path
+) -> None:
     _registry(fresh_ws, tree, "noisy")
     scans, _ = _scan_all(fresh_ws)
     assert scans["source:inbox"].status == "completed" and len(scans["source:inbox"].items) == 2
 
 
 @pytest.mark.parametrize("config", ['{ mode = "bogus" }', '{ mode = "normal", api_url = "x" }'])
-def test_bad_plugin_config_is_a_configuration_failure(fresh_ws: Path, tree, with_plugin: Path, config: str) -> None:
+def test_bad_plugin_config_is_a_configuration_failure(
+    fresh_ws: Path, tree, with_plugin: Path, config: str
+) -> None:
     _registry(fresh_ws, tree, config=config)
     scans, _ = _scan_all(fresh_ws)
     assert (scans["source:inbox"].status, scans["source:inbox"].reason_code) == (
-        "unavailable", "provider_configuration_failed")
+        "unavailable",
+        "provider_configuration_failed",
+    )
 
 
-def test_undeclared_or_missing_adapter_is_unavailable(fresh_ws: Path, tree, with_plugin: Path) -> None:
+def test_undeclared_or_missing_adapter_is_unavailable(
+    fresh_ws: Path, tree, with_plugin: Path
+) -> None:
     _registry(fresh_ws, tree, adapter="not-installed-anywhere")
     scans, _ = _scan_all(fresh_ws)
     assert (scans["source:inbox"].status, scans["source:inbox"].reason_code) == (
-        "unavailable", "source_provider_adapter_unavailable")
+        "unavailable",
+        "source_provider_adapter_unavailable",
+    )
     assert scans["source:docs"].status == "completed"
 
 
-def test_plugin_exception_text_never_reaches_output_or_public_files(dcx, fresh_ws: Path, tree,
-                                                                     with_plugin: Path) -> None:
+def test_plugin_exception_text_never_reaches_output_or_public_files(
+    dcx, fresh_ws: Path, tree, with_plugin: Path
+) -> None:
     _registry(fresh_ws, tree, "raise")
     out = dcx("-C", str(fresh_ws), "scan", "--agent-id", "agent-a", "--format", "json")
     assert out.exit_code == 0 and out.json()["status"] == "partial"
@@ -146,7 +194,9 @@ def test_plugin_exception_text_never_reaches_output_or_public_files(dcx, fresh_w
             assert b"CANARY-PLUGIN-EXCEPTION" not in path.read_bytes(), path
 
 
-def test_plugin_worker_honours_pythondontwritebytecode(fresh_ws: Path, tree, tmp_path: Path) -> None:
+def test_plugin_worker_honours_pythondontwritebytecode(
+    fresh_ws: Path, tree, tmp_path: Path
+) -> None:
     """Issue 11: the worker's allow-listed environment keeps PYTHONDONTWRITEBYTECODE, so a plugin
     (and dcx itself, imported by the worker) writes no bytecode next to its source."""
     site = install_plugin(tmp_path / "fresh-site")
@@ -163,17 +213,46 @@ def test_plugin_worker_honours_pythondontwritebytecode(fresh_ws: Path, tree, tmp
     assert list(site.rglob("*.pyc")) == []
 
 
-def test_a_baseline_adopts_every_note_of_a_capped_plugin(fresh_ws: Path, tree, with_plugin: Path) -> None:
+def test_a_baseline_adopts_every_note_of_a_capped_plugin(
+    fresh_ws: Path, tree, with_plugin: Path
+) -> None:
     """Issue 11: a baseline pages through max_changes until the plugin's current state, within the deadline."""
-    tree(fresh_ws, {"docs": {"a.md": "alpha"}, "notes": {"inbox.json": json.dumps(
-        {"notes": [{"id": f"n{i}", "text": f"note {i}"} for i in range(5)]})}})
-    configure(fresh_ws, binding_block() + binding_block("inbox", "example-notes", "")
-              + source_block("source:inbox", '"notes/inbox.json"', provider_id="inbox", priority="p1",
-                             extra="max_changes = 2\n"))
+    tree(
+        fresh_ws,
+        {
+            "docs": {"a.md": "alpha"},
+            "notes": {
+                "inbox.json": json.dumps(
+                    {"notes": [{"id": f"n{i}", "text": f"note {i}"} for i in range(5)]}
+                )
+            },
+        },
+    )
+    configure(
+        fresh_ws,
+        binding_block()
+        + binding_block("inbox", "example-notes", "")
+        + source_block(
+            "source:inbox",
+            '"notes/inbox.json"',
+            provider_id="inbox",
+            priority="p1",
+            extra="max_changes = 2\n",
+        ),
+    )
     _ws, _profile, registry, providers = plane(fresh_ws)
-    (inbox,) = scan_sources(providers, select_sources(registry), committed={}, clock=CLOCK, adopt=True)
+    (inbox,) = scan_sources(
+        providers, select_sources(registry), committed={}, clock=CLOCK, adopt=True
+    )
     assert inbox.status == "completed" and len(inbox.items) == 2
-    assert (inbox.telemetry.result_cap_applied, inbox.telemetry.adopted_unlisted_count) == (False, 3)
-    (again,) = scan_sources(providers, select_sources(registry), committed={"source:inbox": inbox.cursor_after},
-                            clock=CLOCK)
+    assert (inbox.telemetry.result_cap_applied, inbox.telemetry.adopted_unlisted_count) == (
+        False,
+        3,
+    )
+    (again,) = scan_sources(
+        providers,
+        select_sources(registry),
+        committed={"source:inbox": inbox.cursor_after},
+        clock=CLOCK,
+    )
     assert again.status == "no_change"

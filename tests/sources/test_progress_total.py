@@ -15,7 +15,9 @@ from dcx.core.walk import walk
 from dcx.core.workspace import Workspace
 
 
-@pytest.mark.parametrize(("tops", "subs"), [(1, 3), (8, 10)])  # serial, and split across forked workers
+@pytest.mark.parametrize(
+    ("tops", "subs"), [(1, 3), (8, 10)]
+)  # serial, and split across forked workers
 def test_the_last_progress_call_is_the_listed_total(fresh_ws: Path, tops: int, subs: int) -> None:
     docs = fresh_ws / "docs"
     for i in range(tops):
@@ -28,7 +30,12 @@ def test_the_last_progress_call_is_the_listed_total(fresh_ws: Path, tops: int, s
     (docs / "t0" / "mid.md").write_text("mid\n")
     expected = sum(len(files) for _, _, files in os.walk(docs))
     calls: list[tuple[int, ...]] = []
-    walk(Workspace(fresh_ws), "docs", {"path": "docs"}, max_scan_bytes=1 << 20,
-         progress=lambda *args: calls.append(args))
+    walk(
+        Workspace(fresh_ws),
+        "docs",
+        {"path": "docs"},
+        max_scan_bytes=1 << 20,
+        progress=lambda *args: calls.append(args),
+    )
     assert calls[-1] == (expected, expected)
     assert all(args[0] <= expected for args in calls)

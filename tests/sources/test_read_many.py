@@ -31,9 +31,13 @@ def _extra_items(scan, first_ref: str):
     """Items no scan of this run reported as such: exact_read's slow paths."""
     sample = scan.items[0]
     return [
-        sample._replace(revision="0" * len(sample.revision) if len(sample.revision) in (40, 64) else "0" * 64),
+        sample._replace(
+            revision="0" * len(sample.revision) if len(sample.revision) in (40, 64) else "0" * 64
+        ),
         sample._replace(resource_ref="never/scanned.md"),
-        sample._replace(resource_ref=first_ref, revision=DELETED, change="deleted", content_kind="deleted"),
+        sample._replace(
+            resource_ref=first_ref, revision=DELETED, change="deleted", content_kind="deleted"
+        ),
         sample._replace(resource_ref="../escape.md"),
     ]
 
@@ -45,7 +49,10 @@ def _compare(providers, scan, items, max_bytes: int) -> list[ReadResult]:
     one = [provider.exact_read(scan.source, item, max_bytes, deadline, NOW) for item in items]
     assert many == one
     reads = exact_read_scan(providers, scan, clock=CLOCK)
-    assert reads == {item.resource_ref: exact_read_item(providers, scan, item, clock=CLOCK) for item in scan.items}
+    assert reads == {
+        item.resource_ref: exact_read_item(providers, scan, item, clock=CLOCK)
+        for item in scan.items
+    }
     return many
 
 
@@ -57,18 +64,34 @@ def test_git_batch_reads_answer_as_single_reads(fresh_ws: Path, one_pass_cap, mo
         monkeypatch.setattr(gitblobs, "ONE_PASS_CAP", one_pass_cap)
     repo = gitkit.init(fresh_ws / "auth")
     files = {f"docs/n{i:02d}.md": f"note {i}\n" * (i + 1) for i in range(30)}
-    files.update({"docs/bin.dat": b"\x00\xff\xfe binary", "docs/big.md": "x" * 3000, "docs/gone.md": "soon gone\n"})
+    files.update(
+        {
+            "docs/bin.dat": b"\x00\xff\xfe binary",
+            "docs/big.md": "x" * 3000,
+            "docs/gone.md": "soon gone\n",
+        }
+    )
     first = gitkit.commit(repo, files, "first")
-    gitkit.commit(repo, {"docs/gone.md": None, "docs/n03.md": "edited\n", "docs/new.md": "new\n"}, "second")
-    configure(fresh_ws, binding_block("repo", "git") + source_block("source:git", gitkit.git_source("source:git", "auth"),
-                                                                     provider_id="repo"), max_read_bytes=2048)
+    gitkit.commit(
+        repo, {"docs/gone.md": None, "docs/n03.md": "edited\n", "docs/new.md": "new\n"}, "second"
+    )
+    configure(
+        fresh_ws,
+        binding_block("repo", "git")
+        + source_block("source:git", gitkit.git_source("source:git", "auth"), provider_id="repo"),
+        max_read_bytes=2048,
+    )
     _ws, _profile, registry, providers = plane(fresh_ws)
     source = registry.source("source:git")
     full = scan_source(providers, source, cursor_before=None, clock=CLOCK)
     cursor = full.cursor_after.replace(gitkit.head(repo), first)
-    scan = scan_source(providers, source, cursor_before=cursor, clock=CLOCK)  # deletion, edit, addition
+    scan = scan_source(
+        providers, source, cursor_before=cursor, clock=CLOCK
+    )  # deletion, edit, addition
     assert {i.change for i in scan.items} == {"added", "modified", "deleted"}
-    full = scan_source(providers, source, cursor_before=None, clock=CLOCK)  # the provider now holds this scan
+    full = scan_source(
+        providers, source, cursor_before=None, clock=CLOCK
+    )  # the provider now holds this scan
     runs = []
     real_run = gitrepo.Repo._run
 
@@ -79,11 +102,11 @@ def test_git_batch_reads_answer_as_single_reads(fresh_ws: Path, one_pass_cap, mo
     monkeypatch.setattr(gitrepo.Repo, "_run", counting)
     items = list(full.items)
     got = _compare(providers, full, items + _extra_items(full, "docs/n00.md"), 2048)
-    statuses = {r.resource_ref: r.status for r in got[:len(items)]}
+    statuses = {r.resource_ref: r.status for r in got[: len(items)]}
     assert statuses["docs/bin.dat"] == "binary" and statuses["docs/big.md"] == "oversize"
-    texts = {r.resource_ref: r.content for r in got[:len(items)]}
+    texts = {r.resource_ref: r.content for r in got[: len(items)]}
     assert statuses["docs/n29.md"] == "verified" and texts["docs/n29.md"] == "note 29\n" * 30
-    assert [r.status for r in got[len(items):]] == ["failed", "failed", "failed", "failed"]
+    assert [r.status for r in got[len(items) :]] == ["failed", "failed", "failed", "failed"]
     runs.clear()
     provider = providers.get("repo")
     provider.exact_read_many(full.source, items, 2048, 1e18, NOW)

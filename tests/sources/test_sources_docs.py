@@ -9,9 +9,21 @@ from tests.support.workspace import REPO
 SOURCES_MD = (REPO / "docs" / "sources.md").read_text()
 EXIT_CODES_MD = (REPO / "docs" / "exit-codes.md").read_text()
 REASONS = sorted(
-    {value for name, value in vars(base).items() if name.isupper() and isinstance(value, str) and "_" in value
-     and name not in ("COMPLETED", "NO_CHANGE", "FAILED", "UNAVAILABLE", "VERIFIED", "DELETED")}
-    | {"locator_outside_root", "locator_inside_workspace", "locator_missing", "cursor_invalid", "cursor_tree_missing"}
+    {
+        value
+        for name, value in vars(base).items()
+        if name.isupper()
+        and isinstance(value, str)
+        and "_" in value
+        and name not in ("COMPLETED", "NO_CHANGE", "FAILED", "UNAVAILABLE", "VERIFIED", "DELETED")
+    }
+    | {
+        "locator_outside_root",
+        "locator_inside_workspace",
+        "locator_missing",
+        "cursor_invalid",
+        "cursor_tree_missing",
+    }
 )
 
 

@@ -17,7 +17,9 @@ from dcx.core.workspace import Workspace
 NAMES = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20)
 
 
-@given(st.dictionaries(NAMES, st.text(alphabet="0123456789abcdef", min_size=1, max_size=8), max_size=8))
+@given(
+    st.dictionaries(NAMES, st.text(alphabet="0123456789abcdef", min_size=1, max_size=8), max_size=8)
+)
 def test_fast_tree_bytes_equal_rfc8785(entries: dict[str, str]) -> None:
     assert trees.pairs_bytes(entries) == canonical_bytes([list(p) for p in sorted(entries.items())])
 
@@ -25,7 +27,10 @@ def test_fast_tree_bytes_equal_rfc8785(entries: dict[str, str]) -> None:
 def test_tree_is_stored_write_once_and_verified_on_load(fresh_ws: Path) -> None:
     ws = Workspace(fresh_ws)
     cursor = trees.store_tree(ws, {"b.md": "2" * 64, "a.md": "1" * 64})
-    assert cursor == "tree:" + trees.tree_digest({"a.md": "1" * 64, "b.md": "2" * 64}) and len(cursor) <= 256
+    assert (
+        cursor == "tree:" + trees.tree_digest({"a.md": "1" * 64, "b.md": "2" * 64})
+        and len(cursor) <= 256
+    )
     path = trees.tree_path(ws, trees.digest_of(cursor))
     assert path.stat().st_mode & 0o777 == 0o600
     assert trees.load_tree(ws, cursor) == {"a.md": "1" * 64, "b.md": "2" * 64}
@@ -49,7 +54,14 @@ def test_stat_cache_round_trips_and_survives_damage(tmp_path: Path) -> None:
     again = StatCache(path)
     assert again.entries() == {
         "a.md": (st_a.st_size, st_a.st_mtime_ns, st_a.st_ino, st_a.st_ctime_ns, "ab" * 32, "text"),
-        "dir/bin": (st_a.st_size, st_a.st_mtime_ns, st_a.st_ino, st_a.st_ctime_ns, "cd" * 32, "binary"),
+        "dir/bin": (
+            st_a.st_size,
+            st_a.st_mtime_ns,
+            st_a.st_ino,
+            st_a.st_ctime_ns,
+            "cd" * 32,
+            "binary",
+        ),
     }
     assert again.memo == {"digest": "d"}
     path.write_bytes(path.read_bytes()[:-3])  # truncated: a cold cache, never an error

@@ -18,8 +18,19 @@ def _ws(fresh_ws: Path) -> Workspace:
 
 
 def test_walk_tree_with_globs_and_exclusions(fresh_ws: Path, tree) -> None:
-    tree(fresh_ws, {"docs": {"a.md": "alpha", "b.txt": "beta", "sub": {"c.md": "gamma"}, "skip.md": "x"}, ".git": {"x.md": "no"}})
-    result = walk(_ws(fresh_ws), "s", {"path": "docs", "include": ["**/*.md"], "exclude": ["skip.md"]}, max_scan_bytes=BIG)
+    tree(
+        fresh_ws,
+        {
+            "docs": {"a.md": "alpha", "b.txt": "beta", "sub": {"c.md": "gamma"}, "skip.md": "x"},
+            ".git": {"x.md": "no"},
+        },
+    )
+    result = walk(
+        _ws(fresh_ws),
+        "s",
+        {"path": "docs", "include": ["**/*.md"], "exclude": ["skip.md"]},
+        max_scan_bytes=BIG,
+    )
     assert sorted(result.files) == ["a.md", "sub/c.md"]
     assert result.files["a.md"].revision == file_revision(b"alpha")
     assert result.abspath("sub/c.md").read_text() == "gamma"
@@ -39,8 +50,12 @@ def test_single_file_locator(fresh_ws: Path, tree) -> None:
 
 @pytest.mark.parametrize(
     ("path", "reason"),
-    [("../elsewhere", "locator_outside_root"), (".decision-context/private", "locator_inside_workspace"),
-     ("missing", "locator_missing"), ("link-out", "locator_outside_root")],
+    [
+        ("../elsewhere", "locator_outside_root"),
+        (".decision-context/private", "locator_inside_workspace"),
+        ("missing", "locator_missing"),
+        ("link-out", "locator_outside_root"),
+    ],
 )
 def test_locator_refusals(fresh_ws: Path, tmp_path: Path, path: str, reason: str) -> None:
     (tmp_path / "elsewhere").mkdir()
@@ -54,10 +69,14 @@ def test_absolute_locator_outside_root_is_allowed(fresh_ws: Path, tmp_path: Path
     outside = tmp_path / "shared-docs"
     outside.mkdir()
     (outside / "x.md").write_text("x")
-    assert list(walk(_ws(fresh_ws), "s", {"path": str(outside)}, max_scan_bytes=BIG).files) == ["x.md"]
+    assert list(walk(_ws(fresh_ws), "s", {"path": str(outside)}, max_scan_bytes=BIG).files) == [
+        "x.md"
+    ]
 
 
-def test_symlinks_outside_tree_are_counted_not_followed_and_loops_are_safe(fresh_ws: Path, tmp_path: Path, tree) -> None:
+def test_symlinks_outside_tree_are_counted_not_followed_and_loops_are_safe(
+    fresh_ws: Path, tmp_path: Path, tree
+) -> None:
     tree(fresh_ws, {"docs": {"a.md": "a", "inner": {"b.md": "b"}}})
     (tmp_path / "secret.md").write_text("outside")
     docs = fresh_ws / "docs"
@@ -106,7 +125,9 @@ def test_racily_clean_file_is_rehashed(fresh_ws: Path, tree) -> None:
 def test_deadline_raises_but_keeps_hashes(fresh_ws: Path, tree) -> None:
     tree(fresh_ws, {"docs": {f"f{i}.md": "x" for i in range(200)}})
     with pytest.raises(WalkTimeout):
-        walk(_ws(fresh_ws), "s", {"path": "docs"}, max_scan_bytes=BIG, deadline=time.monotonic() - 1)
+        walk(
+            _ws(fresh_ws), "s", {"path": "docs"}, max_scan_bytes=BIG, deadline=time.monotonic() - 1
+        )
 
 
 class _Ticks:
@@ -129,29 +150,45 @@ def test_timeout_while_hashing_keeps_the_hashes_made(fresh_ws: Path, tree, monke
     with pytest.raises(WalkTimeout):
         walk(_ws(fresh_ws), "s", {"path": "docs"}, max_scan_bytes=BIG, deadline=3.5)
     kept = StatCache(cache_path(_ws(fresh_ws), "s")).entries()
-    assert len(kept) == 4  # readings 1..3 pass, the 4th hash is stored, then the deadline is found passed
+    assert (
+        len(kept) == 4
+    )  # readings 1..3 pass, the 4th hash is stored, then the deadline is found passed
 
 
 def test_parallel_sweep_gives_the_serial_result(fresh_ws: Path, tree, monkeypatch) -> None:
     import dcx.core.sweep as sweep_module
 
-    tree(fresh_ws, {"docs": {f"d{a}": {f"s{b}": {f"f{c}.md": f"{a}{b}{c}" for c in range(5)} for b in range(4)}
-                             for a in range(3)} | {"top.md": "loose", "bin.dat": b"\xff"}})
+    tree(
+        fresh_ws,
+        {
+            "docs": {
+                f"d{a}": {f"s{b}": {f"f{c}.md": f"{a}{b}{c}" for c in range(5)} for b in range(4)}
+                for a in range(3)
+            }
+            | {"top.md": "loose", "bin.dat": b"\xff"}
+        },
+    )
     ws = _ws(fresh_ws)
     serial = walk(ws, "serial", {"path": "docs"}, max_scan_bytes=BIG, digest=True)
     monkeypatch.setattr(sweep_module, "PARALLEL_MIN_FILES", 1)
     monkeypatch.setattr(sweep_module.os, "cpu_count", lambda: 3)
     forks = []
     real_fork = sweep_module._fork_sweep
-    monkeypatch.setattr(sweep_module, "_fork_sweep", lambda share, run: forks.append(share) or real_fork(share, run))
-    cold = walk(ws, "parallel", {"path": "docs"}, max_scan_bytes=BIG, digest=True)  # empty cache: serial
+    monkeypatch.setattr(
+        sweep_module, "_fork_sweep", lambda share, run: forks.append(share) or real_fork(share, run)
+    )
+    cold = walk(
+        ws, "parallel", {"path": "docs"}, max_scan_bytes=BIG, digest=True
+    )  # empty cache: serial
     (fresh_ws / "docs" / "d1" / "s2" / "f3.md").write_text("changed")
     (fresh_ws / "docs" / "d2" / "s0" / "f0.md").unlink()
     os.utime(fresh_ws / "docs", (time.time() - 5, time.time() - 5))
     monkeypatch.setattr(sweep_module, "PARALLEL_MIN_FILES", 10**9)
     warm_serial = walk(ws, "serial", {"path": "docs"}, max_scan_bytes=BIG, digest=True)
     monkeypatch.setattr(sweep_module, "PARALLEL_MIN_FILES", 1)
-    warm = walk(ws, "parallel", {"path": "docs"}, max_scan_bytes=BIG, digest=True)  # forked children
+    warm = walk(
+        ws, "parallel", {"path": "docs"}, max_scan_bytes=BIG, digest=True
+    )  # forked children
     assert cold.files == serial.files and len(serial.files) == 62
     assert warm.files == warm_serial.files and len(warm.files) == 61
     assert warm.files["d1/s2/f3.md"].revision == file_revision(b"changed")
@@ -159,11 +196,21 @@ def test_parallel_sweep_gives_the_serial_result(fresh_ws: Path, tree, monkeypatc
     assert len(forks) == 2 and all(forks)  # two children swept a share each; the parent the third
 
 
-def test_cold_tree_with_many_directories_is_hashed_in_parallel(fresh_ws: Path, tree, monkeypatch) -> None:
+def test_cold_tree_with_many_directories_is_hashed_in_parallel(
+    fresh_ws: Path, tree, monkeypatch
+) -> None:
     import dcx.core.sweep as sweep_module
 
-    tree(fresh_ws, {"docs": {f"d{a}": {f"s{b}": {f"f{c}.md": f"{a}{b}{c}" for c in range(3)} for b in range(5)}
-                             for a in range(4)} | {"bin.dat": b"\xff\x00"}})
+    tree(
+        fresh_ws,
+        {
+            "docs": {
+                f"d{a}": {f"s{b}": {f"f{c}.md": f"{a}{b}{c}" for c in range(3)} for b in range(5)}
+                for a in range(4)
+            }
+            | {"bin.dat": b"\xff\x00"}
+        },
+    )
     old = time.time() - 10  # older than any cache write: no racily clean entry
     for path in (fresh_ws / "docs").rglob("*"):
         os.utime(path, (old, old))
@@ -173,10 +220,14 @@ def test_cold_tree_with_many_directories_is_hashed_in_parallel(fresh_ws: Path, t
     monkeypatch.setattr(sweep_module.os, "cpu_count", lambda: 2)
     forks = []
     real_fork = sweep_module._fork_sweep
-    monkeypatch.setattr(sweep_module, "_fork_sweep", lambda share, run: forks.append(share) or real_fork(share, run))
+    monkeypatch.setattr(
+        sweep_module, "_fork_sweep", lambda share, run: forks.append(share) or real_fork(share, run)
+    )
     cold = walk(ws, "parallel", {"path": "docs"}, max_scan_bytes=BIG, digest=True)
     assert len(forks) == 1 and cold.hashed == serial.hashed == 61
     assert cold.files == serial.files and cold.digest == serial.digest
     assert cold.files["bin.dat"].kind == "binary"
-    again = walk(ws, "parallel", {"path": "docs"}, max_scan_bytes=BIG, digest=True)  # the children's hashes were cached
+    again = walk(
+        ws, "parallel", {"path": "docs"}, max_scan_bytes=BIG, digest=True
+    )  # the children's hashes were cached
     assert again.hashed == 0 and again.digest == serial.digest

@@ -38,12 +38,23 @@ class CliResult:
         return json.loads(self.stdout)
 
 
-def run_dcx(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None,
-            input: str | None = None, timeout: float = 60) -> CliResult:
+def run_dcx(
+    *args: str,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 60,
+) -> CliResult:
     """Run the installed console script in a subprocess."""
     full_env = {**os.environ, **(env or {})}
     proc = subprocess.run(
-        [DCX_EXE, *args], cwd=cwd, env=full_env, input=input, capture_output=True, text=True, timeout=timeout
+        [DCX_EXE, *args],
+        cwd=cwd,
+        env=full_env,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
@@ -56,9 +67,13 @@ def in_process() -> Callable[..., CliResult]:
 
     app = build_app()
 
-    def invoke(*args: str, input: str | None = None, env: Mapping[str, str] | None = None) -> CliResult:
+    def invoke(
+        *args: str, input: str | None = None, env: Mapping[str, str] | None = None
+    ) -> CliResult:
         runner = CliRunner()
-        result = runner.invoke(app, list(args), input=input, env=dict(env or {}), catch_exceptions=False)
+        result = runner.invoke(
+            app, list(args), input=input, env=dict(env or {}), catch_exceptions=False
+        )
         return CliResult(result.exit_code, result.stdout, result.stderr)
 
     return invoke
@@ -74,12 +89,15 @@ def invoker() -> Callable[..., CliResult]:
     app = build_app()
     command = typer.main.get_command(app)
 
-    def invoke(*args: str, input: str | None = None, env: Mapping[str, str] | None = None) -> CliResult:
+    def invoke(
+        *args: str, input: str | None = None, env: Mapping[str, str] | None = None
+    ) -> CliResult:
         saved = typer.testing._get_command
         typer.testing._get_command = lambda _app: command  # the one built above
         try:
-            result = typer.testing.CliRunner().invoke(app, list(args), input=input, env=dict(env or {}),
-                                                      catch_exceptions=False)
+            result = typer.testing.CliRunner().invoke(
+                app, list(args), input=input, env=dict(env or {}), catch_exceptions=False
+            )
         finally:
             typer.testing._get_command = saved
         return CliResult(result.exit_code, result.stdout, result.stderr)
@@ -98,12 +116,23 @@ class Runner:
         self.app = build_app()
         self.runner = CliRunner()
         self.root = root
-        unset: dict[str, str | None] = {name: None for name in os.environ if name.startswith("DCX_")}
-        self.env = {**unset, "DCX_NOW": FIXED_NOW, "DCX_AGENT_ID": "agent-a", "COLUMNS": "120", "NO_COLOR": "1",
-                    "TERM": "dumb", **(env or {})}
+        unset: dict[str, str | None] = {
+            name: None for name in os.environ if name.startswith("DCX_")
+        }
+        self.env = {
+            **unset,
+            "DCX_NOW": FIXED_NOW,
+            "DCX_AGENT_ID": "agent-a",
+            "COLUMNS": "120",
+            "NO_COLOR": "1",
+            "TERM": "dumb",
+            **(env or {}),
+        }
 
     def __call__(self, *args: str, ok: bool = True) -> Any:
-        result = self.runner.invoke(self.app, ["-C", str(self.root), *args], env=self.env, catch_exceptions=False)
+        result = self.runner.invoke(
+            self.app, ["-C", str(self.root), *args], env=self.env, catch_exceptions=False
+        )
         if ok:
             assert result.exit_code == 0, (args, result.stdout, result.stderr)
         return result

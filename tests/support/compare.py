@@ -58,24 +58,39 @@ provider = "{provider}"
 {extra}"""
 
 
-def tiny_plan(base: Path, *, k: str = "[1, 2, 3]", profiles: tuple[str, ...] = ("scripted", "bm25"),
-              only: tuple[str, ...] | None = None) -> Path:
+def tiny_plan(
+    base: Path,
+    *,
+    k: str = "[1, 2, 3]",
+    profiles: tuple[str, ...] = ("scripted", "bm25"),
+    only: tuple[str, ...] | None = None,
+) -> Path:
     base.mkdir(parents=True, exist_ok=True)
     for name, text in DOCS.items():
         (base / "corpus" / name).parent.mkdir(parents=True, exist_ok=True)
         (base / "corpus" / name).write_text(text)
     (base / "queries.jsonl").write_text(
-        "".join(json.dumps({"query_id": q, "query": t, "query_summary": s}) + "\n"
-                for q, t, s in QUERIES if only is None or q in only))
-    (base / "qrels.txt").write_text("".join(line + "\n" for line in QRELS.splitlines()
-                                            if only is None or line.split()[0] in only))
+        "".join(
+            json.dumps({"query_id": q, "query": t, "query_summary": s}) + "\n"
+            for q, t, s in QUERIES
+            if only is None or q in only
+        )
+    )
+    (base / "qrels.txt").write_text(
+        "".join(
+            line + "\n" for line in QRELS.splitlines() if only is None or line.split()[0] in only
+        )
+    )
     ext = base / "ext"
     ext.mkdir(exist_ok=True)
     shutil.copy2(REPO / "fixtures" / "extensions" / "scripted.py", ext / "scripted.py")
     (ext / "script.json").write_text(json.dumps(SCRIPT))
     (ext / "extension.toml").write_text(manifest_text("scripted", "./scripted.py"))
     (base / "scripted.toml").write_text(
-        PROFILE.format(provider="extension", extra='\n[context_provider.config]\nextension_id = "scripted"\n'))
+        PROFILE.format(
+            provider="extension", extra='\n[context_provider.config]\nextension_id = "scripted"\n'
+        )
+    )
     (base / "bm25.toml").write_text(PROFILE.format(provider="bm25", extra=""))
     entries = {
         "scripted": '[[profiles]]\nname = "scripted"\nprofile = "scripted.toml"\nextension = "ext/extension.toml"\n',

@@ -46,14 +46,20 @@ def verified_outcome(evidence_ref: str) -> dict[str, Any]:
     body = json.loads(json.dumps(OUTCOME))
     body["verification_status"] = "verified"
     body["observed_outcomes"] = [
-        {"outcome_id": "p99-held", "summary": "Origin p99 stayed under 400 ms for a week",
-         "evidence_ref": evidence_ref, "status": "verified", "observed_at": "2026-12-06T18:00:00Z"}
+        {
+            "outcome_id": "p99-held",
+            "summary": "Origin p99 stayed under 400 ms for a week",
+            "evidence_ref": evidence_ref,
+            "status": "verified",
+            "observed_at": "2026-12-06T18:00:00Z",
+        }
     ]
     return body
 
 
-def seed_evidence(root: Path, decision_id: str, observed_at: str = "2026-11-29T18:00:00Z",
-                  **records: Any) -> str:
+def seed_evidence(
+    root: Path, decision_id: str, observed_at: str = "2026-11-29T18:00:00Z", **records: Any
+) -> str:
     """Store a minimal evidence packet and index it, as prepare would (for units that follow it)."""
     from dcx.core.workspace import Workspace
     from dcx.ops._common import packet_context
@@ -87,7 +93,17 @@ def seed_evidence(root: Path, decision_id: str, observed_at: str = "2026-11-29T1
 def prepared(dcx, root: Path, *extra: str, query: bool = True) -> dict[str, Any]:
     assert dcx("-C", str(root), "index").exit_code == 0
     stale_runbook(root)
-    args = ["-C", str(root), "prepare", "--decision-id", D, "--auto-rebase", "--format", "json", *extra]
+    args = [
+        "-C",
+        str(root),
+        "prepare",
+        "--decision-id",
+        D,
+        "--auto-rebase",
+        "--format",
+        "json",
+        *extra,
+    ]
     if query:
         args += ["--query", QUERY, "--query-summary", QUERY_SUMMARY]
     result = dcx(*args)
@@ -99,27 +115,62 @@ def through_writeback(dcx, root: Path) -> str:
     for verb, name in (("propose", "proposal.json"), ("outcome", "outcome.json")):
         result = dcx("-C", str(root), verb, "--decision-id", D, "--from", str(root / name))
         assert result.exit_code == 0, result.stderr
-    event = dcx("-C", str(root), "writeback", "--decision-id", D, "--kind", "validation",
-                "--summary", "TTL kept at 90 s", "--format", "json")
+    event = dcx(
+        "-C",
+        str(root),
+        "writeback",
+        "--decision-id",
+        D,
+        "--kind",
+        "validation",
+        "--summary",
+        "TTL kept at 90 s",
+        "--format",
+        "json",
+    )
     return event.json()["data"]["event"]["event_id"]
 
 
 # -- whole stories --------------------------------------------------------------
 
 
-def run_cycle(root: Path, decision_id: str = D, *, edit_authority: bool = True,
-              env: Mapping[str, str] | None = None) -> dict[str, str]:
+def run_cycle(
+    root: Path,
+    decision_id: str = D,
+    *,
+    edit_authority: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, str]:
     """One full cycle on ``root``; returns the refs and the event id by kind."""
     dcx = Runner(root, env)
     dcx("index")
     if edit_authority:
         stale_runbook(root)
-    prepared = dcx.json("prepare", "--decision-id", decision_id, "--auto-rebase", "--query", QUERY,
-                        "--query-summary", QUERY_SUMMARY)["data"]["assembly"]
-    proposal = dcx.json("propose", "--decision-id", decision_id, "--from", str(root / "proposal.json"))
-    outcome = dcx.json("outcome", "--decision-id", decision_id, "--from", str(root / "outcome.json"))
-    event = dcx.json("writeback", "--decision-id", decision_id, "--kind", "validation",
-                     "--summary", "TTL kept at 90 s")["data"]["event"]
+    prepared = dcx.json(
+        "prepare",
+        "--decision-id",
+        decision_id,
+        "--auto-rebase",
+        "--query",
+        QUERY,
+        "--query-summary",
+        QUERY_SUMMARY,
+    )["data"]["assembly"]
+    proposal = dcx.json(
+        "propose", "--decision-id", decision_id, "--from", str(root / "proposal.json")
+    )
+    outcome = dcx.json(
+        "outcome", "--decision-id", decision_id, "--from", str(root / "outcome.json")
+    )
+    event = dcx.json(
+        "writeback",
+        "--decision-id",
+        decision_id,
+        "--kind",
+        "validation",
+        "--summary",
+        "TTL kept at 90 s",
+    )["data"]["event"]
     commit = dcx.json("commit", "--decision-id", decision_id, "--event-id", event["event_id"])
     feedback = dcx.json("feedback", "--decision-id", decision_id)
     return {
@@ -133,19 +184,41 @@ def run_cycle(root: Path, decision_id: str = D, *, edit_authority: bool = True,
     }
 
 
-def run_review_cycle(root: Path, decision_id: str = D, *, env: Mapping[str, str] | None = None) -> dict[str, str]:
+def run_review_cycle(
+    root: Path, decision_id: str = D, *, env: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """The gated story on ``root``: prepare, propose, a person's approve gate, review (which
     commits), then an observed outcome and feedback. Every packet kind is stored once."""
     dcx = Runner(root, env)
     dcx("index")
     stale_runbook(root)
-    prepared = dcx.json("prepare", "--decision-id", decision_id, "--auto-rebase", "--query", QUERY,
-                        "--query-summary", QUERY_SUMMARY)["data"]["assembly"]
+    prepared = dcx.json(
+        "prepare",
+        "--decision-id",
+        decision_id,
+        "--auto-rebase",
+        "--query",
+        QUERY,
+        "--query-summary",
+        QUERY_SUMMARY,
+    )["data"]["assembly"]
     evidence_ref = prepared["evidence"]["packet_ref"]
-    proposal = dcx.json("propose", "--decision-id", decision_id, "--from", str(root / "proposal.json"))
-    gate = dcx.json("gate", "--decision-id", decision_id, "--approve", "--by", OWNER,
-                    "--summary", "Keep the 90 s TTL; watch origin p99")["data"]["event"]
-    settled = dcx.json("review", "--decision-id", decision_id, "--gate-event", gate["event_id"])["data"]
+    proposal = dcx.json(
+        "propose", "--decision-id", decision_id, "--from", str(root / "proposal.json")
+    )
+    gate = dcx.json(
+        "gate",
+        "--decision-id",
+        decision_id,
+        "--approve",
+        "--by",
+        OWNER,
+        "--summary",
+        "Keep the 90 s TTL; watch origin p99",
+    )["data"]["event"]
+    settled = dcx.json("review", "--decision-id", decision_id, "--gate-event", gate["event_id"])[
+        "data"
+    ]
     observed = root / "outcome-observed.json"
     observed.write_text(json.dumps(verified_outcome(evidence_ref)))
     outcome = dcx.json("outcome", "--decision-id", decision_id, "--from", str(observed))

@@ -83,7 +83,9 @@ def request(**overrides: object):
     return recall_request(**{**values, **overrides})
 
 
-def retrieve(ws_root: Path, config: dict | None = None, *, deadline_in: float = 30, **overrides: object):
+def retrieve(
+    ws_root: Path, config: dict | None = None, *, deadline_in: float = 30, **overrides: object
+):
     from dcx.core.workspace import Workspace
     from dcx.extensions.resolve import resolve
     from dcx.providers.extension import ExtensionProvider

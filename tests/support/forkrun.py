@@ -87,13 +87,22 @@ def _serve(request: dict) -> dict:
         if time.monotonic() - started > limit:
             os.kill(pid, signal.SIGKILL)
             _, status = os.waitpid(pid, 0)
-            return {"code": None, "killed": False, "hung": True, "elapsed": time.monotonic() - started}
+            return {
+                "code": None,
+                "killed": False,
+                "hung": True,
+                "elapsed": time.monotonic() - started,
+            }
         time.sleep(0.002)
     elapsed = time.monotonic() - started
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
-        return {"code": -signum, "killed": killed_by_us and signum == signal.SIGKILL, "hung": False,
-                "elapsed": elapsed}
+        return {
+            "code": -signum,
+            "killed": killed_by_us and signum == signal.SIGKILL,
+            "hung": False,
+            "elapsed": elapsed,
+        }
     return {"code": os.WEXITSTATUS(status), "killed": False, "hung": False, "elapsed": elapsed}
 
 

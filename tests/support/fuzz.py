@@ -8,11 +8,19 @@ from typing import Any
 from hypothesis import strategies as st
 
 json_leaf = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**60), max_value=2**60),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=40),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**60), max_value=2**60),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=40),
 )
-json_value = st.recursive(json_leaf, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=12), inner, max_size=4)), max_leaves=12)
+json_value = st.recursive(
+    json_leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
 
 
 def mutate(base: Any, data: st.DataObject, depth: int = 0) -> Any:
@@ -20,7 +28,9 @@ def mutate(base: Any, data: st.DataObject, depth: int = 0) -> Any:
     if isinstance(base, dict):
         out = {}
         for key, value in base.items():
-            action = data.draw(st.sampled_from(["keep", "keep", "keep", "mutate", "drop", "replace"]))
+            action = data.draw(
+                st.sampled_from(["keep", "keep", "keep", "mutate", "drop", "replace"])
+            )
             if action == "keep":
                 out[key] = value
             elif action == "mutate" and depth < 4:
@@ -48,8 +58,11 @@ def _leaves(value: Any, path: tuple = ()) -> list[tuple]:
     return [path]
 
 
-plausible_text = st.text(alphabet="abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-", min_size=1,
-                         max_size=60).filter(lambda t: t.strip() != "")
+plausible_text = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-",
+    min_size=1,
+    max_size=60,
+).filter(lambda t: t.strip() != "")
 
 
 def nudge(base: Any, data: st.DataObject) -> Any:

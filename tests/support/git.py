@@ -9,16 +9,22 @@ from pathlib import Path
 from typing import Any
 
 ENV = {
-    "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
-    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
-    "GIT_AUTHOR_DATE": "2026-11-29T18:00:00Z", "GIT_COMMITTER_DATE": "2026-11-29T18:00:00Z",
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-11-29T18:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-11-29T18:00:00Z",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
 }
 
 
 def git(repo: Path, *args: str, input: bytes | None = None) -> str:
     env = {**os.environ, **ENV}
-    out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env, input=input)
+    out = subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, env=env, input=input
+    )
     return out.stdout.decode()
 
 
@@ -60,8 +66,15 @@ def head(repo: Path, ref: str = "HEAD") -> str:
     return git(repo, "rev-parse", ref).strip()
 
 
-def git_source(source_id: str, repo: str, ref: str = "main", *, path: str | None = None,
-               include: list[str] | None = None, exclude: list[str] | None = None) -> str:
+def git_source(
+    source_id: str,
+    repo: str,
+    ref: str = "main",
+    *,
+    path: str | None = None,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+) -> str:
     """A TOML inline locator table for a git source."""
     parts = [f'repo = "{repo}"', f'ref = "{ref}"']
     if path is not None:

@@ -26,13 +26,19 @@ DC = ".decision-context"
 DCX = shutil.which("dcx", path=str(Path(sys.executable).parent)) or "dcx"
 QUERY = "when do we roll back the catalog cache TTL change origin p99 latency"
 AGENTS = ("agent-a", "agent-b", "agent-c")
-_GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_AUTHOR_DATE": "2026-11-29T18:00:00Z",
-            "GIT_COMMITTER_DATE": "2026-11-29T18:00:00Z"}
+_GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_AUTHOR_DATE": "2026-11-29T18:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-11-29T18:00:00Z",
+}
 
 
 def git(cwd: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **_GIT_ENV, "GIT_CONFIG_GLOBAL": os.devnull}
-    proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     if ok:
         assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
     return proc
@@ -40,7 +46,12 @@ def git(cwd: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess[s
 
 class Run:
     def __init__(self, args: tuple[str, ...], proc: subprocess.CompletedProcess[str]) -> None:
-        self.args, self.code, self.stdout, self.stderr = args, proc.returncode, proc.stdout, proc.stderr
+        self.args, self.code, self.stdout, self.stderr = (
+            args,
+            proc.returncode,
+            proc.stdout,
+            proc.stderr,
+        )
 
     def json(self) -> Any:
         return json.loads(self.stdout)
@@ -61,13 +72,34 @@ class Host:
 
     def env(self, **extra: str) -> dict[str, str]:
         base = {k: v for k, v in os.environ.items() if not k.startswith("DCX_")}
-        return {**base, **_GIT_ENV, "GIT_CONFIG_GLOBAL": os.devnull, "HOME": str(self.home),
-                "DCX_NOW": self.now, "DCX_AGENT_ID": self.agent, "COLUMNS": "120", "NO_COLOR": "1",
-                "TERM": "dumb", **extra}
+        return {
+            **base,
+            **_GIT_ENV,
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "HOME": str(self.home),
+            "DCX_NOW": self.now,
+            "DCX_AGENT_ID": self.agent,
+            "COLUMNS": "120",
+            "NO_COLOR": "1",
+            "TERM": "dumb",
+            **extra,
+        }
 
-    def run(self, *args: str, ok: bool = True, env: Mapping[str, str] | None = None, timeout: float = 120) -> Run:
-        proc = subprocess.run([DCX, "-C", str(self.root), *args], env=self.env(**(env or {})),
-                              capture_output=True, text=True, timeout=timeout, check=False)
+    def run(
+        self,
+        *args: str,
+        ok: bool = True,
+        env: Mapping[str, str] | None = None,
+        timeout: float = 120,
+    ) -> Run:
+        proc = subprocess.run(
+            [DCX, "-C", str(self.root), *args],
+            env=self.env(**(env or {})),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
         result = Run(args, proc)
         if ok:
             assert result.code == 0, result
@@ -81,23 +113,60 @@ class Host:
 
     # the cycle, step by step
     def prepare(self, decision_id: str, *extra: str) -> dict[str, Any]:
-        return self.json("prepare", "--decision-id", decision_id, "--auto-rebase", "--query", QUERY,
-                         "--query-summary", "TTL rollback criteria", *extra)["data"]["assembly"]
+        return self.json(
+            "prepare",
+            "--decision-id",
+            decision_id,
+            "--auto-rebase",
+            "--query",
+            QUERY,
+            "--query-summary",
+            "TTL rollback criteria",
+            *extra,
+        )["data"]["assembly"]
 
     def propose(self, decision_id: str, **kw: Any) -> Run:
-        return self.run("propose", "--decision-id", decision_id, "--from", str(self.root / "proposal.json"),
-                        "--format", "json", **kw)
+        return self.run(
+            "propose",
+            "--decision-id",
+            decision_id,
+            "--from",
+            str(self.root / "proposal.json"),
+            "--format",
+            "json",
+            **kw,
+        )
 
     def outcome(self, decision_id: str, **kw: Any) -> Run:
-        return self.run("outcome", "--decision-id", decision_id, "--from", str(self.root / "outcome.json"),
-                        "--format", "json", **kw)
+        return self.run(
+            "outcome",
+            "--decision-id",
+            decision_id,
+            "--from",
+            str(self.root / "outcome.json"),
+            "--format",
+            "json",
+            **kw,
+        )
 
     def writeback(self, decision_id: str, **kw: Any) -> Run:
-        return self.run("writeback", "--decision-id", decision_id, "--kind", "validation",
-                        "--summary", "TTL kept at 90 s", "--format", "json", **kw)
+        return self.run(
+            "writeback",
+            "--decision-id",
+            decision_id,
+            "--kind",
+            "validation",
+            "--summary",
+            "TTL kept at 90 s",
+            "--format",
+            "json",
+            **kw,
+        )
 
     def commit(self, decision_id: str, event_id: str, **kw: Any) -> Run:
-        return self.run("commit", "--decision-id", decision_id, "--event-id", event_id, "--format", "json", **kw)
+        return self.run(
+            "commit", "--decision-id", decision_id, "--event-id", event_id, "--format", "json", **kw
+        )
 
     def through_commit(self, decision_id: str) -> dict[str, Any]:
         """propose → outcome → writeback → commit on this host's own chain."""
@@ -122,13 +191,19 @@ class Host:
         self.record(message)
         self.git("pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
 
-    def edit_authority(self, old: str = "stays above 400 ms", new: str = "stays above 350 ms") -> None:
+    def edit_authority(
+        self, old: str = "stays above 400 ms", new: str = "stays above 350 ms"
+    ) -> None:
         path = self.root / "docs" / "runbook-ttl-rollback.md"
         path.write_text(path.read_text().replace(old, new))
 
     def cursor_files(self) -> dict[str, Any]:
         folder = self.dc / "private" / "cursors"
-        return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
+        return (
+            {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
+            if folder.is_dir()
+            else {}
+        )
 
 
 def _profile(agents: Iterable[str]) -> str:
@@ -150,8 +225,13 @@ class Goal:
         self._identity(seed, "seed")
         if pin:  # the seeding host holds the goal key and pins it (any command that uses the key)
             self._install_key(seed)
-            subprocess.run([DCX, "-C", str(seed), "index"], env={**os.environ, "HOME": str(base)},
-                           capture_output=True, check=False, timeout=60)
+            subprocess.run(
+                [DCX, "-C", str(seed), "index"],
+                env={**os.environ, "HOME": str(base)},
+                capture_output=True,
+                check=False,
+                timeout=60,
+            )
         git(seed, "add", "-A")
         git(seed, "commit", "-q", "-m", "goal: authority docs and the decision-context workspace")
         git(seed, "push", "-q", str(self.origin), "main")
@@ -170,8 +250,15 @@ class Goal:
         (private / "key").write_bytes(FIXED_KEY)
         os.chmod(private / "key", 0o600)
 
-    def host(self, name: str, *, agent: str = "agent-a", now: str = "2026-11-29T18:00:00Z",
-             key: bool = True, agents: Iterable[str] = AGENTS) -> Host:
+    def host(
+        self,
+        name: str,
+        *,
+        agent: str = "agent-a",
+        now: str = "2026-11-29T18:00:00Z",
+        key: bool = True,
+        agents: Iterable[str] = AGENTS,
+    ) -> Host:
         """A fresh clone with its private configuration handed over out of band (and the key, unless told)."""
         root = self.base / name
         git(self.base, "clone", "-q", str(self.origin), str(root))

@@ -22,12 +22,16 @@ def server_env(**extra: str) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def connect(root: Path, *args: str, errlog: IO[str] | None = None, **env: str) -> AsyncIterator[Any]:
+async def connect(
+    root: Path, *args: str, errlog: IO[str] | None = None, **env: str
+) -> AsyncIterator[Any]:
     """An initialised SDK ``Client`` on ``dcx -C root mcp ARGS`` (a real subprocess on stdio)."""
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(command=DCX_EXE, args=["-C", str(root), "mcp", *args], env=server_env(**env))
+    params = StdioServerParameters(
+        command=DCX_EXE, args=["-C", str(root), "mcp", *args], env=server_env(**env)
+    )
     transport = stdio_client(params, errlog=errlog or sys.stderr)
     async with Client(transport, read_timeout_seconds=60) as client:
         yield client

@@ -89,7 +89,9 @@ def request(**overrides: Any) -> RetrievalRequest:
     return RetrievalRequest(**base)
 
 
-def answer(req: RetrievalRequest, items: tuple[RetrievalItem, ...] = (), **overrides: Any) -> Retrieval:
+def answer(
+    req: RetrievalRequest, items: tuple[RetrievalItem, ...] = (), **overrides: Any
+) -> Retrieval:
     """A contract-abiding completed retrieval for ``req`` (override fields to break it)."""
     base = {
         "provider": "bm25",
@@ -110,7 +112,12 @@ def answer(req: RetrievalRequest, items: tuple[RetrievalItem, ...] = (), **overr
 
 
 def item(n: int = 1, **overrides: Any) -> RetrievalItem:
-    base = {"resource_ref": f"res-{n}", "summary": f"Match {n}", "content": f"content {n}", "score": 1.0 / n}
+    base = {
+        "resource_ref": f"res-{n}",
+        "summary": f"Match {n}",
+        "content": f"content {n}",
+        "score": 1.0 / n,
+    }
     base.update(overrides)
     return RetrievalItem(**base)
 
@@ -120,7 +127,9 @@ class ScriptedProvider:
 
     version = "test-1"
 
-    def __init__(self, result: Any = None, *, raises: BaseException | None = None, name: str = "bm25") -> None:
+    def __init__(
+        self, result: Any = None, *, raises: BaseException | None = None, name: str = "bm25"
+    ) -> None:
         self.result = result
         self.raises = raises
         self.name = name

@@ -52,8 +52,17 @@ def knob(name: str, default: int) -> int:
 def base_env(home: Path) -> dict[str, str]:
     """What every dcx subprocess of these tests sees: fixed clock, one agent, no inherited DCX_*."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DCX_")}
-    env.update({"HOME": str(home), "DCX_NOW": FIXED_NOW, "DCX_AGENT_ID": AGENT, "NO_COLOR": "1",
-                "COLUMNS": "120", "TERM": "dumb", "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}"})
+    env.update(
+        {
+            "HOME": str(home),
+            "DCX_NOW": FIXED_NOW,
+            "DCX_AGENT_ID": AGENT,
+            "NO_COLOR": "1",
+            "COLUMNS": "120",
+            "TERM": "dumb",
+            "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+        }
+    )
     return env
 
 
@@ -68,12 +77,19 @@ class Outcome(NamedTuple):
         return json.loads(self.stdout)
 
 
-def run_script(args: list[str], *, env: dict[str, str], kill_after: float | None = None,
-               timeout: float = 60) -> Outcome:
+def run_script(
+    args: list[str], *, env: dict[str, str], kill_after: float | None = None, timeout: float = 60
+) -> Outcome:
     """The installed console script in a subprocess; SIGKILL after ``kill_after`` seconds if given."""
     started = time.monotonic()
-    proc = subprocess.Popen([DCX_EXE, *args], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [DCX_EXE, *args],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     killed = False
     if kill_after is not None:
         try:
@@ -87,7 +103,9 @@ def run_script(args: list[str], *, env: dict[str, str], kill_after: float | None
         proc.kill()
         out, err = proc.communicate()
         return Outcome(None, False, out, err, time.monotonic() - started)
-    return Outcome(proc.returncode, killed and proc.returncode == -9, out, err, time.monotonic() - started)
+    return Outcome(
+        proc.returncode, killed and proc.returncode == -9, out, err, time.monotonic() - started
+    )
 
 
 BOUND = 60.0  # seconds: no concurrent process may take longer (a deadlock would)
@@ -96,8 +114,17 @@ BOUND = 60.0  # seconds: no concurrent process may take longer (a deadlock would
 def launch(commands: list[list[str]], env: dict[str, str]) -> list[dict[str, Any]]:
     """Start every command at once; collect exit code, parsed output and time to finish."""
     started = time.monotonic()
-    procs = [subprocess.Popen([DCX_EXE, *args], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for args in commands]
+    procs = [
+        subprocess.Popen(
+            [DCX_EXE, *args],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for args in commands
+    ]
     results = []
     for args, proc in zip(commands, procs, strict=True):
         left = max(0.1, BOUND - (time.monotonic() - started))
@@ -112,10 +139,16 @@ def launch(commands: list[list[str]], env: dict[str, str]) -> list[dict[str, Any
             doc = json.loads(out)
         except ValueError:
             doc = None
-        results.append({"args": args, "code": code, "doc": doc, "stderr": err,
-                        "elapsed": time.monotonic() - started})
+        results.append(
+            {
+                "args": args,
+                "code": code,
+                "doc": doc,
+                "stderr": err,
+                "elapsed": time.monotonic() - started,
+            }
+        )
     return results
-
 
 
 def dcx_ok(args: list[str], env: dict[str, str]) -> Any:
@@ -131,16 +164,35 @@ class ForkRunner:
     def __init__(self, scratch: Path) -> None:
         self.scratch = scratch
         scratch.mkdir(parents=True, exist_ok=True)
-        self.proc = subprocess.Popen([sys.executable, str(HERE / "forkrun.py")], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(HERE / "forkrun.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
         self.count = 0
 
-    def run(self, args: list[str], *, env: dict[str, str], cwd: Path, kill_after: float | None = None,
-            timeout: float = 60) -> Outcome:
+    def run(
+        self,
+        args: list[str],
+        *,
+        env: dict[str, str],
+        cwd: Path,
+        kill_after: float | None = None,
+        timeout: float = 60,
+    ) -> Outcome:
         self.count += 1
         out, err = self.scratch / f"{self.count}.out", self.scratch / f"{self.count}.err"
-        request = {"args": args, "env": env, "cwd": str(cwd), "out": str(out), "err": str(err),
-                   "kill_after": kill_after, "timeout": timeout}
+        request = {
+            "args": args,
+            "env": env,
+            "cwd": str(cwd),
+            "out": str(out),
+            "err": str(err),
+            "kill_after": kill_after,
+            "timeout": timeout,
+        }
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
@@ -184,22 +236,59 @@ class Template(NamedTuple):
 
 def _decide(root: Path, env: dict[str, str], decision_id: str, summary: str) -> Decision:
     ws = ["-C", str(root)]
-    prepared = dcx_ok([*ws, "prepare", "--decision-id", decision_id, "--auto-rebase", "--query", QUERY,
-                       "--query-summary", "TTL rollback criteria"], env)
+    prepared = dcx_ok(
+        [
+            *ws,
+            "prepare",
+            "--decision-id",
+            decision_id,
+            "--auto-rebase",
+            "--query",
+            QUERY,
+            "--query-summary",
+            "TTL rollback criteria",
+        ],
+        env,
+    )
     assembly_ref = prepared["data"]["summary"]["assembly_ref"]
-    dcx_ok([*ws, "propose", "--decision-id", decision_id, "--from", str(root / "proposal.json")], env)
-    dcx_ok([*ws, "outcome", "--decision-id", decision_id, "--from", str(root / "outcome.json")], env)
-    event = dcx_ok([*ws, "writeback", "--decision-id", decision_id, "--kind", "validation", "--summary", summary],
-                   env)["data"]["event"]
-    pend = json.loads((root / ".decision-context/private/pending" / f"{assembly_ref}.json").read_text())
-    return Decision(decision_id, event["event_id"], assembly_ref, pend["expected_cursors"], pend["proposed_cursors"])
+    dcx_ok(
+        [*ws, "propose", "--decision-id", decision_id, "--from", str(root / "proposal.json")], env
+    )
+    dcx_ok(
+        [*ws, "outcome", "--decision-id", decision_id, "--from", str(root / "outcome.json")], env
+    )
+    event = dcx_ok(
+        [
+            *ws,
+            "writeback",
+            "--decision-id",
+            decision_id,
+            "--kind",
+            "validation",
+            "--summary",
+            summary,
+        ],
+        env,
+    )["data"]["event"]
+    pend = json.loads(
+        (root / ".decision-context/private/pending" / f"{assembly_ref}.json").read_text()
+    )
+    return Decision(
+        decision_id,
+        event["event_id"],
+        assembly_ref,
+        pend["expected_cursors"],
+        pend["proposed_cursors"],
+    )
 
 
 def _edit(root: Path, tag: str) -> None:
     """A real change in both sources, so each decision proposes different cursors."""
     with open(root / "docs" / "runbook-ttl-rollback.md", "a") as handle:
         handle.write(f"\nRevision note {tag}: the rollback drill was rehearsed again.\n")
-    (root / "notes" / f"note-{tag}.md").write_text(f"# Note {tag}\n\nOrigin load looked normal during {tag}.\n")
+    (root / "notes" / f"note-{tag}.md").write_text(
+        f"# Note {tag}\n\nOrigin load looked normal during {tag}.\n"
+    )
 
 
 def build_cycle_template(dest: Path) -> Template:
@@ -208,13 +297,18 @@ def build_cycle_template(dest: Path) -> Template:
     home.mkdir(parents=True)
     copy_example(root)
     (root / "notes").mkdir()
-    (root / "notes" / "origin.md").write_text("# Origin\n\nThe origin serves 600 rps at the partner limit.\n")
+    (root / "notes" / "origin.md").write_text(
+        "# Origin\n\nThe origin serves 600 rps at the partner limit.\n"
+    )
     with open(root / ".decision-context" / "sources.toml", "a") as handle:
         handle.write(NOTES_SOURCE)
     env = base_env(home)
     dcx_ok(["-C", str(root), "index"], env)
     base = _decide(root, env, "base-2026-11", "Baseline adopted")
-    commit = dcx_ok(["-C", str(root), "commit", "--decision-id", base.decision_id, "--event-id", base.event_id], env)
+    commit = dcx_ok(
+        ["-C", str(root), "commit", "--decision-id", base.decision_id, "--event-id", base.event_id],
+        env,
+    )
     assert commit["data"]["receipt"]["status"] == "committed"
     old = (root / ".decision-context/private/cursors/agent-a.json").read_bytes()
     decisions = {}
@@ -280,8 +374,13 @@ def index_lines(root: Path, decision_id: str, kind: str) -> list[dict[str, Any]]
     path = root / ".decision-context/decisions" / f"{decision_id}.jsonl"
     if not path.exists():
         return []
-    return [entry for line in path.read_text().splitlines() if line.strip()
-            for entry in [json.loads(line)] if entry.get("kind") == kind]
+    return [
+        entry
+        for line in path.read_text().splitlines()
+        if line.strip()
+        for entry in [json.loads(line)]
+        if entry.get("kind") == kind
+    ]
 
 
 def pending_exists(root: Path, assembly_ref: str) -> bool:

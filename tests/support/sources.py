@@ -31,8 +31,16 @@ def file_revision(data: bytes) -> str:
     return blake3.blake3(data).hexdigest()
 
 
-def source_block(source_id: str, locator: str, *, provider_id: str = "files", priority: str = "p0",
-                 scan_mode: str = "incremental", policy: str = "always", extra: str = "") -> str:
+def source_block(
+    source_id: str,
+    locator: str,
+    *,
+    provider_id: str = "files",
+    priority: str = "p0",
+    scan_mode: str = "incremental",
+    policy: str = "always",
+    extra: str = "",
+) -> str:
     return f"""
 [[sources]]
 source_id = "{source_id}"
@@ -64,8 +72,13 @@ def configure(root: Path, body: str, *, timeout: float = 30, max_read_bytes: int
 
 def docs_registry(root: Path, *, extra_sources: str = "", **kw: Any) -> None:
     """One local-file binding and one p0 source over ``docs/`` (markdown only)."""
-    configure(root, binding_block() + source_block("source:docs", '{ path = "docs", include = ["**/*.md"] }')
-              + extra_sources, **kw)
+    configure(
+        root,
+        binding_block()
+        + source_block("source:docs", '{ path = "docs", include = ["**/*.md"] }')
+        + extra_sources,
+        **kw,
+    )
 
 
 def plane(root: Path, **profile_changes: Any):
@@ -85,8 +98,22 @@ def install_plugin(target: Path) -> Path:
     build = target.parent / "plugin-src"
     shutil.copytree(PLUGIN_FIXTURE, build, dirs_exist_ok=True)
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-build-isolation",
-         "--no-deps", "--no-index", "--target", str(target), str(build)],
-        check=True, capture_output=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-build-isolation",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(target),
+            str(build),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     return target

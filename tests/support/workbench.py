@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from tests.support.cli import DCX_EXE, run_dcx
 
 HOSTILE = (
-    "# Hostile page\n\nThe rollback drill note says: <img src=x onerror=\"window.__pwned=1\">"
+    '# Hostile page\n\nThe rollback drill note says: <img src=x onerror="window.__pwned=1">'
     "<script>window.__pwned=2</script><b>bold?</b> then wait for the purge queue.\n"
 )
 
@@ -34,22 +34,44 @@ class Workbench:
         self.token = parts.query.split("token=", 1)[1]
         self.origin = f"http://127.0.0.1:{self.port}"
 
-    def request(self, method: str, path: str, body: bytes | None = None,
-                headers: Mapping[str, str] | None = None, timeout: float = 30) -> tuple[int, dict[str, str], bytes]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30,
+    ) -> tuple[int, dict[str, str], bytes]:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
             base = {"Host": f"127.0.0.1:{self.port}"}
             conn.request(method, path, body=body, headers={**base, **(headers or {})})
             response = conn.getresponse()
-            return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+            return (
+                response.status,
+                {k.lower(): v for k, v in response.getheaders()},
+                response.read(),
+            )
         finally:
             conn.close()
 
-    def post(self, path: str, value: Any, *, headers: Mapping[str, str] | None = None,
-             timeout: float = 30) -> tuple[int, Any]:
+    def post(
+        self,
+        path: str,
+        value: Any,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30,
+    ) -> tuple[int, Any]:
         body = json.dumps(value).encode()
-        base = {"Content-Type": "application/json", "Origin": self.origin, "X-DCX-Token": self.token}
-        status, _, raw = self.request("POST", path, body, {**base, **(headers or {})}, timeout=timeout)
+        base = {
+            "Content-Type": "application/json",
+            "Origin": self.origin,
+            "X-DCX-Token": self.token,
+        }
+        status, _, raw = self.request(
+            "POST", path, body, {**base, **(headers or {})}, timeout=timeout
+        )
         return status, json.loads(raw)
 
     def stop(self) -> tuple[int, str]:
@@ -66,12 +88,17 @@ class Workbench:
 def start_workbench(root: Path, *args: str, env: Mapping[str, str] | None = None) -> Workbench:
     proc = subprocess.Popen(
         [DCX_EXE, "-C", str(root), "workbench", "--port", "0", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
     )
     assert proc.stdout is not None
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in iter(proc.stdout.readline, "")],  # type: ignore[union-attr]
-                     daemon=True).start()
+    threading.Thread(
+        target=lambda: [lines.put(line) for line in iter(proc.stdout.readline, "")],  # type: ignore[union-attr]
+        daemon=True,
+    ).start()
     seen: list[str] = []
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and proc.poll() is None:

@@ -52,7 +52,9 @@ def copy_example(dest: Path, key: bytes = FIXED_KEY) -> Path:
 
 def cursor_bytes(root: Path) -> bytes | None:
     """The committed cursor file's bytes (None before the first commit)."""
-    path = root / ".decision-context" / "private" / "cursors" / "agent-a.json"  # the acting agent's (SPEC §16)
+    path = (
+        root / ".decision-context" / "private" / "cursors" / "agent-a.json"
+    )  # the acting agent's (SPEC §16)
     return path.read_bytes() if path.exists() else None
 
 
@@ -69,7 +71,11 @@ def packet_files(root: Path) -> dict[str, Path]:
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` with its bytes (to prove nothing changed)."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def tree_listing(root: Path) -> list[str]:

@@ -38,7 +38,9 @@ def page() -> Iterator[object]:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(60_000)  # a loaded CI machine is slow; the checks are not about time
+            page.set_default_timeout(
+                60_000
+            )  # a loaded CI machine is slow; the checks are not about time
             yield page
         finally:
             browser.close()
@@ -79,7 +81,9 @@ def test_try_a_query_read_hits_as_text_and_clear(bench: Workbench, page) -> None
     assert errors == []
 
 
-def test_unavailable_shows_the_reason_and_hint_and_retry_uses_the_same_path(bench: Workbench, page) -> None:
+def test_unavailable_shows_the_reason_and_hint_and_retry_uses_the_same_path(
+    bench: Workbench, page
+) -> None:
     page.goto(bench.url)
     text = page.input_value("#profile").replace('provider = "bm25"', 'provider = "none"')
     page.fill("#profile", text)
@@ -96,7 +100,9 @@ def test_unavailable_shows_the_reason_and_hint_and_retry_uses_the_same_path(benc
 
 def test_a_refused_profile_names_the_key(bench: Workbench, page) -> None:
     page.goto(bench.url)
-    page.fill("#profile", page.input_value("#profile").replace("max_results = 2", "max_results = 99"))
+    page.fill(
+        "#profile", page.input_value("#profile").replace("max_results = 2", "max_results = 99")
+    )
     page.click("#inspect")
     page.wait_for_function("document.getElementById('activation').textContent.length > 0")
     assert "context_provider.max_results" in page.inner_text("#activation")

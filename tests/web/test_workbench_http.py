@@ -28,8 +28,13 @@ def bench(goal: Path) -> Iterator[Workbench]:
 
 
 def recall_body(root: Path, **extra: object) -> dict[str, object]:
-    return {"profile_toml": profile_text(root), "scope_ref": "", "query": "purge queue rollback drill",
-            "query_summary": "rollback drill", **extra}
+    return {
+        "profile_toml": profile_text(root),
+        "scope_ref": "",
+        "query": "purge queue rollback drill",
+        "query_summary": "rollback drill",
+        **extra,
+    }
 
 
 # --- the page ----------------------------------------------------------------------------------
@@ -41,7 +46,9 @@ def test_page_needs_the_token_and_carries_a_strict_csp(bench: Workbench) -> None
     status, headers, body = bench.request("GET", f"/?token={bench.token}")
     assert status == 200
     csp = headers["content-security-policy"]
-    assert "default-src 'none'" in csp and "script-src 'nonce-" in csp and "connect-src 'self'" in csp
+    assert (
+        "default-src 'none'" in csp and "script-src 'nonce-" in csp and "connect-src 'self'" in csp
+    )
     assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
     assert headers["referrer-policy"] == "no-referrer" and headers["cache-control"] == "no-store"
     page = body.decode()
@@ -52,7 +59,7 @@ def test_page_needs_the_token_and_carries_a_strict_csp(bench: Workbench) -> None
 
 def test_editor_text_cannot_close_its_island(goal: Path) -> None:
     profile = goal / ".decision-context" / "profile.toml"
-    profile.write_text(profile.read_text() + '# </script><script>alert(1)</script>\n')
+    profile.write_text(profile.read_text() + "# </script><script>alert(1)</script>\n")
     with running(goal) as wb:
         _, _, body = wb.request("GET", f"/?token={wb.token}")
     page = body.decode()
@@ -61,14 +68,18 @@ def test_editor_text_cannot_close_its_island(goal: Path) -> None:
 
 
 def test_foreign_host_is_421_even_with_the_token(bench: Workbench) -> None:
-    status, _, _ = bench.request("GET", f"/?token={bench.token}", headers={"Host": f"evil.example:{bench.port}"})
+    status, _, _ = bench.request(
+        "GET", f"/?token={bench.token}", headers={"Host": f"evil.example:{bench.port}"}
+    )
     assert status == 421
     status, _ = bench.post("/api/inspect", {"profile_toml": ""}, headers={"Host": "evil.example"})
     assert status == 421
 
 
 def test_localhost_host_is_accepted(bench: Workbench) -> None:
-    status, _, _ = bench.request("GET", f"/?token={bench.token}", headers={"Host": f"localhost:{bench.port}"})
+    status, _, _ = bench.request(
+        "GET", f"/?token={bench.token}", headers={"Host": f"localhost:{bench.port}"}
+    )
     assert status == 200
 
 
@@ -82,34 +93,61 @@ def test_unknown_path_404_and_other_methods_405(bench: Workbench) -> None:
 
 
 def test_api_without_or_with_a_wrong_token_is_403(bench: Workbench, goal: Path) -> None:
-    status, body = bench.post("/api/inspect", {"profile_toml": profile_text(goal)}, headers={"X-DCX-Token": ""})
+    status, body = bench.post(
+        "/api/inspect", {"profile_toml": profile_text(goal)}, headers={"X-DCX-Token": ""}
+    )
     assert (status, body["error"]["code"]) == (403, "token_refused")
-    status, body = bench.post("/api/inspect", {"profile_toml": profile_text(goal)}, headers={"X-DCX-Token": "x" * 43})
+    status, body = bench.post(
+        "/api/inspect", {"profile_toml": profile_text(goal)}, headers={"X-DCX-Token": "x" * 43}
+    )
     assert status == 403
 
 
 def test_cross_origin_or_missing_origin_post_is_403(bench: Workbench, goal: Path) -> None:
     body = {"profile_toml": profile_text(goal)}
     assert bench.post("/api/inspect", body, headers={"Origin": "http://evil.example"})[0] == 403
-    assert bench.post("/api/inspect", body, headers={"Origin": f"http://127.0.0.1:{bench.port + 1}"})[0] == 403
-    status, _, _ = bench.request("POST", "/api/inspect", json.dumps(body).encode(),
-                                 {"Content-Type": "application/json", "X-DCX-Token": bench.token})
+    assert (
+        bench.post("/api/inspect", body, headers={"Origin": f"http://127.0.0.1:{bench.port + 1}"})[
+            0
+        ]
+        == 403
+    )
+    status, _, _ = bench.request(
+        "POST",
+        "/api/inspect",
+        json.dumps(body).encode(),
+        {"Content-Type": "application/json", "X-DCX-Token": bench.token},
+    )
     assert status == 403
 
 
 def test_non_json_post_is_415(bench: Workbench) -> None:
-    status, _, raw = bench.request("POST", "/api/inspect", b"profile_toml=x", {
-        "Content-Type": "application/x-www-form-urlencoded", "Origin": bench.origin, "X-DCX-Token": bench.token})
+    status, _, raw = bench.request(
+        "POST",
+        "/api/inspect",
+        b"profile_toml=x",
+        {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Origin": bench.origin,
+            "X-DCX-Token": bench.token,
+        },
+    )
     assert status == 415 and json.loads(raw)["error"]["code"] == "json_required"
 
 
 def test_oversize_body_is_413_and_unreadable_json_400(bench: Workbench) -> None:
     big = json.dumps({"profile_toml": "#" * (64 * 1024)}).encode()
-    headers = {"Content-Type": "application/json", "Origin": bench.origin, "X-DCX-Token": bench.token}
+    headers = {
+        "Content-Type": "application/json",
+        "Origin": bench.origin,
+        "X-DCX-Token": bench.token,
+    }
     assert bench.request("POST", "/api/inspect", big, headers)[0] == 413
     status, _, raw = bench.request("POST", "/api/inspect", b"{not json", headers)
     assert status == 400 and json.loads(raw)["error"]["code"] == "invalid_json"
-    status, _, raw = bench.request("POST", "/api/inspect", b'{"profile_toml": "a", "profile_toml": "b"}', headers)
+    status, _, raw = bench.request(
+        "POST", "/api/inspect", b'{"profile_toml": "a", "profile_toml": "b"}', headers
+    )
     assert status == 400 and json.loads(raw)["error"]["field"] == "profile_toml"
     status, _, raw = bench.request("POST", "/api/inspect", b"[" * 30_000 + b"]" * 30_000, headers)
     assert status == 400 and json.loads(raw)["error"]["code"] == "invalid_json"
@@ -123,8 +161,16 @@ def test_invalid_profile_is_400_naming_the_key(bench: Workbench, goal: Path) -> 
     assert status == 400
     assert body["error"]["field"] == "context_provider.max_results"
     assert "profile_toml: context_provider.max_results, line" in body["error"]["message"]
-    status, body = bench.post("/api/inspect", {"profile": {"schema_version": "decision_context_profile_v0",
-                                                             "goal_id": "catalog-cache-ttl", "enabled": "yes"}})
+    status, body = bench.post(
+        "/api/inspect",
+        {
+            "profile": {
+                "schema_version": "decision_context_profile_v0",
+                "goal_id": "catalog-cache-ttl",
+                "enabled": "yes",
+            }
+        },
+    )
     assert status == 400 and body["error"]["field"] == "enabled"
     status, body = bench.post("/api/recall", {**recall_body(goal), "colour": "red"})
     assert status == 400 and body["error"]["field"] == "colour"
@@ -132,19 +178,28 @@ def test_invalid_profile_is_400_naming_the_key(bench: Workbench, goal: Path) -> 
 
 def test_profile_of_another_goal_is_400(bench: Workbench, goal: Path) -> None:
     other = profile_text(goal).replace('goal_id = "catalog-cache-ttl"', 'goal_id = "another-goal"')
-    for path, body in (("/api/inspect", {"profile_toml": other}), ("/api/recall", recall_body(goal, profile_toml=other))):
+    for path, body in (
+        ("/api/inspect", {"profile_toml": other}),
+        ("/api/recall", recall_body(goal, profile_toml=other)),
+    ):
         status, answer = bench.post(path, body)
         assert status == 400 and answer["error"]["code"] == "goal_scope_mismatch"
 
 
-def test_a_second_agent_in_the_posted_profile_does_not_change_who_acts(bench: Workbench, goal: Path) -> None:
-    only_b = profile_text(goal).replace('enabled_agents = ["agent-a"]', 'enabled_agents = ["agent-b"]')
+def test_a_second_agent_in_the_posted_profile_does_not_change_who_acts(
+    bench: Workbench, goal: Path
+) -> None:
+    only_b = profile_text(goal).replace(
+        'enabled_agents = ["agent-a"]', 'enabled_agents = ["agent-b"]'
+    )
     status, answer = bench.post("/api/inspect", {"profile_toml": only_b})
     assert status == 200 and answer["data"]["activation"]["agent_id"] == "agent-a"
     assert answer["data"]["activation"]["status"] == "agent_not_enabled"
     status, answer = bench.post("/api/recall", recall_body(goal, profile_toml=only_b))
     assert status == 400 and answer["error"]["code"] == "agent_not_enabled"
-    both = profile_text(goal).replace('enabled_agents = ["agent-a"]', 'enabled_agents = ["agent-b", "agent-a"]')
+    both = profile_text(goal).replace(
+        'enabled_agents = ["agent-a"]', 'enabled_agents = ["agent-b", "agent-a"]'
+    )
     status, answer = bench.post("/api/recall", recall_body(goal, profile_toml=both))
     assert status == 200 and answer["data"]["agent_id"] == "agent-a"
 
@@ -152,8 +207,10 @@ def test_a_second_agent_in_the_posted_profile_does_not_change_who_acts(bench: Wo
 def test_disabled_posted_profile_inspects_but_does_not_recall(bench: Workbench, goal: Path) -> None:
     off = profile_text(goal).replace("enabled = true", "enabled = false")
     status, answer = bench.post("/api/inspect", {"profile_toml": off})
-    assert status == 200 and (answer["data"]["activation"]["status"], answer["data"]["activation"]["active"]) == \
-        ("disabled", False)
+    assert status == 200 and (
+        answer["data"]["activation"]["status"],
+        answer["data"]["activation"]["active"],
+    ) == ("disabled", False)
     status, answer = bench.post("/api/recall", recall_body(goal, profile_toml=off))
     assert status == 400 and answer["error"]["code"] == "disabled"
 
@@ -167,12 +224,26 @@ def test_recall_answers_what_dcx_recall_prints(bench: Workbench, goal: Path) -> 
     status, answer = bench.post("/api/recall", recall_body(goal, max_results=2))
     assert status == 200 and answer["schema_version"] == "dcx_result_v0"
     packet = answer["data"]
-    cli = run_dcx("-C", str(goal), "recall", "--scope", "", "--query", "purge queue rollback drill",
-                  "--query-summary", "rollback drill", "--max-results", "2", "--format", "json").json()["data"]
+    cli = run_dcx(
+        "-C",
+        str(goal),
+        "recall",
+        "--scope",
+        "",
+        "--query",
+        "purge queue rollback drill",
+        "--query-summary",
+        "rollback drill",
+        "--max-results",
+        "2",
+        "--format",
+        "json",
+    ).json()["data"]
     assert packet["schema_version"] == "decision_context_ephemeral_recall_v0"
     # the same results through the same port; the clock is the same fixed one
-    assert [(r["provider_ref"], r["content"]) for r in packet["results"]] == \
-           [(r["provider_ref"], r["content"]) for r in cli["results"]]
+    assert [(r["provider_ref"], r["content"]) for r in packet["results"]] == [
+        (r["provider_ref"], r["content"]) for r in cli["results"]
+    ]
     assert packet["retrieval"]["retrieval_ref"] == cli["retrieval"]["retrieval_ref"]
     assert any("<script>" in r["content"] for r in packet["results"])
 
@@ -184,7 +255,10 @@ def test_the_posted_profile_is_what_recalls(bench: Workbench, goal: Path) -> Non
     none = profile_text(goal).replace('provider = "bm25"', 'provider = "none"')
     status, answer = bench.post("/api/recall", recall_body(goal, profile_toml=none))
     assert status == 200
-    assert (answer["data"]["status"], answer["data"]["reason_code"]) == ("unavailable", "context_provider_disabled")
+    assert (answer["data"]["status"], answer["data"]["reason_code"]) == (
+        "unavailable",
+        "context_provider_disabled",
+    )
     assert answer["hint"]
 
 
@@ -195,7 +269,9 @@ def test_bounds_are_the_recall_bounds(bench: Workbench, goal: Path) -> None:
     assert status == 400 and answer["error"]["field"] == "max_results"
     status, answer = bench.post("/api/recall", recall_body(goal, query="q" * 1001))
     assert status == 400 and answer["error"]["field"] == "query"
-    status, answer = bench.post("/api/recall", recall_body(goal, query_summary="key AKIAIOSFODNN7EXAMPLE"))
+    status, answer = bench.post(
+        "/api/recall", recall_body(goal, query_summary="key AKIAIOSFODNN7EXAMPLE")
+    )
     assert status == 400 and answer["error"]["field"] == "query_summary"
 
 
@@ -205,8 +281,10 @@ CANARY_CONFIG = "/nonexistent/ovcanary9913/ov"
 
 def test_nothing_on_disk_changes_and_posted_values_leak_nowhere(goal: Path) -> None:
     before = tree_digest(goal)
-    with_config = profile_text(goal).replace('provider = "bm25"', 'provider = "openviking"') + \
-        f'\n[context_provider.config]\nbinary = "{CANARY_CONFIG}"\n'
+    with_config = (
+        profile_text(goal).replace('provider = "bm25"', 'provider = "openviking"')
+        + f'\n[context_provider.config]\nbinary = "{CANARY_CONFIG}"\n'
+    )
     wb = start_workbench(goal)
     try:
         answers = [
@@ -214,7 +292,9 @@ def test_nothing_on_disk_changes_and_posted_values_leak_nowhere(goal: Path) -> N
             wb.post("/api/recall", recall_body(goal, query=CANARY_QUERY)),
             wb.post("/api/recall", recall_body(goal, query=CANARY_QUERY, profile_toml=with_config)),
             wb.post("/api/inspect", {"profile_toml": with_config}),
-            wb.post("/api/recall", recall_body(goal, query=CANARY_QUERY, profile_toml="enabled = [")),
+            wb.post(
+                "/api/recall", recall_body(goal, query=CANARY_QUERY, profile_toml="enabled = [")
+            ),
         ]
     finally:
         code, stderr = wb.stop()
@@ -232,13 +312,19 @@ def test_a_hung_provider_does_not_hang_the_page(goal: Path, tmp_path: Path) -> N
     hang = tmp_path / "ov-hangs"
     hang.write_text("#!/bin/sh\nsleep 60\n")
     hang.chmod(hang.stat().st_mode | stat.S_IXUSR)
-    hung = profile_text(goal).replace('provider = "bm25"', 'provider = "openviking"').replace(
-        "timeout_seconds = 10", "timeout_seconds = 2") + f'\n[context_provider.config]\nbinary = "{hang}"\n'
+    hung = (
+        profile_text(goal)
+        .replace('provider = "bm25"', 'provider = "openviking"')
+        .replace("timeout_seconds = 10", "timeout_seconds = 2")
+        + f'\n[context_provider.config]\nbinary = "{hang}"\n'
+    )
     with running(goal) as wb:
         answer: dict[str, object] = {}
 
         def slow() -> None:
-            answer["value"] = wb.post("/api/recall", recall_body(goal, profile_toml=hung), timeout=30)
+            answer["value"] = wb.post(
+                "/api/recall", recall_body(goal, profile_toml=hung), timeout=30
+            )
 
         thread = threading.Thread(target=slow)
         started = time.monotonic()
@@ -252,8 +338,12 @@ def test_a_hung_provider_does_not_hang_the_page(goal: Path, tmp_path: Path) -> N
     status, body = answer["value"]  # type: ignore[misc]
     assert status == 200
     assert body["data"]["status"] == "unavailable"
-    assert body["data"]["reason_code"] in ("provider_search_timeout", "provider_service_unavailable",
-                                           "provider_cli_unavailable", "provider_version_incompatible")
+    assert body["data"]["reason_code"] in (
+        "provider_search_timeout",
+        "provider_service_unavailable",
+        "provider_cli_unavailable",
+        "provider_version_incompatible",
+    )
     assert elapsed < 15
 
 
@@ -287,7 +377,9 @@ def test_start_without_an_agent_is_exit_3(goal: Path) -> None:
     from tests.support.cli import run_dcx
 
     profile = goal / ".decision-context" / "profile.toml"
-    profile.write_text(profile.read_text().replace('enabled_agents = ["agent-a"]', 'enabled_agents = ["a", "b"]'))
+    profile.write_text(
+        profile.read_text().replace('enabled_agents = ["agent-a"]', 'enabled_agents = ["a", "b"]')
+    )
     result = run_dcx("-C", str(goal), "workbench", "--port", "0")
     assert result.exit_code == 3
     assert "agent_id_required" in result.stderr or "--agent-id" in result.stderr
@@ -310,8 +402,12 @@ def test_json_mode_prints_one_document_with_the_address(goal: Path) -> None:
     import sys
 
     exe = str(Path(sys.executable).parent / "dcx")
-    proc = subprocess.Popen([exe, "-C", str(goal), "workbench", "--format", "json"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [exe, "-C", str(goal), "workbench", "--format", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         lines = []
         while True:
@@ -323,6 +419,8 @@ def test_json_mode_prints_one_document_with_the_address(goal: Path) -> None:
     finally:
         proc.send_signal(2)
         proc.communicate(timeout=10)
-    assert document["command"] == "workbench" and document["data"]["url"].startswith("http://127.0.0.1:")
+    assert document["command"] == "workbench" and document["data"]["url"].startswith(
+        "http://127.0.0.1:"
+    )
     assert document["data"]["agent_id"] == "agent-a"
     assert proc.returncode == 130

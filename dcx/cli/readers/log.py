@@ -12,7 +12,9 @@ from dcx.core.result import Result
 def _lines(console, rows: list[tuple[str, str, Any]]) -> None:
     """Gutter, kind, then text that wraps under itself (the gutter stays on every line)."""
     if plain_mode.get():  # piped: the same grid without rich, when it fits (else NeedRich)
-        console.grid([(styled("[yellow]{}[/]", g) if g else "", k, t) for g, k, t in rows], (0, 9, 0))
+        console.grid(
+            [(styled("[yellow]{}[/]", g) if g else "", k, t) for g, k, t in rows], (0, 9, 0)
+        )
         return
     from rich.table import Table
 
@@ -28,7 +30,9 @@ def _lines(console, rows: list[tuple[str, str, Any]]) -> None:
 def render(console, result: Result) -> None:
     decisions = result.data["decisions"]
     if not decisions and not result.data["goal_scans"]:
-        console.print("no decisions yet: start one with `dcx prepare --decision-id ID`", markup=False)
+        console.print(
+            "no decisions yet: start one with `dcx prepare --decision-id ID`", markup=False
+        )
     for row in decisions:
         if row.get("abandoned"):
             nxt = "abandoned"
@@ -38,28 +42,61 @@ def render(console, result: Result) -> None:
                 nxt = f"outcome due · {nxt}"
             elif row.get("settlement"):
                 nxt = f"settled {row['settlement']} · {nxt}"
-        console.print(styled("[yellow]*[/] [bold]{}[/]  {}  [dim]{}[/]", row["decision_id"],
-                             row["last_observed_at"] or "", nxt))
+        console.print(
+            styled(
+                "[yellow]*[/] [bold]{}[/]  {}  [dim]{}[/]",
+                row["decision_id"],
+                row["last_observed_at"] or "",
+                nxt,
+            )
+        )
         lines: list[tuple[str, str, Any]] = []
         if row.get("next_hint"):
             lines.append(("|", "", styled("[dim]({})[/]", row["next_hint"])))
-        chains = {link.get("chain_evidence_ref") for link in row["chain"] if link.get("chain_evidence_ref")}
+        chains = {
+            link.get("chain_evidence_ref")
+            for link in row["chain"]
+            if link.get("chain_evidence_ref")
+        }
         current = None
         for link in row["chain"]:
             key = link.get("chain_evidence_ref")
-            if len(chains) > 1 and key and key != current:  # two agents' chains of one decision, apart
+            if (
+                len(chains) > 1 and key and key != current
+            ):  # two agents' chains of one decision, apart
                 current = key
                 lines.append(("|", "", styled("[bold]chain[/] of evidence [cyan]{}[/]", key[-12:])))
             by = f"  by {link['agent_id']}" if link.get("agent_id") else ""
-            lines.append(("|", link["kind"], styled("[cyan]{}[/]  {}[dim]{}[/]", link["short_ref"], link["status"], by)))
+            lines.append(
+                (
+                    "|",
+                    link["kind"],
+                    styled("[cyan]{}[/]  {}[dim]{}[/]", link["short_ref"], link["status"], by),
+                )
+            )
         _lines(console, lines)
         console.print(styled("[yellow]|[/]"))
     scans = result.data["goal_scans"]
     if scans:
         console.print(styled("[bold]goal-level scans[/] ({})", len(scans)))
-        _lines(console, [("", "   scan", styled("[cyan]{}[/]  {} · {} · {} change(s) · {}", scan["short_ref"],
-                                                  scan["source_id"], scan["status"], scan["changed_count"],
-                                                  scan["observed_at"])) for scan in scans[:10]])
+        _lines(
+            console,
+            [
+                (
+                    "",
+                    "   scan",
+                    styled(
+                        "[cyan]{}[/]  {} · {} · {} change(s) · {}",
+                        scan["short_ref"],
+                        scan["source_id"],
+                        scan["status"],
+                        scan["changed_count"],
+                        scan["observed_at"],
+                    ),
+                )
+                for scan in scans[:10]
+            ],
+        )
 
 
 render.plain = True  # type: ignore[attr-defined]  # PlainConsole prints it when piped (dcx/cli/_plain.py)

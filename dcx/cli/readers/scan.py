@@ -22,7 +22,12 @@ from typing import Any
 from dcx.core.result import Result
 
 # option -> keyword; ``source`` is repeatable, the others: the last one given wins (as click)
-OPTIONS = {"--source": "source", "--agent-id": "agent_id", "--observed-at": "observed_at", "--format": "fmt"}
+OPTIONS = {
+    "--source": "source",
+    "--agent-id": "agent_id",
+    "--observed-at": "observed_at",
+    "--format": "fmt",
+}
 
 
 def fast(rest: list[str], workspace: str | None, verbose: int, no_color: bool) -> int | None:
@@ -61,11 +66,14 @@ def fast(rest: list[str], workspace: str | None, verbose: int, no_color: bool) -
     from dcx.cli._globals import Globals
 
     call = scan_call(agent_id=agent_id, source_ids=sources, observed_at=observed_at, fmt=fmt)
-    return answer(Globals(workspace=workspace, verbose=verbose, no_color=no_color), fmt, call, render)
+    return answer(
+        Globals(workspace=workspace, verbose=verbose, no_color=no_color), fmt, call, render
+    )
 
 
-def scan_call(*, agent_id: str | None, source_ids: Sequence[str], observed_at: str | None,
-              fmt: str) -> Callable[[Any], Result]:
+def scan_call(
+    *, agent_id: str | None, source_ids: Sequence[str], observed_at: str | None, fmt: str
+) -> Callable[[Any], Result]:
     """The call both paths make: ops.scan, with a progress bar in text mode on a terminal."""
 
     def call(g) -> Result:
@@ -75,9 +83,16 @@ def scan_call(*, agent_id: str | None, source_ids: Sequence[str], observed_at: s
             from dcx.cli._progress import HashProgress
 
             with HashProgress(no_color=g.no_color) as progress:
-                return scan(ws=g.ws(), agent_id=agent_id, source_ids=list(source_ids), clock=g.clock(observed_at),
-                            progress=progress)
-        return scan(ws=g.ws(), agent_id=agent_id, source_ids=list(source_ids), clock=g.clock(observed_at))
+                return scan(
+                    ws=g.ws(),
+                    agent_id=agent_id,
+                    source_ids=list(source_ids),
+                    clock=g.clock(observed_at),
+                    progress=progress,
+                )
+        return scan(
+            ws=g.ws(), agent_id=agent_id, source_ids=list(source_ids), clock=g.clock(observed_at)
+        )
 
     return call
 
@@ -91,8 +106,15 @@ def render(console, result: Result) -> None:
         changes = str(receipt["changed_count"])
         if receipt["telemetry"]["result_cap_applied"]:
             changes += " (capped)"
-        rows.append([receipt["source_id"], receipt["status"], changes, receipt.get("reason_code") or "-",
-                     receipt["receipt_ref"].rsplit("-", 1)[1][:12]])  # `dcx show` takes a hex prefix
+        rows.append(
+            [
+                receipt["source_id"],
+                receipt["status"],
+                changes,
+                receipt.get("reason_code") or "-",
+                receipt["receipt_ref"].rsplit("-", 1)[1][:12],
+            ]
+        )  # `dcx show` takes a hex prefix
     if rows:
         grid(console, ("source", "status", "changes", "reason", "receipt"), rows)
     summary = f"{len(receipts)} receipt(s) stored · cursors unchanged"

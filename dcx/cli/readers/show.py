@@ -11,15 +11,27 @@ def render(console, result: Result) -> None:
 
     if result.data.get("redacted"):
         stub = result.data["packet"]
-        console.print(styled("[bold yellow]redacted[/]  {}  [dim]({})[/]", stub["redacted_ref"], stub["schema_version"]))
+        console.print(
+            styled(
+                "[bold yellow]redacted[/]  {}  [dim]({})[/]",
+                stub["redacted_ref"],
+                stub["schema_version"],
+            )
+        )
         parts = [f"{stub['kind']} packet", f"goal {stub['goal_id']}"]
         if stub.get("decision_id"):
             parts.append(f"decision {stub['decision_id']}")
         console.print(" · ".join(parts), markup=False)
-        console.print(f"reason {stub['reason_code']} · at {stub['redacted_at']} · removed {stub['removed_size']} bytes, "
-                      f"{stub['removed_blake3']}", markup=False)
-        console.print("its content is gone; git history may still hold it (docs/redaction.md)", style="dim",
-                      markup=False)
+        console.print(
+            f"reason {stub['reason_code']} · at {stub['redacted_at']} · removed {stub['removed_size']} bytes, "
+            f"{stub['removed_blake3']}",
+            markup=False,
+        )
+        console.print(
+            "its content is gone; git history may still hold it (docs/redaction.md)",
+            style="dim",
+            markup=False,
+        )
         return
     render_packet(console, result.data["kind"], result.data["packet"])
     revealed = result.data.get("revealed")

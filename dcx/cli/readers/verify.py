@@ -10,23 +10,46 @@ def render(console, result: Result) -> None:
     data = result.data
     for path in data["repaired"]:
         console.print(f"repaired {path} (fragment moved to private/log/)", markup=False)
-    checked = (f"{_n(data['packets_checked'], 'packet')}, {_n(data['events_checked'], 'event')}, "
-               f"{_n(data.get('decision_indexes_checked', 0), 'decision index', 'decision indexes')}")
+    checked = (
+        f"{_n(data['packets_checked'], 'packet')}, {_n(data['events_checked'], 'event')}, "
+        f"{_n(data.get('decision_indexes_checked', 0), 'decision index', 'decision indexes')}"
+    )
     for row in data.get("redacted", []):
-        console.print(styled("[yellow]redacted[/] {} ({}, {})", row["file"], row["reason_code"], row["redacted_at"]))
+        console.print(
+            styled(
+                "[yellow]redacted[/] {} ({}, {})",
+                row["file"],
+                row["reason_code"],
+                row["redacted_at"],
+            )
+        )
     if not data["problems"]:
         console.print(styled("[green]ok[/]  {}", checked))
-        console.print("    every packet re-hashes, every link and event id holds", markup=False, highlight=False)
+        console.print(
+            "    every packet re-hashes, every link and event id holds",
+            markup=False,
+            highlight=False,
+        )
         foreign = data.get("foreign_key_ids") or []
         if foreign:
-            console.print(f"note: packets minted with another key of this goal ({', '.join(foreign)}) verify too; "
-                          "their opaque refs are simply not comparable here", markup=False, highlight=False)
+            console.print(
+                f"note: packets minted with another key of this goal ({', '.join(foreign)}) verify too; "
+                "their opaque refs are simply not comparable here",
+                markup=False,
+                highlight=False,
+            )
         return
     for problem in data["problems"]:
         console.print(styled("[red]bad[/] {}", problem["file"]))
-        where = f"{problem['field']}: " if problem.get("field") and not problem["problem"].startswith("line ") else ""
+        where = (
+            f"{problem['field']}: "
+            if problem.get("field") and not problem["problem"].startswith("line ")
+            else ""
+        )
         console.print(f"    {where}{problem['problem']}", markup=False, highlight=False)
-    console.print(f"{_n(len(data['problems']), 'problem')} in {checked}", markup=False, highlight=False)
+    console.print(
+        f"{_n(len(data['problems']), 'problem')} in {checked}", markup=False, highlight=False
+    )
 
 
 def _n(count: int, word: str, many: str | None = None) -> str:

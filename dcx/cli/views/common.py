@@ -78,11 +78,18 @@ def duration(seconds: int | None) -> str:
     return " ".join(parts)
 
 
-def header(console: Console, title: str, packet: dict[str, Any], ref_field: str,
-           extra: Sequence[str] = ()) -> None:
+def header(
+    console: Console, title: str, packet: dict[str, Any], ref_field: str, extra: Sequence[str] = ()
+) -> None:
     """Title, full ref and schema; then goal, decision, extras, time and key."""
-    console.print(styled("[bold]{}[/]  {}  [dim]({})[/]", title, packet.get(ref_field, ""),
-                         packet.get("schema_version", "")))
+    console.print(
+        styled(
+            "[bold]{}[/]  {}  [dim]({})[/]",
+            title,
+            packet.get(ref_field, ""),
+            packet.get("schema_version", ""),
+        )
+    )
     parts = [f"goal {packet.get('goal_id', '-')}"]
     if packet.get("decision_id"):
         parts.append(f"decision {packet['decision_id']}")
@@ -113,8 +120,15 @@ def facts(console: Console, rows: Iterable[tuple[str, Any]]) -> None:
     console.print(grid)
 
 
-def table(console: Console, title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
-          *, empty: str = "none", constant: dict[str, Any] | None = None) -> None:
+def table(
+    console: Console,
+    title: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    empty: str = "none",
+    constant: dict[str, Any] | None = None,
+) -> None:
     """A titled table; an empty one prints as one line (``title: none``).
 
     A column named in ``constant`` whose every cell equals the value given is
@@ -126,8 +140,13 @@ def table(console: Console, title: str, columns: Sequence[str], rows: Sequence[S
         console.print(styled("[bold]{}[/]: {}", title, empty))
         return
     cells = [["-" if cell is None else str(cell) for cell in row] for row in rows]
-    keep = [i for i, name in enumerate(columns)
-            if not (constant and name in constant and all(row[i] == str(constant[name]) for row in cells))]
+    keep = [
+        i
+        for i, name in enumerate(columns)
+        if not (
+            constant and name in constant and all(row[i] == str(constant[name]) for row in cells)
+        )
+    ]
     console.print(styled("[bold]{}[/]", title))
     grid(console, [columns[i] for i in keep], [[row[i] for i in keep] for row in cells])
 
@@ -135,8 +154,13 @@ def table(console: Console, title: str, columns: Sequence[str], rows: Sequence[S
 NARROW = 48  # below this many columns, a table of several columns prints one record per block
 
 
-def grid(console: Console, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
-         styles: dict[str, str] | None = None) -> None:
+def grid(
+    console: Console,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    styles: dict[str, str] | None = None,
+) -> None:
     """Rows under a header, laid out for the console's width; every column is kept.
 
     Columns of single tokens (refs, ids, reason codes, times) never wrap when
@@ -147,16 +171,23 @@ def grid(console: Console, columns: Sequence[str], rows: Sequence[Sequence[Any]]
     """
     from dcx.cli._plain import plain_mode
 
-    if plain_mode.get():  # piped, no rich (dcx/cli/_plain.py): the same table when it fits, else NeedRich
-        console.table(columns, [["-" if value is None else str(value) for value in row] for row in rows],
-                      narrow=NARROW)
+    if (
+        plain_mode.get()
+    ):  # piped, no rich (dcx/cli/_plain.py): the same table when it fits, else NeedRich
+        console.table(
+            columns,
+            [["-" if value is None else str(value) for value in row] for row in rows],
+            narrow=NARROW,
+        )
         return
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
     given = [["-" if value is None else value for value in row] for row in rows]
-    cells = [[value.plain if isinstance(value, Text) else str(value) for value in row] for row in given]
+    cells = [
+        [value.plain if isinstance(value, Text) else str(value) for value in row] for row in given
+    ]
     indices = range(len(columns))
     atomic = {i: all(" " not in row[i] and len(row[i]) <= 40 for row in cells) for i in indices}
     natural = {i: max([len(columns[i]), *(len(row[i]) for row in cells)]) for i in indices}
@@ -181,13 +212,25 @@ def grid(console: Console, columns: Sequence[str], rows: Sequence[Sequence[Any]]
         return
     # Keep tokens whole only when they fit beside a readable share of the prose;
     # on a narrow terminal everything folds rather than a column disappearing.
-    needed = sum(natural[i] if atomic[i] else min(natural[i], PROSE_MIN) for i in indices) + 2 * (len(columns) - 1)
+    needed = sum(natural[i] if atomic[i] else min(natural[i], PROSE_MIN) for i in indices) + 2 * (
+        len(columns) - 1
+    )
     whole = needed <= console.width
-    out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False, padding=(0, 1),
-                collapse_padding=True)
+    out = Table(
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        expand=False,
+        padding=(0, 1),
+        collapse_padding=True,
+    )
     for i in indices:
-        out.add_column(columns[i], no_wrap=whole and atomic[i], overflow="fold",
-                       min_width=None if atomic[i] else min(natural[i], PROSE_MIN))
+        out.add_column(
+            columns[i],
+            no_wrap=whole and atomic[i],
+            overflow="fold",
+            min_width=None if atomic[i] else min(natural[i], PROSE_MIN),
+        )
     for number in range(len(cells)):
         out.add_row(*(cell(i, number) for i in indices))
     console.print(out)
@@ -205,7 +248,9 @@ def never_captured(console: Console, packet: dict[str, Any], names: dict[str, st
     held = [label for field, label in names.items() if packet.get(field) is False]
     if held:
         console.print()
-        console.print(f"never recorded: {', '.join(held)}", style="dim", markup=False, highlight=False)
+        console.print(
+            f"never recorded: {', '.join(held)}", style="dim", markup=False, highlight=False
+        )
 
 
 def meaning(code: str | None) -> str:

@@ -17,50 +17,138 @@ def by_rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 @view("proposal")
 def proposal(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Advisory proposal", packet, "packet_ref", extra=(f"proposed by {packet['proposed_by']}",))
+    header(
+        console,
+        "Advisory proposal",
+        packet,
+        "packet_ref",
+        extra=(f"proposed by {packet['proposed_by']}",),
+    )
     rec = packet["recommended_decision"]
-    banner(console, f"recommends {rec['option_id']}: {rec['summary']} (confidence {rec['confidence']:g})\n"
-                    f"{rec['rationale']}")
-    facts(console, [
-        ("bound to", f"{short(packet['evidence_packet_ref'])} (the evidence it reasons from)"),
-        ("authority", "confirmation required: a proposal decides nothing until an outcome records acceptance"),
-        ("review at", packet["review_at"]),
-    ])
-    table(console, "Objective scores", ("objective", "score", "rationale"),
-          [(o["objective_id"], f"{o['score']:g}", o["rationale"]) for o in packet["objective_scores"]])
-    table(console, "Alternatives", ("rank", "alternative", "summary", "trade-off"),
-          [(a.get("rank"), a["alternative_id"], a["summary"], a["tradeoff"]) for a in by_rank(packet["alternatives"])])
-    table(console, "Next actions", ("rank", "action", "owner", "summary", "acceptance", "stop when"),
-          [(a.get("rank"), a["action_id"], a["owner_ref"], a["summary"], a["acceptance"], a["stop_condition"])
-           for a in by_rank(packet["next_actions"])])
-    table(console, "Stop list", ("stop", "summary", "condition"),
-          [(s["stop_id"], s["summary"], s["condition"]) for s in packet["stop_list"]])
+    banner(
+        console,
+        f"recommends {rec['option_id']}: {rec['summary']} (confidence {rec['confidence']:g})\n"
+        f"{rec['rationale']}",
+    )
+    facts(
+        console,
+        [
+            ("bound to", f"{short(packet['evidence_packet_ref'])} (the evidence it reasons from)"),
+            (
+                "authority",
+                "confirmation required: a proposal decides nothing until an outcome records acceptance",
+            ),
+            ("review at", packet["review_at"]),
+        ],
+    )
+    table(
+        console,
+        "Objective scores",
+        ("objective", "score", "rationale"),
+        [
+            (o["objective_id"], f"{o['score']:g}", o["rationale"])
+            for o in packet["objective_scores"]
+        ],
+    )
+    table(
+        console,
+        "Alternatives",
+        ("rank", "alternative", "summary", "trade-off"),
+        [
+            (a.get("rank"), a["alternative_id"], a["summary"], a["tradeoff"])
+            for a in by_rank(packet["alternatives"])
+        ],
+    )
+    table(
+        console,
+        "Next actions",
+        ("rank", "action", "owner", "summary", "acceptance", "stop when"),
+        [
+            (
+                a.get("rank"),
+                a["action_id"],
+                a["owner_ref"],
+                a["summary"],
+                a["acceptance"],
+                a["stop_condition"],
+            )
+            for a in by_rank(packet["next_actions"])
+        ],
+    )
+    table(
+        console,
+        "Stop list",
+        ("stop", "summary", "condition"),
+        [(s["stop_id"], s["summary"], s["condition"]) for s in packet["stop_list"]],
+    )
 
 
 @view("outcome")
 def outcome(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Outcome receipt", packet, "packet_ref", extra=(f"recorded by {packet['recorded_by']}",))
+    header(
+        console,
+        "Outcome receipt",
+        packet,
+        "packet_ref",
+        extra=(f"recorded by {packet['recorded_by']}",),
+    )
     acc = packet["accepted_decision"]
     status = packet["verification_status"]
-    banner(console, f"{status} · accepted {acc['option_id']} by {acc['accepted_by']} at {acc['accepted_at']}\n"
-                    f"{acc['summary']}", "yellow" if status in ("refuted", "inconclusive") else "")
+    banner(
+        console,
+        f"{status} · accepted {acc['option_id']} by {acc['accepted_by']} at {acc['accepted_at']}\n"
+        f"{acc['summary']}",
+        "yellow" if status in ("refuted", "inconclusive") else "",
+    )
     eligible = packet["reward_memory_candidate_eligible"]
-    facts(console, [
-        ("chain", f"proposal {short(packet['proposal_packet_ref'])} → evidence "
-                  f"{short(packet['evidence_packet_ref'])}"),
-        ("review at", packet["review_at"]),
-        ("memory candidate", "eligible (verified, with a verified observed outcome)" if eligible
-         else "not eligible (needs status verified and a verified observed outcome)"),
-        ("append-only", "a later receipt (say verified) is a new packet; this one never changes"),
-    ])
-    table(console, "Resulting transitions", ("transition", "status", "summary", "event"),
-          [(t["transition_id"], t["status"], t["summary"], t.get("event_ref")) for t in packet["resulting_transitions"]])
-    table(console, "Observed outcomes", ("outcome", "status", "summary", "evidence", "observed"),
-          [(o["outcome_id"], o["status"], o["summary"], short(o["evidence_ref"]), o["observed_at"])
-           for o in packet["observed_outcomes"]])
-    table(console, "Invalidated assumptions", ("assumption", "summary", "evidence", "invalidated"),
-          [(a["assumption_id"], a["summary"], short(a["evidence_ref"]), a["invalidated_at"])
-           for a in packet["invalidated_assumptions"]])
+    facts(
+        console,
+        [
+            (
+                "chain",
+                f"proposal {short(packet['proposal_packet_ref'])} → evidence "
+                f"{short(packet['evidence_packet_ref'])}",
+            ),
+            ("review at", packet["review_at"]),
+            (
+                "memory candidate",
+                "eligible (verified, with a verified observed outcome)"
+                if eligible
+                else "not eligible (needs status verified and a verified observed outcome)",
+            ),
+            (
+                "append-only",
+                "a later receipt (say verified) is a new packet; this one never changes",
+            ),
+        ],
+    )
+    table(
+        console,
+        "Resulting transitions",
+        ("transition", "status", "summary", "event"),
+        [
+            (t["transition_id"], t["status"], t["summary"], t.get("event_ref"))
+            for t in packet["resulting_transitions"]
+        ],
+    )
+    table(
+        console,
+        "Observed outcomes",
+        ("outcome", "status", "summary", "evidence", "observed"),
+        [
+            (o["outcome_id"], o["status"], o["summary"], short(o["evidence_ref"]), o["observed_at"])
+            for o in packet["observed_outcomes"]
+        ],
+    )
+    table(
+        console,
+        "Invalidated assumptions",
+        ("assumption", "summary", "evidence", "invalidated"),
+        [
+            (a["assumption_id"], a["summary"], short(a["evidence_ref"]), a["invalidated_at"])
+            for a in packet["invalidated_assumptions"]
+        ],
+    )
 
 
 DISPOSITION_WORDS = {
@@ -74,25 +162,55 @@ DISPOSITION_WORDS = {
 @view("review")
 def review(console: Console, packet: dict[str, Any]) -> None:
     disposition = packet["disposition"]
-    header(console, "Review settlement", packet, "packet_ref", extra=(f"recorded {packet['recorded_at']}",))
+    header(
+        console,
+        "Review settlement",
+        packet,
+        "packet_ref",
+        extra=(f"recorded {packet['recorded_at']}",),
+    )
     who = "quiet path" if packet["quiet_noop"] else f"decided by {packet['actor_ref']}"
-    banner(console, f"{disposition} · {who} · {packet['reason_code']}\n{packet['summary']}",
-           "yellow" if disposition in ("reject", "defer") else "")
+    banner(
+        console,
+        f"{disposition} · {who} · {packet['reason_code']}\n{packet['summary']}",
+        "yellow" if disposition in ("reject", "defer") else "",
+    )
     rows = [("meaning", DISPOSITION_WORDS.get(disposition, disposition))]
     if packet.get("source_event_id"):
         rows.append(("gate", f"{packet['source_event_id']} (todo {packet['gate_todo_id']})"))
-        rows.append(("chain", f"proposal {short(packet['proposal_packet_ref'])} → evidence "
-                              f"{short(packet['evidence_packet_ref'])}"))
+        rows.append(
+            (
+                "chain",
+                f"proposal {short(packet['proposal_packet_ref'])} → evidence "
+                f"{short(packet['evidence_packet_ref'])}",
+            )
+        )
     else:
-        rows.append(("chain", f"evidence {short(packet['evidence_packet_ref'])} (no proposal: a semantic no-change)"))
+        rows.append(
+            (
+                "chain",
+                f"evidence {short(packet['evidence_packet_ref'])} (no proposal: a semantic no-change)",
+            )
+        )
         rows.append(("actor", f"{packet['actor_ref']} (the agent that settled it)"))
     rows += [
-        ("authority", f"confirmation required {yes(packet['authority_confirmation_required'])} · "
-                      f"confirmed {yes(packet['authority_confirmed'])}"),
-        ("outcome", "due: record observed outcomes with dcx outcome" if packet["outcome_observation_required"]
-         else "none expected"),
-        ("cursors", "may advance: settlement, not the outcome, is the cursor boundary"
-         if packet["cursor_commit_allowed"] else "held"),
+        (
+            "authority",
+            f"confirmation required {yes(packet['authority_confirmation_required'])} · "
+            f"confirmed {yes(packet['authority_confirmed'])}",
+        ),
+        (
+            "outcome",
+            "due: record observed outcomes with dcx outcome"
+            if packet["outcome_observation_required"]
+            else "none expected",
+        ),
+        (
+            "cursors",
+            "may advance: settlement, not the outcome, is the cursor boundary"
+            if packet["cursor_commit_allowed"]
+            else "held",
+        ),
     ]
     facts(console, rows)
 
@@ -102,20 +220,46 @@ def commit(console: Console, packet: dict[str, Any]) -> None:
     header(console, "Cursor commit receipt", packet, "receipt_ref")
     advanced = sum(1 for s in packet["sources"] if s["result"] == "advanced")
     replayed = len(packet["sources"]) - advanced
-    banner(console, f"{packet['status']} · {plural(advanced, 'cursor')} advanced"
-                    + (f", {replayed} already there (replayed)" if replayed else "")
-                    + f" · read back and verified: {yes(packet['readback_verified'])}")
-    facts(console, [
-        ("event", f"{packet['event_id']} ("
-                  + ("the review's validation event" if packet.get("review_packet_ref") else "the writeback that allowed it")
-                  + ")"),
-        ("chain", f"assembly {short(packet['assembly_ref'])} → checkpoint {short(packet['checkpoint_ref'])}"),
-        ("", _commit_chain(packet)),
-    ])
-    table(console, "Sources (cursor refs are keyed hashes: the cursor values stay private)",
-          ("source", "committed before", "committed now", "result"),
-          [(s["source_id"], short(s["cursor_before_ref"]), short(s["cursor_after_ref"]), s["result"])
-           for s in packet["sources"]])
+    banner(
+        console,
+        f"{packet['status']} · {plural(advanced, 'cursor')} advanced"
+        + (f", {replayed} already there (replayed)" if replayed else "")
+        + f" · read back and verified: {yes(packet['readback_verified'])}",
+    )
+    facts(
+        console,
+        [
+            (
+                "event",
+                f"{packet['event_id']} ("
+                + (
+                    "the review's validation event"
+                    if packet.get("review_packet_ref")
+                    else "the writeback that allowed it"
+                )
+                + ")",
+            ),
+            (
+                "chain",
+                f"assembly {short(packet['assembly_ref'])} → checkpoint {short(packet['checkpoint_ref'])}",
+            ),
+            ("", _commit_chain(packet)),
+        ],
+    )
+    table(
+        console,
+        "Sources (cursor refs are keyed hashes: the cursor values stay private)",
+        ("source", "committed before", "committed now", "result"),
+        [
+            (
+                s["source_id"],
+                short(s["cursor_before_ref"]),
+                short(s["cursor_after_ref"]),
+                s["result"],
+            )
+            for s in packet["sources"]
+        ],
+    )
 
 
 def _commit_chain(packet: dict[str, Any]) -> str:
@@ -150,19 +294,47 @@ def feedback(console: Console, packet: dict[str, Any]) -> None:
     header(console, "Outcome feedback", packet, "feedback_ref")
     candidate = packet.get("candidate")
     if packet["candidate_emitted"] and candidate:
-        banner(console, f"Reward Memory candidate ({candidate['candidate_kind']}): {candidate['summary']}\n"
-                        "review required · never ingested · never activated")
+        banner(
+            console,
+            f"Reward Memory candidate ({candidate['candidate_kind']}): {candidate['summary']}\n"
+            "review required · never ingested · never activated",
+        )
     else:
-        banner(console, f"no Reward Memory candidate: {plural(len(packet['ineligible_reasons']), 'reason')}")
-    facts(console, [
-        ("chain", f"outcome {short(packet['outcome_packet_ref'])} → evidence {short(packet['evidence_packet_ref'])}"
-                  + (f" · recall {short(packet['retrieval_ref'])}" if packet.get("retrieval_ref") else "")),
-        ("authority", f"granted {yes(packet['authority_granted'])} · memory ingested {yes(packet['memory_ingested'])}"),
-    ])
+        banner(
+            console,
+            f"no Reward Memory candidate: {plural(len(packet['ineligible_reasons']), 'reason')}",
+        )
+    facts(
+        console,
+        [
+            (
+                "chain",
+                f"outcome {short(packet['outcome_packet_ref'])} → evidence {short(packet['evidence_packet_ref'])}"
+                + (
+                    f" · recall {short(packet['retrieval_ref'])}"
+                    if packet.get("retrieval_ref")
+                    else ""
+                ),
+            ),
+            (
+                "authority",
+                f"granted {yes(packet['authority_granted'])} · memory ingested {yes(packet['memory_ingested'])}",
+            ),
+        ],
+    )
     if candidate:
         table(console, "Candidate claims", ("claim",), [(c,) for c in candidate["claim_ids"]])
-    table(console, "Why no candidate", ("reason", "meaning"),
-          [(code, meaning(code)) for code in packet["ineligible_reasons"]], empty="-" if candidate else "none")
+    table(
+        console,
+        "Why no candidate",
+        ("reason", "meaning"),
+        [(code, meaning(code)) for code in packet["ineligible_reasons"]],
+        empty="-" if candidate else "none",
+    )
     telemetry = packet["telemetry"]
-    table(console, "Telemetry", ("measure", "value"),
-          [(label, telemetry[key]) for key, label in TELEMETRY_LABELS if key in telemetry])
+    table(
+        console,
+        "Telemetry",
+        ("measure", "value"),
+        [(label, telemetry[key]) for key, label in TELEMETRY_LABELS if key in telemetry],
+    )

@@ -10,8 +10,11 @@ from dcx.cli.views.common import banner, facts, header, never_captured, short, t
 if TYPE_CHECKING:
     from rich.console import Console
 
-FLAGS = {"raw_content_captured": "content", "raw_provider_payload_captured": "provider payload",
-         "credentials_captured": "credentials"}
+FLAGS = {
+    "raw_content_captured": "content",
+    "raw_provider_payload_captured": "provider payload",
+    "credentials_captured": "credentials",
+}
 
 
 def score(value: Any) -> str:
@@ -28,17 +31,35 @@ def retrieval(console: Console, packet: dict[str, Any]) -> None:
     verdict += f" · for “{packet['query_summary']}”"
     banner(console, verdict, "" if packet["ok"] else "yellow")
     telemetry = packet["telemetry"]
-    facts(console, [
-        ("namespace", packet["namespace"]),
-        ("provider version", packet.get("provider_version") or "-"),
-        ("performed", f"search {yes(packet['search_performed'])} · read {yes(packet['read_performed'])} · "
-                      f"external writes {yes(packet['external_writes_performed'])}"),
-        ("telemetry", f"{telemetry['latency_ms']} ms · cap applied {yes(telemetry['result_cap_applied'])} · "
-                      f"{telemetry['items_dropped']} item(s) dropped by the adapter"),
-    ])
-    rows = [(r["rank"], score(r["score"]), r["summary"], short(r["provider_ref"]))
-            for r in sorted(packet["results"], key=lambda r: r["rank"])]
-    table(console, "Results (scores are provider-native: never compared across providers)",
-          ("rank", "score", "summary", "provider ref"), rows)
-    never_captured(console, {**packet, "query_captured": False, "scope_captured": False},
-                   {"query_captured": "query", "scope_captured": "scope", **FLAGS})
+    facts(
+        console,
+        [
+            ("namespace", packet["namespace"]),
+            ("provider version", packet.get("provider_version") or "-"),
+            (
+                "performed",
+                f"search {yes(packet['search_performed'])} · read {yes(packet['read_performed'])} · "
+                f"external writes {yes(packet['external_writes_performed'])}",
+            ),
+            (
+                "telemetry",
+                f"{telemetry['latency_ms']} ms · cap applied {yes(telemetry['result_cap_applied'])} · "
+                f"{telemetry['items_dropped']} item(s) dropped by the adapter",
+            ),
+        ],
+    )
+    rows = [
+        (r["rank"], score(r["score"]), r["summary"], short(r["provider_ref"]))
+        for r in sorted(packet["results"], key=lambda r: r["rank"])
+    ]
+    table(
+        console,
+        "Results (scores are provider-native: never compared across providers)",
+        ("rank", "score", "summary", "provider ref"),
+        rows,
+    )
+    never_captured(
+        console,
+        {**packet, "query_captured": False, "scope_captured": False},
+        {"query_captured": "query", "scope_captured": "scope", **FLAGS},
+    )

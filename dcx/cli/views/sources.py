@@ -20,22 +20,57 @@ from dcx.cli.views.common import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-SCAN_FLAGS = {"raw_content_captured": "content", "raw_provider_payload_captured": "provider payload",
-              "locator_captured": "locator", "resource_ref_captured": "paths", "revision_captured": "revisions",
-              "cursor_captured": "cursor values", "credentials_captured": "credentials"}
+SCAN_FLAGS = {
+    "raw_content_captured": "content",
+    "raw_provider_payload_captured": "provider payload",
+    "locator_captured": "locator",
+    "resource_ref_captured": "paths",
+    "revision_captured": "revisions",
+    "cursor_captured": "cursor values",
+    "credentials_captured": "credentials",
+}
 
 
 @view("manifest")
 def manifest(console: Console, packet: dict[str, Any]) -> None:
     header(console, "Source manifest", packet, "manifest_ref")
-    console.print(f"{plural(packet['source_count'], 'source')}, {packet['enabled_source_count']} enabled · "
-                  "policy only: no locator, provider config or cursor", highlight=False)
-    table(console, "Sources", ("source", "via", "kind", "priority", "evidence level", "objectives"),
-          [(_name(s), s["provider_id"], s["source_kind"], s["priority"], s["evidence_level"],
-            ", ".join(s["objectives"])) for s in packet["sources"]])
-    table(console, "Policy", ("source", "scan", "exact read", "fresh for", "max changes", "conflict rule"),
-          [(_name(s), s["scan_mode"], s["exact_read_policy"], duration(s["freshness_seconds"]), s["max_changes"],
-            s.get("conflict_rule") or "-") for s in packet["sources"]])
+    console.print(
+        f"{plural(packet['source_count'], 'source')}, {packet['enabled_source_count']} enabled · "
+        "policy only: no locator, provider config or cursor",
+        highlight=False,
+    )
+    table(
+        console,
+        "Sources",
+        ("source", "via", "kind", "priority", "evidence level", "objectives"),
+        [
+            (
+                _name(s),
+                s["provider_id"],
+                s["source_kind"],
+                s["priority"],
+                s["evidence_level"],
+                ", ".join(s["objectives"]),
+            )
+            for s in packet["sources"]
+        ],
+    )
+    table(
+        console,
+        "Policy",
+        ("source", "scan", "exact read", "fresh for", "max changes", "conflict rule"),
+        [
+            (
+                _name(s),
+                s["scan_mode"],
+                s["exact_read_policy"],
+                duration(s["freshness_seconds"]),
+                s["max_changes"],
+                s.get("conflict_rule") or "-",
+            )
+            for s in packet["sources"]
+        ],
+    )
 
 
 def _name(source: dict[str, Any]) -> str:
@@ -43,7 +78,9 @@ def _name(source: dict[str, Any]) -> str:
 
 
 def _cursor_line(packet: dict[str, Any]) -> str:
-    after = short(packet.get("cursor_after_ref")) if packet.get("cursor_after_ref") else "none proposed"
+    after = (
+        short(packet.get("cursor_after_ref")) if packet.get("cursor_after_ref") else "none proposed"
+    )
     return f"{short(packet['cursor_before_ref'])} → {after}"
 
 
@@ -56,27 +93,65 @@ def scan(console: Console, packet: dict[str, Any]) -> None:
         verdict += f" ({packet['reason_code']}; failed open, cursor kept)"
     elif packet.get("reason_code"):
         verdict += f" (note: {packet['reason_code']})"
-    verdict += (f"\n{plural(packet['changed_count'], 'change')}, "
-                f"{packet['exact_read_count']} confirmed by exact read")
+    verdict += (
+        f"\n{plural(packet['changed_count'], 'change')}, "
+        f"{packet['exact_read_count']} confirmed by exact read"
+    )
     banner(console, verdict, "yellow" if status in ("failed", "unavailable") else "")
     telemetry = packet["telemetry"]
-    facts(console, [
-        ("provider", packet["provider_id"]
-         + (f" (version {packet['provider_version']})" if packet.get("provider_version") else "")),
-        ("cursor", f"{_cursor_line(packet)} (committed → proposed; scanning moves no cursor)"),
-        ("limit", f"{packet['requested_limit']} change(s)"
-                  + (" · capped: the rest wait for a later scan" if telemetry["result_cap_applied"] else "")),
-        ("skipped", f"{telemetry['skipped_outside_locator']} symlink(s) leaving the locator · "
-                    f"{telemetry['skipped_oversize']} oversize file(s)"
-                    + (f" · {telemetry['skipped_submodules']} submodule(s) · {telemetry['skipped_symlinks']}"
-                       " symlink(s) not followed" if "skipped_submodules" in telemetry else "")),
-        ("latency", f"{telemetry['latency_ms']} ms"),
-    ])
-    rows = [(short(c["change_ref"]), short(c["revision_ref"]), c["content_kind"], yes(c["exact_read_verified"]),
-             c["observed_at"]) for c in packet["changes"]]
-    table(console, "Changes (opaque refs: `dcx show REF --reveal` on a terminal resolves them)",
-          ("change", "revision", "content", "exact read", "observed"), rows,
-          constant={"observed": packet["observed_at"]})
+    facts(
+        console,
+        [
+            (
+                "provider",
+                packet["provider_id"]
+                + (
+                    f" (version {packet['provider_version']})"
+                    if packet.get("provider_version")
+                    else ""
+                ),
+            ),
+            ("cursor", f"{_cursor_line(packet)} (committed → proposed; scanning moves no cursor)"),
+            (
+                "limit",
+                f"{packet['requested_limit']} change(s)"
+                + (
+                    " · capped: the rest wait for a later scan"
+                    if telemetry["result_cap_applied"]
+                    else ""
+                ),
+            ),
+            (
+                "skipped",
+                f"{telemetry['skipped_outside_locator']} symlink(s) leaving the locator · "
+                f"{telemetry['skipped_oversize']} oversize file(s)"
+                + (
+                    f" · {telemetry['skipped_submodules']} submodule(s) · {telemetry['skipped_symlinks']}"
+                    " symlink(s) not followed"
+                    if "skipped_submodules" in telemetry
+                    else ""
+                ),
+            ),
+            ("latency", f"{telemetry['latency_ms']} ms"),
+        ],
+    )
+    rows = [
+        (
+            short(c["change_ref"]),
+            short(c["revision_ref"]),
+            c["content_kind"],
+            yes(c["exact_read_verified"]),
+            c["observed_at"],
+        )
+        for c in packet["changes"]
+    ]
+    table(
+        console,
+        "Changes (opaque refs: `dcx show REF --reveal` on a terminal resolves them)",
+        ("change", "revision", "content", "exact read", "observed"),
+        rows,
+        constant={"observed": packet["observed_at"]},
+    )
     never_captured(console, packet, SCAN_FLAGS)
 
 
@@ -86,18 +161,35 @@ def coverage(console: Console, packet: dict[str, Any]) -> None:
     incomplete = packet["incomplete_required_source_ids"]
     required = packet["required_priority"]
     if packet["status"] == "partial":
-        banner(console, f"PARTIAL — required ({required}) source(s) not covered completely: "
-                        f"{', '.join(incomplete)}", "yellow")
+        banner(
+            console,
+            f"PARTIAL — required ({required}) source(s) not covered completely: "
+            f"{', '.join(incomplete)}",
+            "yellow",
+        )
     else:
-        banner(console, f"complete — every required ({required}) source was scanned and read completely")
+        banner(
+            console,
+            f"complete — every required ({required}) source was scanned and read completely",
+        )
     rows = [
-        (row["priority"], yes(row["priority"] == required), row["source_count"], row["complete_count"],
-         row["exact_read_incomplete_count"],
-         ", ".join(f"{status} {count}" for status, count in sorted(row["status_counts"].items())) or "-")
+        (
+            row["priority"],
+            yes(row["priority"] == required),
+            row["source_count"],
+            row["complete_count"],
+            row["exact_read_incomplete_count"],
+            ", ".join(f"{status} {count}" for status, count in sorted(row["status_counts"].items()))
+            or "-",
+        )
         for row in sorted(packet["priorities"], key=lambda r: r["priority"])
     ]
-    table(console, "By priority", ("priority", "required", "sources", "complete", "exact read incomplete",
-                                   "scan statuses"), rows)
+    table(
+        console,
+        "By priority",
+        ("priority", "required", "sources", "complete", "exact read incomplete", "scan statuses"),
+        rows,
+    )
 
 
 @view("freshness")
@@ -109,9 +201,20 @@ def freshness(console: Console, packet: dict[str, Any]) -> None:
     else:
         banner(console, "every source was exact-read within its freshness window")
     rows = [
-        (row["source_id"], row["priority"], row["scan_mode"], duration(row["freshness_seconds"]),
-         row["last_read_at"] or "never", duration(row["staleness_seconds"]),
-         row["status"] + (" (!)" if row["alert"] else ""))
+        (
+            row["source_id"],
+            row["priority"],
+            row["scan_mode"],
+            duration(row["freshness_seconds"]),
+            row["last_read_at"] or "never",
+            duration(row["staleness_seconds"]),
+            row["status"] + (" (!)" if row["alert"] else ""),
+        )
         for row in packet["sources"]
     ]
-    table(console, "Sources", ("source", "priority", "scan", "fresh for", "last exact read", "age", "status"), rows)
+    table(
+        console,
+        "Sources",
+        ("source", "priority", "scan", "fresh for", "last exact read", "age", "status"),
+        rows,
+    )

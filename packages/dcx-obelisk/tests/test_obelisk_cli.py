@@ -34,14 +34,25 @@ def home(tmp_path: Path) -> Path:
 
 def _env(home: Path, *, fake: bool = True) -> dict[str, str]:
     path = os.environ.get("PATH", "")
-    return {"HOME": str(home), "PATH": f"{FAKE_BIN}{os.pathsep}{path}" if fake else "/nonexistent",
-            "TMPDIR": str(home)}
+    return {
+        "HOME": str(home),
+        "PATH": f"{FAKE_BIN}{os.pathsep}{path}" if fake else "/nonexistent",
+        "TMPDIR": str(home),
+    }
 
 
-def _run(home: Path, *args: str, request: dict | None = None, fake: bool = True, timeout: float = 30):
+def _run(
+    home: Path, *args: str, request: dict | None = None, fake: bool = True, timeout: float = 30
+):
     body = json.dumps(request if request is not None else REQUEST)
-    return subprocess.run([sys.executable, "-m", "dcx_obelisk", *args], input=body, capture_output=True,
-                          text=True, env=_env(home, fake=fake), timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "dcx_obelisk", *args],
+        input=body,
+        capture_output=True,
+        text=True,
+        env=_env(home, fake=fake),
+        timeout=timeout,
+    )
 
 
 def _calls(home: Path) -> list[dict]:
@@ -76,8 +87,10 @@ def test_retrieve_returns_only_the_sessions_visible_turns(home: Path) -> None:
     assert [i["score"] for i in response["items"]] == [7.25, 6.5]
     (call,) = _calls(home)
     assert call["argv"][0] == "--query" and len(call["argv"]) == 2 and call["query_file_existed"]
-    assert 'return await search(query, options);' in call["module"]
-    assert '"sessionId": "codex:thread-a"' in call["module"] and '"source": "codex"' in call["module"]
+    assert "return await search(query, options);" in call["module"]
+    assert (
+        '"sessionId": "codex:thread-a"' in call["module"] and '"source": "codex"' in call["module"]
+    )
     assert '"limit": 16' in call["module"] and "QUERY-CANARY" in call["module"]
     assert not Path(call["argv"][1]).exists() and not Path(call["argv"][1]).parent.exists()
 
@@ -107,7 +120,11 @@ def test_obelisk_failures_become_reason_codes(home: Path, mode: str, reason: str
     (home / ".fake-obelisk" / "mode").write_text(mode)
     proc = _run(home)
     response = _response(proc)
-    assert (response["status"], response["reason_code"], response["items"]) == ("unavailable", reason, [])
+    assert (response["status"], response["reason_code"], response["items"]) == (
+        "unavailable",
+        reason,
+        [],
+    )
     assert "CANARY" not in proc.stdout and "CANARY" not in proc.stderr
     assert not Path(_calls(home)[0]["argv"][1]).exists()
 
@@ -127,8 +144,14 @@ def test_hanging_obelisk_is_stopped_before_the_deadline(home: Path) -> None:
 
 def test_sigterm_still_deletes_the_query_file(home: Path) -> None:
     (home / ".fake-obelisk" / "mode").write_text("hang")
-    proc = subprocess.Popen([sys.executable, "-m", "dcx_obelisk"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=_env(home), start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dcx_obelisk"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(home),
+        start_new_session=True,
+    )
     proc.stdin.write(json.dumps(REQUEST).encode())
     proc.stdin.close()
     deadline = time.monotonic() + 10

@@ -45,7 +45,12 @@ def test_score_is_negated_rank_and_orders_best_first() -> None:
 def test_max_results_and_malformed_rows() -> None:
     items, _ = to_items(_hits(), "codex:thread-a", 1)
     assert len(items) == 1 and items[0]["score"] == 7.25
-    junk = [None, 3, {"message": "x", "session": {}}, {"message": {"uuid": 5}, "session": {"id": "codex:thread-a"}}]
+    junk = [
+        None,
+        3,
+        {"message": "x", "session": {}},
+        {"message": {"uuid": 5}, "session": {"id": "codex:thread-a"}},
+    ]
     assert to_items(junk, "codex:thread-a", 8) == ([], 4)
 
 

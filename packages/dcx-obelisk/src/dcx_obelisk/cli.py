@@ -55,8 +55,12 @@ def obelisk_binary() -> str:
 def run_obelisk(args: list[str], timeout: float) -> tuple[int, bytes]:
     """Run the CLI (no shell, stdin closed) and kill it at ``timeout``."""
     try:
-        proc = subprocess.Popen([obelisk_binary(), *args], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [obelisk_binary(), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
     except OSError:
         raise Unavailable("provider_cli_unavailable") from None
     try:
@@ -122,11 +126,18 @@ def _request(raw: bytes) -> dict[str, Any]:
         request = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise Unavailable("request_invalid") from None
-    if not isinstance(request, dict) or request.get("schema_version") != REQUEST_SCHEMA \
-            or request.get("operation") != "retrieve":
+    if (
+        not isinstance(request, dict)
+        or request.get("schema_version") != REQUEST_SCHEMA
+        or request.get("operation") != "retrieve"
+    ):
         raise Unavailable("request_invalid")
     max_results, timeout = request.get("max_results"), request.get("timeout_seconds")
-    if isinstance(max_results, bool) or not isinstance(max_results, int) or not 1 <= max_results <= 8:
+    if (
+        isinstance(max_results, bool)
+        or not isinstance(max_results, int)
+        or not 1 <= max_results <= 8
+    ):
         raise Unavailable("request_invalid")
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 1 <= timeout <= 120:
         raise Unavailable("request_invalid")
@@ -136,8 +147,13 @@ def _request(raw: bytes) -> dict[str, Any]:
 
 
 def respond(items: list[dict[str, Any]] | None, reason: str | None = None) -> None:
-    body = {"schema_version": RESPONSE_SCHEMA, "ok": True,
-            "status": "unavailable" if reason else "completed", "reason_code": reason, "items": items or []}
+    body = {
+        "schema_version": RESPONSE_SCHEMA,
+        "ok": True,
+        "status": "unavailable" if reason else "completed",
+        "reason_code": reason,
+        "items": items or [],
+    }
     sys.stdout.write(json.dumps(body, ensure_ascii=False, allow_nan=False))
     sys.stdout.flush()
 
@@ -161,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
         if scope is None:
             raise Unavailable("scope_unsupported")
         deadline = started + max(0.5, float(request["timeout_seconds"]) - MARGIN)
-        items = search(request["query"], f"codex:{scope.group(1)}", request["max_results"], deadline)
+        items = search(
+            request["query"], f"codex:{scope.group(1)}", request["max_results"], deadline
+        )
     except Unavailable as exc:
         respond(None, exc.reason)
         return 0

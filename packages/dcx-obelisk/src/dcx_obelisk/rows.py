@@ -55,7 +55,9 @@ def _score(rank: Any) -> float | None:
     return float(-rank)
 
 
-def to_items(hits: list[Any], session_id: str, max_results: int) -> tuple[list[dict[str, Any]], int]:
+def to_items(
+    hits: list[Any], session_id: str, max_results: int
+) -> tuple[list[dict[str, Any]], int]:
     """(items best first, count of hits dropped)."""
     kept: list[tuple[float, int, dict[str, Any]]] = []
     seen: set[str] = set()
@@ -68,7 +70,12 @@ def to_items(hits: list[Any], session_id: str, max_results: int) -> tuple[list[d
             continue
         seen.add(ref)
         score = _score(hit.get("rank"))
-        item = {"resource_ref": ref, "summary": SUMMARIES[message["role"]], "content": message["text"], "score": score}
+        item = {
+            "resource_ref": ref,
+            "summary": SUMMARIES[message["role"]],
+            "content": message["text"],
+            "score": score,
+        }
         # best first: higher score, unscored last, Obelisk's own order breaks ties
         kept.append((-score if score is not None else math.inf, order, item))
     kept.sort(key=lambda entry: (entry[0], entry[1]))
