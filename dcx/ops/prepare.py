@@ -177,6 +177,23 @@ def _show_content(changes: list[Change], run: RecallRun | None) -> Result:
     return Result("prepare", {"content": packet}, status="ok")
 
 
+class Run(NamedTuple):
+    """What every phase of one run shares: where, for which decision, as whom, and when."""
+
+    ws: Workspace
+    decision_id: str
+    profile: Profile
+    registry: Registry
+    mode: str
+    agent_id: str
+    key_id: str
+    minter: RefMinter
+    ctx: PacketContext  # the decision's packets carry the decision and the agent
+    clock: Clock
+    now: str
+    wait: float
+
+
 class Observed(NamedTuple):
     """What this run saw: scans, their exact reads, the recall, and the changed items."""
 
@@ -232,64 +249,23 @@ def prepare(
     mode = _mode(rebase_file, rebase_document, auto_rebase, baseline, show_content, query_file)
     state = require_active(ws, agent_id)
     profile, registry = state.settings()
-    body, input_digest = (
-        _rebase_input(rebase_file, rebase_document) if mode == "agent" else (None, None)
-    )
+    agent = state.acting_agent()
+    rebase_input = _rebase_input(rebase_file, rebase_document) if mode == "agent" else None
     now = clock.now()
     key = load_key(ws)
-    minter = RefMinter(ws, key, record=not show_content)
-    agent = state.acting_agent()
     ctx = PacketContext(ws.goal_id, key.key_id, decision_id, agent)
+    minter = RefMinter(ws, key, record=not show_content)
+    run = Run(
+        ws, decision_id, profile, registry, mode, agent, key.key_id, minter, ctx, clock, now, wait
+    )
     # recall first: its request bounds are input checks (exit 2) that must come before any scan
     request = _recall_request(profile, query, query_file, query_summary, scope, now)
-    seen = observe(
-        ws,
-        profile,
-        registry,
-        source_ids,
-        request,
-        mode,
-        agent,
-        minter=minter,
-        clock=clock,
-        wait=wait,
-        progress=progress,
-        transient=show_content,
-    )
+    seen = observe(run, source_ids, request, progress=progress, transient=show_content)
     if show_content:
         return _show_content(seen.changes, seen.run)
-    acct = account(
-        ws, decision_id, profile, registry, seen, mode, body, minter=minter, now=now, ctx=ctx
-    )
-    goal_ctx = PacketContext(
-        ws.goal_id, key.key_id
-    )  # the manifest describes the registry: no agent made it
-    packets = assemble(
-        ctx,
-        goal_ctx,
-        registry,
-        seen,
-        acct,
-        minter=minter,
-        mode=mode,
-        body=body,
-        input_digest=input_digest,
-        now=now,
-        agent_id=agent,
-    )
-    persist(
-        ws,
-        decision_id,
-        profile,
-        registry,
-        key.key_id,
-        seen,
-        acct,
-        packets,
-        minter=minter,
-        now=now,
-        wait=wait,
-    )
+    acct = account(run, seen, rebase_input)
+    packets = assemble(run, seen, acct, rebase_input)
+    persist(run, seen, acct, packets)
     return _result(seen, acct, packets, mode)
 
 
@@ -378,29 +354,30 @@ def _recall_request(
 
 
 def observe(
-    ws: Workspace,
-    profile: Profile,
-    registry: Registry,
+    run: Run,
     source_ids: list[str],
     request: RetrievalRequest | None,
-    mode: str,
-    agent_id: str,
     *,
-    minter: RefMinter,
-    clock: Clock,
-    wait: float,
     progress: Any,
     transient: bool,
 ) -> Observed:
-    """Scan the selected sources against the committed cursors, exact-read (no reads for a
-    baseline: it adopts), and recall once when there is a request."""
+    """Scan the selected sources against the agent's committed cursors, exact-read (no reads
+    for a baseline: it adopts), and recall once when there is a request."""
     from dcx.evidence.recall import run_recall
+
+    ws, profile, registry, mode, minter, clock = (
+        run.ws,
+        run.profile,
+        run.registry,
+        run.mode,
+        run.minter,
+        run.clock,
+    )
 
     selected = select_sources(registry, source_ids)
     providers = Providers(ws, profile, registry, progress=progress, persist=not transient)
-    committed = agent_cursors(
-        ws, agent_id, profile.enabled_agents, wait=wait
-    )  # this agent's (SPEC §16)
+    # this agent's cursors (SPEC §16)
+    committed = agent_cursors(ws, run.agent_id, profile.enabled_agents, wait=run.wait)
     scans = scan_sources(
         providers, selected, committed=committed, clock=clock, adopt=mode == "baseline"
     )
@@ -409,51 +386,40 @@ def observe(
         if mode == "baseline"
         else {s.source_id: exact_read_scan(providers, s, clock=clock) for s in scans}
     )
-    run = None
+    recall = None
     if request is not None:
-        run = run_recall(ws, profile, request, minter=minter, clock=clock, transient=transient)
-    return Observed(scans, reads, run, _changes(scans, reads, minter))
+        recall = run_recall(ws, profile, request, minter=minter, clock=clock, transient=transient)
+    return Observed(scans, reads, recall, _changes(scans, reads, minter))
 
 
-def account(
-    ws: Workspace,
-    decision_id: str,
-    profile: Profile,
-    registry: Registry,
-    seen: Observed,
-    mode: str,
-    body: dict[str, Any] | None,
-    *,
-    minter: RefMinter,
-    now: str,
-    ctx: PacketContext,
-) -> Account:
+def account(run: Run, seen: Observed, rebase_input: tuple[dict[str, Any], str] | None) -> Account:
     """Freshness as it will be once this run's reads are recorded, then the evidence draft:
     facts and claims by the mode's rules, every changed item cited."""
+    ws, registry, minter, now = run.ws, run.registry, run.minter, run.now
     read_at = read_times(seen.scans, seen.reads)
     last_reads = read_freshness(ws)
     for source_id, stamp in read_at.items():
         if source_id not in last_reads or parse_ts(stamp) > parse_ts(last_reads[source_id]):
             last_reads[source_id] = stamp
-    fresh = build_freshness(ctx, registry, seen.scans, last_reads, now)
+    fresh = build_freshness(run.ctx, registry, seen.scans, last_reads, now)
     freshness_of = {
         row["source_id"]: ("current" if row["status"] == "fresh" else "stale")
         for row in fresh["sources"]
     }
     draft = EvidenceDraft(now, freshness_of)
-    reader = authority_reader(ws, profile, registry, minter, seen.changes)
-    if mode == "auto":
+    reader = authority_reader(ws, run.profile, registry, minter, seen.changes)
+    if run.mode == "auto":
         earlier = [
             Store(ws).get(ref, kind="evidence")
-            for ref in decisions.refs_of(ws, decision_id, "evidence")
+            for ref in decisions.refs_of(ws, run.decision_id, "evidence")
         ]
         policies = {s.source_id: s.exact_read_policy for s in registry.sources}
         rebasing.auto(
             draft, seen.changes, policies, reader, seen.run, previous_claims(earlier), minter
         )
-    elif mode == "agent":
-        rebasing.agent(draft, body or {}, seen.changes, reader, seen.run, minter)
-    elif mode == "baseline":
+    elif run.mode == "agent" and rebase_input is not None:
+        rebasing.agent(draft, rebase_input[0], seen.changes, reader, seen.run, minter)
+    elif run.mode == "baseline":
         rebasing.baseline(draft, seen.scans, minter)
     for change in seen.changes:  # every changed item is a source revision, cited or not
         draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
@@ -461,21 +427,14 @@ def account(
 
 
 def assemble(
-    ctx: PacketContext,
-    goal_ctx: PacketContext,
-    registry: Registry,
-    seen: Observed,
-    acct: Account,
-    *,
-    minter: RefMinter,
-    mode: str,
-    body: dict[str, Any] | None,
-    input_digest: str | None,
-    now: str,
-    agent_id: str,
+    run: Run, seen: Observed, acct: Account, rebase_input: tuple[dict[str, Any], str] | None
 ) -> Packets:
     """Every packet of the run, built and validated, the assembly embedding them last. The run's
-    own packets carry the decision; the manifest stays goal-level."""
+    own packets carry the decision and the agent; the manifest describes the registry (no agent
+    made it) and stays goal-level."""
+    ctx, registry, minter, mode, now = run.ctx, run.registry, run.minter, run.mode, run.now
+    body, input_digest = rebase_input if rebase_input is not None else (None, None)
+    goal_ctx = PacketContext(ctx.goal_id, ctx.key_id)
     receipts = [
         build_scan_receipt(ctx, s, seen.reads.get(s.source_id, {}), minter) for s in seen.scans
     ]
@@ -513,7 +472,7 @@ def assemble(
         ctx,
         {
             "observed_at": now,
-            "agent_id": agent_id,
+            "agent_id": run.agent_id,
             "mode": mode,
             "preview": mode == "none",
             "coverage_status": coverage["status"],
@@ -541,23 +500,11 @@ def assemble(
     )
 
 
-def persist(
-    ws: Workspace,
-    decision_id: str,
-    profile: Profile,
-    registry: Registry,
-    key_id: str,
-    seen: Observed,
-    acct: Account,
-    packets: Packets,
-    *,
-    minter: RefMinter,
-    now: str,
-    wait: float,
-) -> None:
+def persist(run: Run, seen: Observed, acct: Account, packets: Packets) -> None:
     """Store the parts first and the assembly last, then append the decision index (one append
     under one lock) and write the private pending companion. The cursor file is never touched."""
-    minter.flush()
+    ws, decision_id, wait = run.ws, run.decision_id, run.wait
+    run.minter.flush()
     record_freshness(ws, acct.read_at, wait=wait)
     store = Store(ws)
     stored = (
@@ -578,7 +525,7 @@ def persist(
     indexed = [
         (spec.kind, packet[spec.ref_field]) for spec, packet in stored if spec is not manifest.SPEC
     ]
-    decisions.append_many(ws, decision_id, indexed, now, wait=wait)
+    decisions.append_many(ws, decision_id, indexed, run.now, wait=wait)
     by_id = {s.source_id: s for s in seen.scans}
     pending.write(
         ws,
@@ -588,9 +535,9 @@ def persist(
             "assembly_ref": packets.assembly["assembly_ref"],
             "evidence_packet_ref": packets.evidence["packet_ref"],
             "checkpoint_ref": packets.checkpoint["checkpoint_ref"],
-            "profile_digest": profile.digest,
-            "registry_digest": registry.digest,
-            "key_id": key_id,
+            "profile_digest": run.profile.digest,
+            "registry_digest": run.registry.digest,
+            "key_id": run.key_id,
             "expected_cursors": {
                 r["source_id"]: by_id[r["source_id"]].cursor_before for r in packets.ready
             },
