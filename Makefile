@@ -46,7 +46,7 @@ compare: $(STAMP)
 	$(BIN)/python fixtures/compare/run.py
 
 lint: $(STAMP)
-	$(BIN)/python -m pip install --quiet ruff && $(BIN)/ruff check dcx tests && $(BIN)/ruff format --check .
+	$(BIN)/python -m pip install --quiet ruff mypy && $(BIN)/ruff check dcx tests && $(BIN)/ruff format --check . && $(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) .demo .pytest_cache .reliability

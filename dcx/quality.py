@@ -70,14 +70,15 @@ def _evidence_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         b, a = c_before.get(cid), c_after.get(cid)
         was = _claim_state(b) if b else "absent"
         now = _claim_state(a) if a else "absent"
+        either = a if a is not None else c_before[cid]  # the id came from one of the two
         if was != now or (a and b and a.get("source_revision") != b.get("source_revision")):
             changed.append(
                 {
                     "claim_id": cid,
-                    "summary": (a or b)["summary"],
+                    "summary": either["summary"],
                     "before": was,
                     "after": now,
-                    "provider_ref": (a or b).get("provider_ref"),
+                    "provider_ref": either.get("provider_ref"),
                 }
             )
     return {
@@ -240,7 +241,7 @@ def measure_decision(
     assumptions = {a["assumption_id"]: a for o in outcomes for a in o["invalidated_assumptions"]}
     time_to_verified = None
     linkage = False
-    if status == "verified" and basis is not None:
+    if status == "verified" and basis is not None and latest is not None:
         first = next(
             (
                 o

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from importlib import import_module
 from typing import Annotated, Any
 
@@ -72,10 +73,11 @@ class DcxGroup(TyperGroup):
 
     def main(
         self,
-        args: Any = None,
-        prog_name: Any = None,
-        complete_var: Any = None,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
         standalone_mode: bool = True,
+        windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
         from dcx.cli._render import emit_error
@@ -83,7 +85,14 @@ class DcxGroup(TyperGroup):
         argv = list(sys.argv[1:] if args is None else args)
         _name_metavars(self)
         try:
-            code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+            code = super().main(
+                argv,
+                prog_name,
+                complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
+            )
         except Abort:
             emit_error(
                 DcxError("interrupted", code="interrupted"), "json" if _wants_json(argv) else "text"

@@ -27,7 +27,10 @@ def export(ctx: typer.Context, fmt: FormatOpt = OutputFormat.text) -> None:
 
         return Result("key export", {"key": export_hex(load_key(g.ws(), create=False))})
 
-    run(ctx, fmt, call, lambda console, r: sys.stdout.write(r.data["key"] + "\n"))
+    def show(console, r: Result) -> None:
+        sys.stdout.write(r.data["key"] + "\n")  # the bare key, for `> goal.key`
+
+    run(ctx, fmt, call, show)
 
 
 @app.command("import")

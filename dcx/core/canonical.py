@@ -69,17 +69,24 @@ def _int_token(text: str) -> int:
 _ENCODER = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
 )
-if json.encoder.c_make_encoder is not None:
+_c_make_encoder = getattr(
+    json.encoder, "c_make_encoder", None
+)  # CPython's accelerator (not in the stubs)
+if _c_make_encoder is not None:
     # The C encoder JSONEncoder.encode builds on every call, built once (no circular-reference
     # markers: a cycle ends in RecursionError, and the reference encoder decides).
-    _c_encoder = json.encoder.c_make_encoder(
+    _c_encoder = _c_make_encoder(
         None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", True, False, False
     )
 
     def _encode(value: Any) -> str:
         return "".join(_c_encoder(value, 0))
 else:  # pragma: no cover - an interpreter without the C accelerator
-    _encode = _ENCODER.encode
+
+    def _encode(value: Any) -> str:
+        return _ENCODER.encode(value)
+
+
 # (may hold a long integer, may hold an exponent or integral float) -> decoder
 _DECODERS = {
     (False, False): json.JSONDecoder(),
@@ -93,7 +100,7 @@ def _mark_table() -> bytes:
     table = bytearray(b" " * 256)
     for byte in b"0123456789":
         table[byte] = ord("0")
-    for byte, mark in (
+    for char, mark in (
         (b".", "."),
         (b"e", "e"),
         (b"+", "s"),
@@ -102,9 +109,9 @@ def _mark_table() -> bytes:
         (b"]", "c"),
         (b"}", "c"),
     ):
-        table[byte[0]] = ord(mark)
-    for byte in range(0xF0, 0x100):  # the lead byte of a 4-byte UTF-8 sequence: beyond the BMP
-        table[byte] = ord("X")
+        table[char[0]] = ord(mark)
+    for lead in range(0xF0, 0x100):  # the lead byte of a 4-byte UTF-8 sequence: beyond the BMP
+        table[lead] = ord("X")
     return bytes(table)
 
 
@@ -141,7 +148,7 @@ def _fast_jcs(value: Any) -> bytes | None:
             return None
         integral = b"0.0c" in marks or marks.endswith(b"0.0")
         decoder = _DECODERS[b"0000000000000000" in marks, integral or b"0es" in marks]
-        back, end = decoder.scan_once(text, 0)
+        back, end = decoder.scan_once(text, 0)  # type: ignore[attr-defined]  # CPython's scanner, not in the stubs
         if end != len(text) or back != value:
             return None
         return _drop_integral_fractions(text).encode("utf-8") if integral else data
@@ -155,7 +162,8 @@ def _drop_integral_fractions(text: str) -> str:
     # escaped backslash blanked (escapes are read left to right, as str.replace does),
     # a quote is escaped exactly when a backslash precedes it.
     plain = text.replace("\\\\", "__")
-    parts, last = [], 0
+    parts: list[str] = []
+    last = 0
     for match in _POINT_ZERO.finditer(text):
         end = at = match.start()
         while at > 0 and text[at - 1] in _DIGITS:
@@ -213,8 +221,9 @@ def _orjson() -> Any:
         try:
             import orjson  # optional (the `fast` extra): Rust, about 20x the indenting json encoder
         except ImportError:  # pragma: no cover - without it the json module answers
-            orjson = None
-        _ORJSON.append(orjson)
+            _ORJSON.append(None)
+        else:
+            _ORJSON.append(orjson)
     return _ORJSON[0]
 
 

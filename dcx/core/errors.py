@@ -8,6 +8,7 @@ name workspace-relative files and key paths, never private values.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
 
 class ExitCode(IntEnum):
@@ -40,8 +41,8 @@ class DcxError(Exception):
         self.hint = hint
         self.field = field
 
-    def envelope(self) -> dict[str, object]:
-        error: dict[str, object] = {"code": self.code, "message": self.message, "hint": self.hint}
+    def envelope(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message, "hint": self.hint}
         if self.field is not None:
             error["field"] = self.field
         return {"schema_version": "dcx_error_v0", "ok": False, "error": error}

@@ -133,7 +133,7 @@ def run_bounded(
                         proc.stdin.close()
                     continue
                 try:
-                    chunk = os.read(stream.fileno(), 65536)  # type: ignore[union-attr]
+                    chunk = os.read(stream.fileno(), 65536)
                 except BlockingIOError:
                     continue
                 if not chunk:

@@ -167,7 +167,7 @@ class StatCache:
     def lookup(self, rel: str, st: os.stat_result) -> tuple[str, str] | None:
         """(revision, kind) of a trusted entry for this stat, or None."""
         i = self.prober()(rel, st)
-        return None if i < 0 else self.entry(i)[1::2]  # type: ignore[return-value]
+        return None if i < 0 else self.entry(i)[1::2]
 
     def entry(self, i: int) -> tuple[str, str, int, str]:
         """(path, revision, size, kind) of loaded entry ``i``."""

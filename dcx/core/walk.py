@@ -108,13 +108,13 @@ class FileMap(Mapping[str, FileEntry]):
         return rel in self._all()
 
     # the dict's own views: the Mapping defaults would call __getitem__ per key
-    def keys(self):  # type: ignore[override]
+    def keys(self):
         return self._all().keys()
 
-    def items(self):  # type: ignore[override]
+    def items(self):
         return self._all().items()
 
-    def values(self):  # type: ignore[override]
+    def values(self):
         return self._all().values()
 
     def get(self, rel: str, default: Any = None) -> Any:

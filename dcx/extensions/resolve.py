@@ -120,11 +120,7 @@ def resolve(
     ready = [ext_id for ext_id, (status, _) in statuses.items() if status == "ready"]
     if len(ready) == 1:
         return _one(ready[0], extensions[ready[0]])
-    flags = {
-        "installed": True,
-        "enabled": any(r["enabled"] for r in extensions.values()),
-        "doctor_verified": any(verified for _, verified in statuses.values()),
-    }
-    if len(ready) > 1:
-        return readiness("extension_provider_ambiguous", **flags), None
-    return readiness("extension_provider_not_ready", **flags), None
+    enabled = any(r["enabled"] for r in extensions.values())
+    verified = any(verified for _, verified in statuses.values())
+    status = "extension_provider_ambiguous" if len(ready) > 1 else "extension_provider_not_ready"
+    return readiness(status, installed=True, enabled=enabled, doctor_verified=verified), None

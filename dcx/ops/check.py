@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dcx.core.errors import InternalError
 from dcx.core.workspace import Workspace
 from dcx.state.activation import Activation
 
@@ -73,10 +74,15 @@ def _recall(ws: Workspace, state: Activation) -> dict[str, Any]:
             "next_action": readiness.get("next_action"),
         }
     from dcx.evidence.recall import make_provider
+    from dcx.providers.openviking import OpenVikingProvider
 
     provider = make_provider(
         ws, cp, transient=True
     )  # the same provider, config and preflight as recall
+    if not isinstance(
+        provider, OpenVikingProvider
+    ):  # the one provider left once the others answered
+        raise InternalError(f"check: provider {cp.provider} has no preflight")
     reason = provider.check(CHECK_TIMEOUT)
     return {
         "provider": "openviking",

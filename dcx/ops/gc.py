@@ -101,7 +101,7 @@ def _named_trees(ws: Workspace, kept_pending: list[Path]) -> set[str]:
 
 
 def _temp_files(ws: Workspace) -> list[Path]:
-    found = []
+    found: list[Path] = []
     for folder, dirs, files in os.walk(ws.dc):
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
         found.extend(Path(folder) / name for name in files if is_temp(Path(name)))

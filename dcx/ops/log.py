@@ -152,8 +152,7 @@ def _chain(
                 "chain_evidence_ref": evidence_refs[0] if evidence_refs else None,
             }
         )
-    seen: set[str] = set()
-    unique = [r for r in rows if not (r["ref"] in seen or seen.add(r["ref"]))]
+    unique = list({r["ref"]: r for r in reversed(rows)}.values())[::-1]  # the first row of each ref
     unique.sort(key=lambda r: r["_seq"])
     keys = {r["chain_evidence_ref"] for r in unique if r["chain_evidence_ref"]}
     if (

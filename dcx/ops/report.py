@@ -257,7 +257,9 @@ def report(
             )
         seen_goals[ws.goal_id] = index
 
-    goals, all_rows, left_out = [], [], []
+    goals: list[dict[str, Any]] = []
+    all_rows: list[dict[str, Any]] = []
+    left_out: list[dict[str, Any]] = []
     for ws in workspaces:
         item = Loaded(ws, decision_id, parse_ts(since_ts) if since_ts else None)
         rows = item.rows

@@ -38,7 +38,9 @@ def scan(
     state = require_active(ws, agent_id)
     profile, registry = state.settings()
     selected = select_sources(registry, source_ids)
-    committed = agent_cursors(ws, state.agent_id, profile.enabled_agents)  # this agent's (SPEC §16)
+    committed = agent_cursors(
+        ws, state.acting_agent(), profile.enabled_agents
+    )  # this agent's (SPEC §16)
     providers = Providers(ws, profile, registry, progress=progress)
     scans = scan_sources(providers, selected, committed=committed, clock=clock)
     key = load_key(ws)

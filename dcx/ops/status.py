@@ -65,7 +65,7 @@ def _decision_steps(ws: Workspace, events: list[str], require_review: bool) -> l
             by_decision.setdefault(event["causality"]["decision_id"], []).append(event)
         except (ValueError, KeyError, TypeError):
             continue
-    rows = []
+    rows: list[dict[str, Any]] = []
     if not ws.decisions.is_dir():
         return rows
     for path in sorted(ws.decisions.glob("*.jsonl")):
@@ -144,7 +144,13 @@ def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Resul
         dict.fromkeys(events)
     )  # a line a union merge brought twice counts once (SPEC §16)
     agent = state.agent_id
-    plain = bool(agent) and "/" not in agent and "\\" not in agent and agent not in (".", "..")
+    plain = (
+        agent is not None
+        and agent != ""
+        and "/" not in agent
+        and "\\" not in agent
+        and agent not in (".", "..")
+    )
     cursor_file = ws.private / "cursors" / f"{agent}.json" if plain else ws.cursors
     if not cursor_file.exists():
         cursor_file = ws.cursors  # not migrated yet (SPEC §16)

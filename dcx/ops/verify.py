@@ -228,18 +228,20 @@ class Checker:
                     field="source_event_id",
                 )
         for number, event in enumerate(logs, start=1):
-            details = event.get("details") if isinstance(event.get("details"), dict) else {}
+            details: dict[str, Any] = (
+                event["details"] if isinstance(event.get("details"), dict) else {}
+            )
             if details.get("capability") != "decision_context":
                 continue
             named = [
                 r for r in event.get("artifact_refs") or [] if str(r).startswith("decision-review-")
             ]
             for review_ref in named:
-                packet = reviews.get(review_ref)
-                if packet is None:
+                review = reviews.get(review_ref)
+                if review is None:
                     continue  # a missing or broken packet is reported by the link checks
                 cause = (event.get("causality") or {}).get("caused_by")
-                if details.get("disposition") != packet["disposition"] or cause != packet.get(
+                if details.get("disposition") != review["disposition"] or cause != review.get(
                     "source_event_id"
                 ):
                     self.problem(
@@ -372,7 +374,7 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
         rewound = rewind(ws, stale_cursors, wait=wait)
         stale_cursors = unbacked(ws)
     foreign = sorted(k for k in checker.key_ids if k != _own_key_id(ws))
-    data = {
+    data: dict[str, Any] = {
         "packets_checked": checked,
         "events_checked": event_count,
         "decision_indexes_checked": index_count,

@@ -58,20 +58,20 @@ def writeback(
         chains = read_chains(ws, store, decision_id, agent)
         warnings = chains.warnings
         for kind_name in DEFAULT_KINDS:
-            ref = (
+            latest = (
                 decisions.latest(ws, decision_id, kind_name)
                 if chains.why == "latest"
                 else (
                     chains.own_evidence if kind_name == "evidence" else chains.own_latest(kind_name)
                 )
             )
-            if ref is None:
+            if latest is None:
                 raise Refused(
                     f"decision {decision_id} has no {kind_name} packet to reference",
                     code=f"{kind_name}_missing",
                     hint="record the missing step first, or name artifacts with --artifact",
                 )
-            refs.append(ref)
+            refs.append(latest)
     event = events.build_event(
         goal_id=ws.goal_id,
         agent_id=agent,

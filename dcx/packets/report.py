@@ -35,7 +35,7 @@ DISPOSITIONS = ("approve", "reject", "defer", "no_change")
 
 
 def _n(**kw: object) -> Number:
-    return Number(nullable=True, **kw)  # type: ignore[arg-type]
+    return Number(nullable=True, **kw)
 
 
 AUTHORITY = Shape(

@@ -158,7 +158,8 @@ class OpenVikingProvider:
         line = outcome.stdout.decode("utf-8", "replace").strip().splitlines()[:1]
         parts = line[0].split() if line else []
         found = parse_version(parts[1]) if len(parts) == 2 and parts[0] == "openviking" else None
-        if found is None or found < parse_version(self.config["minimum_version"]):
+        minimum = parse_version(self.config["minimum_version"])  # validated with the config
+        if found is None or minimum is None or found < minimum:
             raise _Failed("provider_version_incompatible")
         self.version = ".".join(map(str, found))
         outcome = self._run(["status", "-o", "json"], deadline, conf)

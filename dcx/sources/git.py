@@ -245,9 +245,9 @@ class GitProvider:
             cursor, note = None, LOCATOR_CHANGED  # absorbed under another filter: read it all again
         if cursor is not None and cursor.target is not None:
             # finish the partial advance toward the commit it was heading for
-            base = cursor.base
+            base, heading = cursor.base, cursor.target
             if (base is not None and not repo.exists(base, deadline)) or not repo.exists(
-                cursor.target, deadline
+                heading, deadline
             ):
                 if repo.shallow:
                     raise GitError(SHALLOW_PAST_CURSOR)
@@ -255,7 +255,7 @@ class GitProvider:
                 target = repo.resolve(loc.ref, deadline)
                 changes, counts = self._delta(repo, None, target, loc, deadline)
             else:
-                target = cursor.target
+                target = heading
                 changes, counts = self._delta(repo, base, target, loc, deadline)
                 changes = changes[cursor.applied :]
             done = cursor.applied if cursor is not None else 0

@@ -68,10 +68,10 @@ def read_blobs(
     else:
         if code != 0:
             raise GitError(REPO_CORRUPT)
-        found = _parse_one_pass(out, max_bytes)
+        parsed = _parse_one_pass(out, max_bytes)
         for oid in wanted:
-            found.setdefault(oid, Blob(oid, 0, None, missing=True))
-        return found
+            parsed.setdefault(oid, Blob(oid, 0, None, missing=True))
+        return parsed
     code, out = repo._run(
         ["cat-file", "--batch-check"], deadline, stdin="".join(f"{o}\n" for o in wanted).encode()
     )

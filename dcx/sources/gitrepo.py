@@ -274,14 +274,14 @@ class Repo:
         text = out.decode("utf-8", "surrogateescape")
         if not text.isascii() and _SURROGATE_RE.search(text) is not None:
             # a name that is not UTF-8 somewhere: every record checked on its bytes
-            for record in out.split(b"\0"):
-                head, _, raw_path = record.partition(b"\t")
-                parts = head.split(b" ")
-                if len(parts) != 3:
+            for raw in out.split(b"\0"):
+                raw_head, _, raw_path = raw.partition(b"\t")
+                raw_parts = raw_head.split(b" ")
+                if len(raw_parts) != 3:
                     continue
-                rel = self._rel(raw_path, prefix, parts[0], counts, match)
-                if rel is not None:
-                    entries.append(Entry(rel, None, parts[2].decode("ascii")))
+                found_rel = self._rel(raw_path, prefix, raw_parts[0], counts, match)
+                if found_rel is not None:
+                    entries.append(Entry(found_rel, None, raw_parts[2].decode("ascii")))
         else:
             # the common case, kept tight: 100k records are parsed in a fraction of ls-tree's own time
             cut = len(prefix) + 1 if prefix else 0

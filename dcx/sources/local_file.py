@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -169,7 +169,7 @@ class LocalFileProvider:
                 else:
                     proposed[item.resource_ref] = item.revision
             cursor = self._tree(proposed)
-        elif trees.tree_path(self.ws, walked.digest).exists():
+        elif walked.digest is not None and trees.tree_path(self.ws, walked.digest).exists():
             cursor = trees.cursor_of(walked.digest)
         else:
             cursor = self._tree(walked.revisions(), walked.digest)
@@ -267,7 +267,7 @@ def _in_view(source: Source, rel: str) -> bool:
 
 def _diff(
     base: dict[str, str],
-    files: dict[str, Any],
+    files: Mapping[str, Any],
     unhashed: frozenset[str],
     source_id: str,
     observed_at: str,

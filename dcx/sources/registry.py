@@ -93,7 +93,7 @@ def _git(
     )  # writes no private state: persist is moot
 
 
-Factory = Callable[[Workspace, Binding, Profile, "ProgressFactory | None"], SourceProvider]
+Factory = Callable[..., SourceProvider]  # (ws, binding, profile, progress[, persist=False])
 BUILTINS: dict[str, Factory] = {"local-file": _local_file, "git": _git}
 
 
@@ -294,7 +294,9 @@ class PluginProvider:
             raise SourceUnavailable(PROVIDER_CONTRACT_INVALID)
         if response.get("ok") is not True:
             reason = response.get("reason_code")
-            raise SourceUnavailable(reason if is_token(reason, 120) else failure_reason)
+            raise SourceUnavailable(
+                reason if isinstance(reason, str) and is_token(reason, 120) else failure_reason
+            )
         if response.get("provider_id") != self.provider_id:
             raise SourceUnavailable(IDENTITY_MISMATCH)
         version = response.get("version")

@@ -254,7 +254,9 @@ def check_kind(kind: str) -> str:
 def abandoned(all_events: list[dict[str, Any]]) -> set[str]:
     """The decisions an ``abandon`` event gave up."""
     return {
-        (event.get("causality") or {}).get("decision_id")
+        event["causality"]["decision_id"]
         for event in all_events
-        if event.get("event_kind") == ABANDON and isinstance(event.get("causality"), dict)
-    } - {None}
+        if event.get("event_kind") == ABANDON
+        and isinstance(event.get("causality"), dict)
+        and isinstance(event["causality"].get("decision_id"), str)
+    }

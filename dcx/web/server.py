@@ -196,7 +196,8 @@ class Handler(BaseHTTPRequestHandler):
         try:
             self._check_host()
             parts = urlsplit(self.path)
-            self._check_token((parse_qs(parts.query).get("token") or [None])[0])
+            tokens = parse_qs(parts.query).get("token") or []
+            self._check_token(tokens[0] if tokens else None)
             if parts.path != "/":
                 raise Refusal(HTTPStatus.NOT_FOUND, "not_found", "no such page")
         except Refusal as refusal:

@@ -15,6 +15,8 @@ from dcx.cli._render import styled
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from dcx.cli._plain import PlainConsole
+
 # What a reason code means, in words a reviewer reads without the docs.
 MEANING: dict[str, str] = {
     # claims (evidence)
@@ -68,7 +70,7 @@ def duration(seconds: int | None) -> str:
     """86400 → '1 d', 5400 → '1 h 30 min', 42 → '42 s'."""
     if seconds is None:
         return "-"
-    parts = []
+    parts: list[str] = []
     for size, unit in ((86_400, "d"), (3_600, "h"), (60, "min"), (1, "s")):
         if seconds >= size or (size == 1 and not parts):
             amount, seconds = divmod(seconds, size)
@@ -174,7 +176,8 @@ def grid(
     if (
         plain_mode.get()
     ):  # piped, no rich (dcx/cli/_plain.py): the same table when it fits, else NeedRich
-        console.table(
+        plain: PlainConsole = console  # type: ignore[assignment]  # the plain console stands in for rich's
+        plain.table(
             columns,
             [["-" if value is None else str(value) for value in row] for row in rows],
             narrow=NARROW,
