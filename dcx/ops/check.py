@@ -58,7 +58,7 @@ def _recall(ws: Workspace, state: Activation) -> dict[str, Any]:
         from dcx.providers.bm25_index import IndexUnavailable, index_path, open_read_only
 
         try:
-            open_read_only(index_path(ws.index), busy_timeout=1.0).close()
+            open_read_only(index_path(ws.index), busy_timeout=1.0)[0].close()
         except IndexUnavailable as exc:
             return {"provider": "bm25", "status": "unavailable", "reason_code": exc.reason_code}
         return {"provider": "bm25", "status": "ready", "reason_code": None}

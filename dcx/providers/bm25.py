@@ -24,7 +24,7 @@ import re
 import sqlite3
 import time
 import unicodedata
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from dcx.core.workspace import Workspace
 from dcx.providers.base import (
@@ -35,7 +35,7 @@ from dcx.providers.base import (
     unavailable,
 )
 from dcx.providers.bm25_index import IndexUnavailable, classify, index_path, open_read_only
-from dcx.providers.bm25_search import scope_filter, search, term_stats
+from dcx.providers.bm25_search import Term, postings_top_k, scope_filter, search, term_stats
 from dcx.providers.validate import admit
 
 NAME = "bm25"
@@ -118,7 +118,7 @@ class Bm25Provider:
                 request, NAME, "provider_scope_unsupported", provider_version=self.version
             )
         try:
-            conn = open_read_only(
+            conn, current = open_read_only(
                 index_path(self.ws.index), busy_timeout=min(2.0, deadline - time.monotonic())
             )
         except IndexUnavailable as exc:
@@ -129,7 +129,7 @@ class Bm25Provider:
             conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
             if time.monotonic() > deadline:
                 raise IndexUnavailable("provider_search_timeout")
-            answer = self._search(conn, request, scope)
+            answer = self._search(conn, request, scope, postings=current)
             if time.monotonic() > deadline:
                 raise IndexUnavailable("provider_search_timeout")
             return answer
@@ -153,28 +153,26 @@ class Bm25Provider:
         return sids
 
     def _search(
-        self, conn: sqlite3.Connection, request: RetrievalRequest, scope: list[str]
+        self,
+        conn: sqlite3.Connection,
+        request: RetrievalRequest,
+        scope: list[str],
+        *,
+        postings: bool,
     ) -> Retrieval:
         sids = self._sids(conn, scope)
-        meta = dict(
-            conn.execute("SELECT key, value FROM meta WHERE key IN ('chunk_count', 'total_tokens')")
-        )
-        total, tokens = int(meta["chunk_count"]), int(meta["total_tokens"])
-        if set(sids) >= {sid for (sid,) in conn.execute("SELECT sid FROM sources")}:
+        if sids and set(sids) >= {sid for (sid,) in conn.execute("SELECT sid FROM sources")}:
             sids = []  # the scope names every indexed source: no filter at all
-        terms = term_stats(conn, query_terms(request.query))
-        where = scope_filter(conn, sids, total=total)
+        phrases = query_terms(request.query)
+        fallback = None
         # one row past the limit says whether the cap applied; when items are dropped
         # (a ref over 512 characters, the content budget) more candidates are ranked
         for limit in (request.max_results + 1, request.max_results * _OVERFETCH + 1):
-            ranked = search(
-                conn,
-                terms,
-                total=total,
-                limit=limit,
-                scope=where,
-                avgdl=tokens / total if total else 0.0,
-            )
+            ranked = postings_top_k(conn, phrases, limit=limit, sids=sids) if postings else None
+            if ranked is None:  # an index of the earlier format, or a term that is not ASCII
+                if fallback is None:
+                    fallback = self._fallback(conn, phrases, sids)
+                ranked = search(conn, fallback[0], limit=limit, **fallback[1])
             items, dropped, capped = admit(self._items(conn, ranked), request)
             if not dropped or len(ranked) < limit:
                 break
@@ -186,6 +184,21 @@ class Bm25Provider:
             items_dropped=dropped,
             result_cap_applied=capped,
         )
+
+    def _fallback(
+        self, conn: sqlite3.Connection, phrases: list[str], sids: list[int]
+    ) -> tuple[list[Term], dict[str, Any]]:
+        """The FTS5 search's inputs (``bm25_search.search``)."""
+        meta = dict(
+            conn.execute("SELECT key, value FROM meta WHERE key IN ('chunk_count', 'total_tokens')")
+        )
+        total, tokens = int(meta["chunk_count"]), int(meta["total_tokens"])
+        where = scope_filter(conn, sids, total=total)
+        return term_stats(conn, phrases), {
+            "total": total,
+            "scope": where,
+            "avgdl": tokens / total if total else 0.0,
+        }
 
     def _items(
         self, conn: sqlite3.Connection, ranked: list[tuple[int, float]]

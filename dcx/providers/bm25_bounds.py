@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from dcx.providers.bm25_index import TOKENIZER
+from dcx.providers.bm25_postings import PostingsBuilder
 
 K1 = 1.2
 B = 0.75
@@ -64,29 +65,38 @@ def _fts5_counts(
 
 
 class BoundsBuilder:
-    """What one index run changes: per-term df deltas and the added chunks' best (tf, dl)."""
+    """What one index run changes: per-term df deltas, the added chunks' best (tf, dl), and
+    the posting lists' changes (``bm25_postings``)."""
 
     def __init__(self) -> None:
         self.frontier: dict[str, dict[int, int]] = {}  # term -> {tf: shortest dl with that tf}
         self.df: Counter[str] = Counter()
+        self.postings = PostingsBuilder()
         self.deferred_added: list[tuple[int, str]] = []
         self.deferred_removed: list[tuple[int, str]] = []
+        self.deferred_sid: dict[int, int] = {}  # rowid -> sid of the deferred chunks
 
-    def add(self, rowid: int, text: str) -> int | None:
+    def add(self, rowid: int, text: str, sid: int = 0) -> int | None:
         """The chunk's token count, or None when FTS5 must count it (non-ASCII text)."""
         if not text.isascii():
             self.deferred_added.append((rowid, text))
+            self.deferred_sid[rowid] = sid
             return None
         tokens = _ASCII_TOKEN.findall(text.lower())
-        self._added(Counter(tokens), len(tokens))
+        counts = Counter(tokens)
+        self._added(counts, len(tokens))
+        self.postings.add(rowid, sid, counts, len(tokens))
         return len(tokens)
 
-    def remove(self, chunks: Iterable[tuple[int, str]]) -> None:
+    def remove(self, chunks: Iterable[tuple[int, str]], sid: int = 0) -> None:
         for rowid, text in chunks:
             if text.isascii():
-                self.df.subtract(set(_ASCII_TOKEN.findall(text.lower())))
+                terms = set(_ASCII_TOKEN.findall(text.lower()))
+                self.df.subtract(terms)
+                self.postings.remove(rowid, sid, terms)
             else:
                 self.deferred_removed.append((rowid, text))
+                self.deferred_sid[rowid] = sid
 
     def _added(self, counts: Counter[str], dl: int) -> None:
         frontier = self.frontier
@@ -105,11 +115,14 @@ class BoundsBuilder:
             for rowid, counts in _fts5_counts(conn, self.deferred_added).items():
                 lengths[rowid] = sum(counts.values())
                 self._added(counts, lengths[rowid])
+                self.postings.add(rowid, self.deferred_sid[rowid], counts, lengths[rowid])
         if self.deferred_removed:
-            for counts in _fts5_counts(conn, self.deferred_removed).values():
+            for rowid, counts in _fts5_counts(conn, self.deferred_removed).items():
                 self.df.subtract(counts.keys())
+                self.postings.remove(rowid, self.deferred_sid[rowid], counts)
         self.deferred_added.clear()
         self.deferred_removed.clear()
+        self.deferred_sid.clear()
         return lengths
 
     def store(self, conn: sqlite3.Connection, avgdl: float) -> None:

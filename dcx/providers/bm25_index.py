@@ -9,6 +9,9 @@ Layout (schema ``dcx_bm25_index_v0``):
 - ``term_bounds``: per term, its exact document frequency and the largest
   BM25 tf factor it reached (see ``bm25_bounds``): what lets a search skip
   rows and stay exact;
+- ``postings``: per (term, source, block of 4096 rowids), the rows holding the
+  term with their tf and token count (see ``bm25_postings``): what lets a search
+  score rows without calling ``bm25()``, which counts every query term's doclist;
 - ``files``: (source, path) → revision, kind (``text|binary|oversize``) and
   chunk count — what the next run compares against;
 - ``sources``, ``meta`` (schema, tokenizer, chunk and token counts, last update).
@@ -26,7 +29,10 @@ import sqlite3
 from pathlib import Path
 from urllib.request import pathname2url
 
-SCHEMA = "dcx_bm25_index_v0"
+SCHEMA = "dcx_bm25_index_v1"
+# an index of an earlier format is still read (the search without ``postings``) and
+# rebuilt from scratch by the next ``dcx index``
+LEGACY_SCHEMAS = ("dcx_bm25_index_v0",)
 TOKENIZER = "unicode61 remove_diacritics 2"
 INDEX_NAME = "bm25.sqlite"
 
@@ -50,6 +56,10 @@ CREATE INDEX chunk_files_by_file ON chunk_files (fid);
 CREATE VIRTUAL TABLE vocab USING fts5vocab(chunks, 'row');
 CREATE TABLE term_bounds (
     term TEXT PRIMARY KEY, df INTEGER NOT NULL, m REAL NOT NULL, avgdl REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE postings (
+    term TEXT NOT NULL, sid INTEGER NOT NULL, block INTEGER NOT NULL, data BLOB NOT NULL,
+    PRIMARY KEY (term, sid, block)
 ) WITHOUT ROWID;
 """
 
@@ -80,21 +90,26 @@ def create_schema(conn: sqlite3.Connection) -> None:
     conn.commit()
 
 
-def check_schema(conn: sqlite3.Connection) -> dict[str, str]:
-    """The meta table, or ``IndexUnavailable('index_corrupt')`` for anything not ours."""
+def check_schema(conn: sqlite3.Connection, *, legacy: bool = False) -> dict[str, str]:
+    """The meta table, or ``IndexUnavailable('index_corrupt')`` for anything not ours
+    (``legacy``: an index of an earlier dcx format passes too)."""
     try:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError as exc:
         raise IndexUnavailable(classify(exc)) from None
-    if meta.get("schema_version") != SCHEMA or meta.get("tokenizer") != TOKENIZER:
+    known = (SCHEMA, *LEGACY_SCHEMAS) if legacy else (SCHEMA,)
+    if meta.get("schema_version") not in known or meta.get("tokenizer") != TOKENIZER:
         raise IndexUnavailable("index_corrupt")
     if not all(str(meta.get(key, "")).isdigit() for key in ("chunk_count", "total_tokens")):
         raise IndexUnavailable("index_corrupt")
     return meta
 
 
-def open_read_only(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
-    """Open the index for reading only: ``mode=ro``, no journal, no lock file, no re-index."""
+def open_read_only(path: Path, *, busy_timeout: float) -> tuple[sqlite3.Connection, bool]:
+    """Open the index for reading only: ``mode=ro``, no journal, no lock file, no re-index.
+
+    Returns the connection and whether it has ``postings`` (the current format).
+    """
     if not path.is_file():
         raise IndexUnavailable("index_missing")
     uri = f"file:{pathname2url(str(path))}?mode=ro"
@@ -105,11 +120,26 @@ def open_read_only(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
     except sqlite3.OperationalError:
         raise IndexUnavailable("index_missing") from None
     try:
-        check_schema(conn)
+        meta = check_schema(conn, legacy=True)
     except IndexUnavailable:
         conn.close()
         raise
-    return conn
+    return conn, meta["schema_version"] == SCHEMA
+
+
+def is_legacy(path: Path) -> bool:
+    """Whether ``path`` holds a dcx index of an earlier format (``dcx index`` rebuilds it)."""
+    try:
+        conn = sqlite3.connect(f"file:{pathname2url(str(path))}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return row is not None and row[0] in LEGACY_SCHEMAS
 
 
 def classify(exc: sqlite3.Error) -> str:

@@ -35,6 +35,7 @@ from dcx.providers.bm25_index import (
     classify,
     create_schema,
     index_path,
+    is_legacy,
 )
 from dcx.providers.chunking import chunk_text
 from dcx.state.profile import Registry, Source
@@ -88,8 +89,9 @@ def indexable(registry: Registry, source: Source) -> str | None:
 class _Writer:
     """One transaction over an open index."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, fresh: bool) -> None:
         self.conn = conn
+        self.fresh = fresh
         self.bounds = BoundsBuilder()
         row = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM chunk_files").fetchone()
         self.next_rowid = int(row[0]) + 1
@@ -109,11 +111,13 @@ class _Writer:
         return {path: (fid, revision, count) for path, fid, revision, count in rows}
 
     def drop_file(self, fid: int) -> None:
+        (sid,) = self.conn.execute("SELECT sid FROM files WHERE fid = ?", (fid,)).fetchone()
         self.bounds.remove(
             self.conn.execute(
                 "SELECT rowid, body FROM chunks WHERE rowid IN (SELECT rowid FROM chunk_files WHERE fid = ?)",
                 (fid,),
-            )
+            ),
+            sid,
         )
         self.conn.execute(
             "DELETE FROM chunks WHERE rowid IN (SELECT rowid FROM chunk_files WHERE fid = ?)",
@@ -144,7 +148,7 @@ class _Writer:
         self.conn.executemany(
             "INSERT INTO chunk_files (rowid, fid, ordinal, dl) VALUES (?, ?, ?, ?)",
             [
-                (r, fid, ordinal, self.bounds.add(r, c) or 0)
+                (r, fid, ordinal, self.bounds.add(r, c, sid) or 0)
                 for ordinal, (r, c) in enumerate(zip(rowids, chunks, strict=True))
             ],
         )
@@ -159,6 +163,7 @@ class _Writer:
             "SELECT COUNT(*), COALESCE(SUM(dl), 0) FROM chunk_files"
         ).fetchone()
         self.bounds.store(self.conn, tokens / count if count else 0.0)
+        self.bounds.postings.store(self.conn, fresh=self.fresh)
         return int(tokens)
 
 
@@ -271,7 +276,8 @@ def update_index(
             f".{INDEX_NAME}.*.tmp*"
         ):  # a build killed mid-way; we hold the lock
             stale.unlink(missing_ok=True)
-        fresh = rebuild or not target.exists()
+        # an index of an earlier format is rebuilt whole (it lacks what this one keeps)
+        fresh = rebuild or not target.exists() or is_legacy(target)
         path = ws.index / f".{INDEX_NAME}.{os.urandom(6).hex()}.tmp" if fresh else target
         conn: sqlite3.Connection | None = None
         try:
@@ -343,7 +349,7 @@ def _apply(
 ) -> tuple[SourceReport, ...]:
     conn.execute("BEGIN IMMEDIATE")
     try:
-        writer = _Writer(conn)
+        writer = _Writer(conn, fresh=fresh)
         reports: list[SourceReport] = []
         wanted: set[str] = set()
         for source in sorted(registry.sources, key=lambda s: s.source_id):

@@ -49,13 +49,17 @@ later gets new, higher rowids).
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import sqlite3
 import unicodedata
+from array import array
+from bisect import bisect_left
 from typing import NamedTuple
 
 from dcx.providers.bm25_bounds import term_bound
+from dcx.providers.bm25_postings import BLOCK, BLOCK_BITS, decode
 
 K1 = 1.2
 B = 0.75
@@ -321,3 +325,154 @@ def _tf(conn: sqlite3.Connection, term: Term, rowid: int, body: str) -> int:
         (_match([term]), rowid),
     ).fetchone()
     return 0 if row is None else row[0].count("\x01") - body.count("\x01")
+
+
+# --- the search over the index's own posting lists (``bm25_postings``) ---------------
+
+
+def fts5_totals(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(rows, tokens) as FTS5's own averages record holds them: what ``bm25()`` reads."""
+    row = conn.execute("SELECT block FROM chunks_data WHERE id = 1").fetchone()
+    if row is None:
+        return 0, 0
+    averages = _varints(row[0])
+    return averages[0], sum(averages[1:])
+
+
+Lists = dict[int, list[tuple[int, "array[int]", "array[int]", "array[int]"]]]
+
+
+def _load(conn: sqlite3.Connection, token: str, sids: list[int]) -> Lists:
+    """One term's posting rows within the sources ``sids`` ([] = all): block -> parts."""
+    if sids:
+        rows = conn.execute(
+            "SELECT block, data FROM postings WHERE term = ? AND sid IN "
+            f"({','.join('?' * len(sids))})",
+            (token, *sids),
+        )
+    else:
+        rows = conn.execute("SELECT block, data FROM postings WHERE term = ?", (token,))
+    out: Lists = {}
+    for block, data in rows:
+        out.setdefault(block, []).append((block << BLOCK_BITS, *decode(data)))
+    return out
+
+
+def _find(lists: Lists, rowid: int) -> tuple[int, int] | None:
+    """(tf, dl) of ``rowid`` in one term's lists, or None when the row lacks the term."""
+    parts = lists.get(rowid >> BLOCK_BITS)
+    if parts:
+        offset = rowid & (BLOCK - 1)
+        for _, offsets, tfs, dls in parts:
+            i = bisect_left(offsets, offset)
+            if i < len(offsets) and offsets[i] == offset:
+                return tfs[i], dls[i]
+    return None
+
+
+def _size(lists: Lists) -> int:
+    return sum(len(part[1]) for parts in lists.values() for part in parts)
+
+
+def postings_top_k(
+    conn: sqlite3.Connection,
+    phrases: list[str],
+    *,
+    limit: int,
+    sids: list[int],
+    budget: int = 0,
+) -> list[tuple[int, float]] | None:
+    """The exact best ``limit`` rows, best first (equal scores: lower rowid first), computed
+    from ``postings`` with FTS5's own ``bm25()`` arithmetic; None when this search does not
+    apply (a query term that is not ASCII, whose folding only FTS5 knows; or, with a
+    ``budget``, a query whose first terms would make more than that many candidates).
+
+    Term at a time, highest bound first (the MaxScore idea): each term's rows add to their
+    accumulators while a row that has none of the terms so far could still reach the k-th
+    score found (``theta``); once the bounds of the terms left are below it, the rest only
+    add to the rows already held, and rows that cannot reach ``theta`` any more are dropped.
+    The accumulators use the same formula in another order; the candidates within float
+    noise of ``theta`` are scored again exactly as FTS5 does (phrase by phrase, in query
+    order), so the answer is bit for bit the full ranking's.
+    """
+    if not phrases or limit < 1:
+        return []
+    if not all(p.isascii() for p in phrases):
+        return None
+    n_row, n_token = fts5_totals(conn)
+    if n_row <= 0:
+        return []
+    tokens = [p.lower() for p in phrases]
+    stats: dict[str, tuple[int, float, float]] = {}
+    for token in dict.fromkeys(tokens):
+        row = conn.execute(
+            "SELECT df, m, avgdl FROM term_bounds WHERE term = ?", (token,)
+        ).fetchone()
+        if row is not None:  # else no row holds it: it adds 0 to every score
+            stats[token] = (int(row[0]), float(row[1]), float(row[2]))
+    if not stats:
+        return []
+    avgdl = n_token / n_row
+    times = {t: tokens.count(t) for t in stats}
+    idfs = {t: idf(n_row, df) for t, (df, _, _) in stats.items()}
+    weight = {t: times[t] * idfs[t] * (K1 + 1) for t in stats}
+    bound = {t: weight[t] * term_bound(m, at, avgdl) for t, (_, m, at) in stats.items()}
+    order = sorted(stats, key=lambda t: (-bound[t], t))
+    rest = [sum(bound[t] for t in order[i:]) for i in range(len(order) + 1)]
+    if budget and sum(stats[t][0] for t in order[:1]) > budget:
+        return None
+    a, c = K1 * (1 - B), K1 * B / avgdl
+
+    def loose(x: float) -> float:
+        return x * (1 + BOUND_SLACK) + BOUND_SLACK
+
+    acc: dict[int, float] = {}
+    lists: dict[str, Lists] = {}
+    theta = 0.0
+    closed = False
+    for i, token in enumerate(order):
+        w = weight[token]
+        if not closed and len(acc) >= limit and loose(rest[i]) < theta:
+            closed = True  # a row with none of the terms so far scores below theta
+        if budget and not closed and stats[token][0] > budget:
+            return None
+        found = lists[token] = _load(conn, token, sids)
+        if closed:
+            acc = {r: s for r, s in acc.items() if loose(s + rest[i]) >= theta}
+            if len(acc) * 8 < _size(found):
+                for r in acc:
+                    hit = _find(found, r)
+                    if hit is not None:
+                        tf, dl = hit
+                        acc[r] += w * tf / (tf + a + c * dl)
+            else:
+                held = acc.get
+                for base, offsets, tfs, dls in (p for parts in found.values() for p in parts):
+                    for offset, tf, dl in zip(offsets, tfs, dls, strict=True):
+                        s = held(base + offset)
+                        if s is not None:
+                            acc[base + offset] = s + w * tf / (tf + a + c * dl)
+        else:
+            held = acc.get
+            for base, offsets, tfs, dls in (p for parts in found.values() for p in parts):
+                for offset, tf, dl in zip(offsets, tfs, dls, strict=True):
+                    r = base + offset
+                    acc[r] = held(r, 0.0) + w * tf / (tf + a + c * dl)
+        if len(acc) >= limit:
+            theta = heapq.nlargest(limit, acc.values())[-1]
+    # the exact scores, as fts5Bm25Function sums them: phrase by phrase in query order
+    out = []
+    for r, s in acc.items():
+        if loose(s) < theta:
+            continue
+        hits = {t: _find(lists[t], r) for t in stats}
+        dl = next(hit[1] for hit in hits.values() if hit is not None)
+        score = 0.0
+        for token in tokens:
+            hit = hits.get(token)
+            if hit is not None:
+                f = float(hit[0])
+                score += idfs[token] * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * dl / avgdl)))
+        out.append((r, score))
+    out.sort(key=lambda rs: (-rs[1], rs[0]))
+    return out[:limit]
