@@ -143,6 +143,9 @@ class Bm25Provider:
             conn.close()
 
     def _sids(self, conn: sqlite3.Connection, scope: list[str]) -> list[int]:
+        """The scope's source numbers; [] when it names every indexed source (no filter)."""
+        if not scope:
+            return []
         known = dict(conn.execute("SELECT source_id, sid FROM sources").fetchall())
         sids = []
         for name in scope:
@@ -150,7 +153,7 @@ class Bm25Provider:
             if sid is None:
                 raise IndexUnavailable("scope_source_not_indexed")
             sids.append(int(sid))
-        return sids
+        return [] if set(sids) >= set(known.values()) else sids
 
     def _search(
         self,
@@ -161,8 +164,6 @@ class Bm25Provider:
         postings: bool,
     ) -> Retrieval:
         sids = self._sids(conn, scope)
-        if sids and set(sids) >= {sid for (sid,) in conn.execute("SELECT sid FROM sources")}:
-            sids = []  # the scope names every indexed source: no filter at all
         phrases = query_terms(request.query)
         fallback = None
         # one row past the limit says whether the cap applied; when items are dropped
@@ -207,10 +208,10 @@ class Bm25Provider:
             return []
         marks = ",".join("?" * len(ranked))
         rowids = [r for r, _ in ranked]
+        # FTS5's content table itself: a rowid IN (...) on the FTS5 table runs one FTS5
+        # query per rowid
         bodies = dict(
-            conn.execute(
-                f"SELECT rowid, body FROM chunks WHERE rowid IN ({marks})", rowids
-            ).fetchall()
+            conn.execute(f"SELECT id, c0 FROM chunks_content WHERE id IN ({marks})", rowids)
         )
         where = {
             rowid: (source_id, path, ordinal, revision)

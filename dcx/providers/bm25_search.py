@@ -342,19 +342,22 @@ def fts5_totals(conn: sqlite3.Connection) -> tuple[int, int]:
 Lists = dict[int, list[tuple[int, "array[int]", "array[int]", "array[int]"]]]
 
 
-def _load(conn: sqlite3.Connection, token: str, sids: list[int]) -> Lists:
-    """One term's posting rows within the sources ``sids`` ([] = all): block -> parts."""
+def _load(conn: sqlite3.Connection, tokens: list[str], sids: list[int]) -> dict[str, Lists]:
+    """The terms' posting rows within the sources ``sids`` ([] = all): term -> block -> parts."""
+    marks = ",".join("?" * len(tokens))
     if sids:
         rows = conn.execute(
-            "SELECT block, data FROM postings WHERE term = ? AND sid IN "
+            f"SELECT term, block, data FROM postings WHERE term IN ({marks}) AND sid IN "
             f"({','.join('?' * len(sids))})",
-            (token, *sids),
+            (*tokens, *sids),
         )
     else:
-        rows = conn.execute("SELECT block, data FROM postings WHERE term = ?", (token,))
-    out: Lists = {}
-    for block, data in rows:
-        out.setdefault(block, []).append((block << BLOCK_BITS, *decode(data)))
+        rows = conn.execute(
+            f"SELECT term, block, data FROM postings WHERE term IN ({marks})", tokens
+        )
+    out: dict[str, Lists] = {t: {} for t in tokens}
+    for term, block, data in rows:
+        out[term].setdefault(block, []).append((block << BLOCK_BITS, *decode(data)))
     return out
 
 
@@ -380,20 +383,20 @@ def postings_top_k(
     *,
     limit: int,
     sids: list[int],
-    budget: int = 0,
 ) -> list[tuple[int, float]] | None:
     """The exact best ``limit`` rows, best first (equal scores: lower rowid first), computed
-    from ``postings`` with FTS5's own ``bm25()`` arithmetic; None when this search does not
-    apply (a query term that is not ASCII, whose folding only FTS5 knows; or, with a
-    ``budget``, a query whose first terms would make more than that many candidates).
+    from ``postings`` with FTS5's own ``bm25()`` arithmetic; None when a query term is not
+    ASCII (its folding and splitting only FTS5 knows: the caller asks FTS5 then).
 
     Term at a time, highest bound first (the MaxScore idea): each term's rows add to their
     accumulators while a row that has none of the terms so far could still reach the k-th
-    score found (``theta``); once the bounds of the terms left are below it, the rest only
-    add to the rows already held, and rows that cannot reach ``theta`` any more are dropped.
-    The accumulators use the same formula in another order; the candidates within float
-    noise of ``theta`` are scored again exactly as FTS5 does (phrase by phrase, in query
-    order), so the answer is bit for bit the full ranking's.
+    best score known (``theta``); once the bounds of the terms left are below it, the rest
+    only add to the rows already held, and rows that cannot reach ``theta`` any more are
+    dropped. ``theta`` is the k-th best of the partial sums, or of the full scores of the
+    best rows so far (their missing terms looked up), whichever is higher. The
+    accumulators use the same formula in another order; the candidates within float noise
+    of ``theta`` are scored again exactly as FTS5 does (phrase by phrase, in query order),
+    so the answer is bit for bit the full ranking's.
     """
     if not phrases or limit < 1:
         return []
@@ -403,42 +406,39 @@ def postings_top_k(
     if n_row <= 0:
         return []
     tokens = [p.lower() for p in phrases]
-    stats: dict[str, tuple[int, float, float]] = {}
-    for token in dict.fromkeys(tokens):
-        row = conn.execute(
-            "SELECT df, m, avgdl FROM term_bounds WHERE term = ?", (token,)
-        ).fetchone()
-        if row is not None:  # else no row holds it: it adds 0 to every score
-            stats[token] = (int(row[0]), float(row[1]), float(row[2]))
+    unique = list(dict.fromkeys(tokens))
+    # a term the table does not hold is in no row: it adds 0 to every score
+    stats: dict[str, tuple[int, float, float]] = {
+        term: (int(df), float(m), float(at))
+        for term, df, m, at in conn.execute(
+            "SELECT term, df, m, avgdl FROM term_bounds WHERE term IN "
+            f"({','.join('?' * len(unique))})",
+            unique,
+        )
+    }
     if not stats:
         return []
     avgdl = n_token / n_row
-    times = {t: tokens.count(t) for t in stats}
     idfs = {t: idf(n_row, df) for t, (df, _, _) in stats.items()}
-    weight = {t: times[t] * idfs[t] * (K1 + 1) for t in stats}
+    weight = {t: tokens.count(t) * idfs[t] * (K1 + 1) for t in stats}
     bound = {t: weight[t] * term_bound(m, at, avgdl) for t, (_, m, at) in stats.items()}
     order = sorted(stats, key=lambda t: (-bound[t], t))
     rest = [sum(bound[t] for t in order[i:]) for i in range(len(order) + 1)]
-    if budget and sum(stats[t][0] for t in order[:1]) > budget:
-        return None
+    lists = _load(conn, order, sids)
     a, c = K1 * (1 - B), K1 * B / avgdl
-
-    def loose(x: float) -> float:
-        return x * (1 + BOUND_SLACK) + BOUND_SLACK
+    # x reaches theta "for sure" below: x * (1 + slack) + slack >= theta
+    tight = 1 + BOUND_SLACK
 
     acc: dict[int, float] = {}
-    lists: dict[str, Lists] = {}
     theta = 0.0
     closed = False
     for i, token in enumerate(order):
-        w = weight[token]
-        if not closed and len(acc) >= limit and loose(rest[i]) < theta:
+        w, found = weight[token], lists[token]
+        if not closed and len(acc) >= limit and rest[i] * tight + BOUND_SLACK < theta:
             closed = True  # a row with none of the terms so far scores below theta
-        if budget and not closed and stats[token][0] > budget:
-            return None
-        found = lists[token] = _load(conn, token, sids)
         if closed:
-            acc = {r: s for r, s in acc.items() if loose(s + rest[i]) >= theta}
+            cut = (theta - BOUND_SLACK) / tight - rest[i]
+            acc = {r: s for r, s in acc.items() if s >= cut}
             if len(acc) * 8 < _size(found):
                 for r in acc:
                     hit = _find(found, r)
@@ -459,11 +459,24 @@ def postings_top_k(
                     r = base + offset
                     acc[r] = held(r, 0.0) + w * tf / (tf + a + c * dl)
         if len(acc) >= limit:
-            theta = heapq.nlargest(limit, acc.values())[-1]
+            best = heapq.nlargest(limit, acc.items(), key=lambda rs: rs[1])
+            theta = max(theta, best[-1][1])
+            if not closed and i + 1 < len(order):
+                # the best rows' full scores: a higher theta closes the search sooner
+                later = [(weight[t], lists[t]) for t in order[i + 1 :]]
+                full = []
+                for r, s in best:
+                    for wl, fl in later:
+                        hit = _find(fl, r)
+                        if hit is not None:
+                            s += wl * hit[0] / (hit[0] + a + c * hit[1])
+                    full.append(s)
+                theta = max(theta, min(full))
     # the exact scores, as fts5Bm25Function sums them: phrase by phrase in query order
+    cut = (theta - BOUND_SLACK) / tight
     out = []
     for r, s in acc.items():
-        if loose(s) < theta:
+        if s < cut:
             continue
         hits = {t: _find(lists[t], r) for t in stats}
         dl = next(hit[1] for hit in hits.values() if hit is not None)
