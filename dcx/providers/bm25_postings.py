@@ -78,16 +78,29 @@ class PostingsBuilder:
 
     def store(self, conn: sqlite3.Connection, *, fresh: bool) -> None:
         """Write the touched rows (``fresh``: the table is empty, nothing to read back)."""
-        keys = set(self.added) | set(self.removed)
+        keys = sorted(set(self.added) | set(self.removed))
+        stored: dict[tuple[str, int, int], bytes] = {}
+        if not fresh and keys:
+            # one sorted join instead of a lookup per row: the rows come in b-tree order
+            conn.execute(
+                "CREATE TEMP TABLE touched (term TEXT, sid INTEGER, block INTEGER, "
+                "PRIMARY KEY (term, sid, block)) WITHOUT ROWID"
+            )
+            try:
+                conn.executemany("INSERT INTO temp.touched VALUES (?, ?, ?)", keys)
+                stored = {
+                    (term, sid, block): data
+                    for term, sid, block, data in conn.execute(
+                        "SELECT p.term, p.sid, p.block, p.data FROM temp.touched t "
+                        "JOIN postings p ON p.term = t.term AND p.sid = t.sid AND p.block = t.block"
+                    )
+                }
+            finally:
+                conn.execute("DROP TABLE temp.touched")
         rows: list[tuple[str, int, int, bytes]] = []
         gone: list[tuple[str, int, int]] = []
         for key in keys:
-            old = None
-            if not fresh:
-                found = conn.execute(
-                    "SELECT data FROM postings WHERE term = ? AND sid = ? AND block = ?", key
-                ).fetchone()
-                old = None if found is None else found[0]
+            old = stored.get(key)
             if old is None:
                 offsets, tfs, dls = array("H"), array("H"), array("H")
             else:
