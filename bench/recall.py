@@ -8,8 +8,9 @@ chunk each, words drawn from a Zipf-distributed vocabulary), then prints:
 - ``dcx index`` build time (walk + hash + chunk + FTS5 insert + optimize);
 - incremental update time after rewriting 100 files;
 - p50/p95 latency of one ``Bm25Provider.retrieve`` (what ``dcx recall`` runs:
-  open the index read-only, prune, query, fetch, validate), and of the bare
-  FTS5 statement on an open connection;
+  open the index read-only, search the index's own posting lists, fetch,
+  validate), its CPU-time p50, and the bare FTS5 ``ORDER BY rank`` statement on
+  an open connection (what ranking every match costs in C);
 - the same for a **scoped** recall (``source:notes``, a second source holding
   1% of the chunks) with queries of three common words (some of them in half
   the index: the case whole-index pruning got wrong), every other one with a
@@ -21,7 +22,16 @@ chunk each, words drawn from a Zipf-distributed vocabulary), then prints:
 The baselines are NOT project dependencies: ``--install`` pip-installs them
 into the running interpreter's environment (or run
 ``.venv/bin/python -m pip install bm25s rank-bm25`` yourself).
-Goal: p50 <= 20 ms at 100k chunks and <= 1.5x the fastest baseline.
+How the search works (docs/recall.md, "Exact top-k from the index's own
+posting lists"): the index keeps per term, per source and per 4096-rowid block
+the rows holding the term with tf and length; a query reads only its terms'
+lists within its scope's sources, takes terms highest bound first (MaxScore:
+once the bounds left are below the k-th score known, no new row can enter) and
+scores the final candidates with FTS5's own ``bm25()`` arithmetic, so the
+answer is bit for bit FTS5's full ranking.
+
+Goal (issue 11): p50 <= 5 ms at 100k chunks, unscoped AND scoped, with 0 empty
+scoped recalls; and <= 1.5x the fastest baseline.
 ``--keep DIR`` keeps the built goal there and reuses it on the next run.
 """
 
@@ -146,12 +156,15 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
 
-def timed(fn, items) -> list[float]:
+def timed(fn, items, cpu: list[float] | None = None) -> list[float]:
+    """Wall milliseconds per call (and CPU milliseconds into ``cpu``)."""
     out = []
     for item in items:
-        started = time.perf_counter()
+        started, used = time.perf_counter(), time.process_time()
         fn(item)
         out.append((time.perf_counter() - started) * 1000)
+        if cpu is not None:
+            cpu.append((time.process_time() - used) * 1000)
     return out
 
 
@@ -243,7 +256,8 @@ def bench_size(chunks: int, n_queries: int, install: bool, keep: Path | None = N
 
         for q in qs[:10]:
             recall(q)  # warm the page cache
-        dcx_ms = timed(recall, qs)
+        dcx_cpu: list[float] = []
+        dcx_ms = timed(recall, qs, dcx_cpu)
         conn = sqlite3.connect(f"file:{index_path(ws.index)}?mode=ro", uri=True)
         sql = "SELECT rowid, rank, body FROM chunks WHERE chunks MATCH ? ORDER BY rank LIMIT ?"
 
@@ -254,17 +268,27 @@ def bench_size(chunks: int, n_queries: int, install: bool, keep: Path | None = N
         bare_ms = timed(bare, qs)
         conn.close()
         p50, p95 = percentiles(dcx_ms)
-        print(f"dcx recall (retrieve)    p50 {p50:7.2f} ms   p95 {p95:7.2f} ms")
+        print(
+            f"dcx recall (retrieve)    p50 {p50:7.2f} ms   p95 {p95:7.2f} ms   "
+            f"(cpu p50 {statistics.median(dcx_cpu):.2f} ms)"
+        )
         b50, b95 = percentiles(bare_ms)
         print(f"  bare FTS5 statement    p50 {b50:7.2f} ms   p95 {b95:7.2f} ms")
         sq = scoped_queries(rng, words, root, n_queries)
         empty[0] = 0
-        scoped_ms = timed(lambda q: recall(q, "source:notes"), sq)
+        scoped_cpu: list[float] = []
+        scoped_ms = timed(lambda q: recall(q, "source:notes"), sq, scoped_cpu)
         s50, s95 = percentiles(scoped_ms)
         print(
-            f"dcx recall, scoped (1%)  p50 {s50:7.2f} ms   p95 {s95:7.2f} ms   {empty[0]} of {len(sq)} empty "
+            f"dcx recall, scoped (1%)  p50 {s50:7.2f} ms   p95 {s95:7.2f} ms   "
+            f"(cpu p50 {statistics.median(scoped_cpu):.2f} ms)   {empty[0]} of {len(sq)} empty "
             "(each query has a word of the scope)"
         )
+        if chunks >= 100_000:
+            met = p50 <= 5 and s50 <= 5 and empty[0] == 0
+            print(
+                f"goal: p50 <= 5 ms unscoped and scoped, 0 empty: {'meets' if met else 'misses'} it"
+            )
 
         corpus = [tokens(t) for t in texts]
         baselines: dict[str, float] = {}
@@ -304,7 +328,7 @@ def bench_size(chunks: int, n_queries: int, install: bool, keep: Path | None = N
                 )
         if baselines:
             name, best = min(baselines.items(), key=lambda kv: kv[1])
-            verdict = "meets" if p50 <= 1.5 * best and (chunks < 100_000 or p50 <= 20) else "misses"
+            verdict = "meets" if p50 <= 1.5 * best and (chunks < 100_000 or p50 <= 5) else "misses"
             print(
                 f"fastest baseline: {name}; dcx p50 is {p50 / best:.2f}x of it ({verdict} the goal)"
             )

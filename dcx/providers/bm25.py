@@ -6,10 +6,12 @@
 - Query: tokenised like the index (Unicode letters and digits; FTS5 itself
   lower-cases and strips diacritics inside each quoted string), de-duplicated,
   each term a quoted FTS5 string, OR-ed. Raw MATCH syntax never reaches FTS5.
-- Ranking: exact top-k without ranking every match (``bm25_search``: rows
-  with a rare term are ranked by the full query; bounds prove the rest lose;
-  terms in half the index are scored beside the SQL, never dropped). Equal
-  scores come in index order (a first build: source id, path, chunk ordinal).
+- Ranking: exact top-k without ranking every match. ``bm25_search.postings_top_k``
+  reads the index's own posting lists (``bm25_postings``) and scores with
+  FTS5's arithmetic, MaxScore bounds proving the rest lose; a query with a
+  non-ASCII term, or an index of the earlier format, goes to FTS5's ``bm25()``
+  (``bm25_search.search``). Equal scores come in index order (a first build:
+  source id, path, chunk ordinal).
 - Scope: empty (every indexed source) or ``source:<id>[,<id>…]``; the scores
   are the whole index's (one shared scorer), the scope only filters.
 - Read-only: the index is opened with ``mode=ro``; recall never re-indexes

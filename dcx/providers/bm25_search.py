@@ -1,4 +1,10 @@
-"""Exact top-k BM25 over the FTS5 index, without ranking every match.
+"""Exact top-k BM25 over the index, without ranking every match.
+
+Two searches give the same answer. ``postings_top_k`` (the usual one) reads the
+index's own posting lists (``bm25_postings``) and never calls ``bm25()``: see
+its doc. ``search`` below asks FTS5 itself; it answers queries with a term that
+is not ASCII (only FTS5 knows how it folds and splits those) and indexes of the
+earlier format, which have no posting lists.
 
 FTS5's ``bm25()`` costs about a microsecond per matching row, and an OR query
 with one moderately common term matches a large part of the index. So the
