@@ -115,7 +115,9 @@ class BoundsBuilder:
             for rowid, counts in _fts5_counts(conn, self.deferred_added).items():
                 lengths[rowid] = sum(counts.values())
                 self._added(counts, lengths[rowid])
-                self.postings.add(rowid, self.deferred_sid[rowid], counts, lengths[rowid])
+                self.postings.add(
+                    rowid, self.deferred_sid[rowid], counts, lengths[rowid], late=True
+                )
         if self.deferred_removed:
             for rowid, counts in _fts5_counts(conn, self.deferred_removed).items():
                 self.df.subtract(counts.keys())

@@ -26,8 +26,7 @@ import sqlite3
 import sys
 from array import array
 from bisect import bisect_left
-from collections import Counter, defaultdict
-from itertools import pairwise
+from collections import Counter
 
 BLOCK_BITS = 12
 BLOCK = 1 << BLOCK_BITS
@@ -53,32 +52,58 @@ def encode(offsets: array, tfs: array, dls: array) -> bytes:
 
 
 class PostingsBuilder:
-    """What one index run adds to and removes from the posting lists."""
+    """What one index run adds to and removes from the posting lists.
+
+    Both are kept per (sid, block), then per term, so a chunk's terms cost a dict
+    lookup and three appends each. Chunks come in rowid order, except those whose
+    terms FTS5 counts at the end of the run (non-ASCII text): their rows are sorted
+    when stored.
+    """
 
     def __init__(self) -> None:
-        # (term, sid, block) -> [(offset, tf, dl)] added, or offsets removed
-        self.added: defaultdict[tuple[str, int, int], list[tuple[int, int, int]]] = defaultdict(
-            list
-        )
-        self.removed: defaultdict[tuple[str, int, int], set[int]] = defaultdict(set)
+        # (sid, block) -> term -> (offset, tf, dl, offset, tf, dl, ...) of the chunks added
+        self.added: dict[tuple[int, int], dict[str, array]] = {}
+        self.removed: dict[tuple[int, int], dict[str, set[int]]] = {}
+        self.unsorted: set[tuple[int, int]] = set()
 
-    def add(self, rowid: int, sid: int, counts: Counter[str], dl: int) -> None:
+    def add(
+        self, rowid: int, sid: int, counts: Counter[str], dl: int, *, late: bool = False
+    ) -> None:
         if dl > _MAX:
             raise ValueError(f"a chunk of {dl} tokens (chunks hold at most 2000 characters)")
-        block, offset = rowid >> BLOCK_BITS, rowid & (BLOCK - 1)
-        added = self.added
+        place, offset = (sid, rowid >> BLOCK_BITS), rowid & (BLOCK - 1)
+        terms = self.added.get(place)
+        if terms is None:
+            terms = self.added[place] = {}
+        if late:
+            self.unsorted.add(place)
         for term, tf in counts.items():
-            added[(term, sid, block)].append((offset, tf, dl))
+            try:
+                terms[term].extend((offset, tf, dl))
+            except KeyError:
+                terms[term] = array("H", (offset, tf, dl))
 
     def remove(self, rowid: int, sid: int, terms: set[str] | Counter[str]) -> None:
-        block, offset = rowid >> BLOCK_BITS, rowid & (BLOCK - 1)
-        removed = self.removed
+        place, offset = (sid, rowid >> BLOCK_BITS), rowid & (BLOCK - 1)
+        removed = self.removed.setdefault(place, {})
         for term in terms:
-            removed[(term, sid, block)].add(offset)
+            removed.setdefault(term, set()).add(offset)
+
+    def _keys(self) -> list[tuple[str, int, int]]:
+        keys = {
+            (term, sid, block)
+            for touched in (self.added, self.removed)
+            for (sid, block), terms in touched.items()
+            for term in terms
+        }
+        return sorted(keys)
 
     def store(self, conn: sqlite3.Connection, *, fresh: bool) -> None:
         """Write the touched rows (``fresh``: the table is empty, nothing to read back)."""
-        keys = sorted(set(self.added) | set(self.removed))
+        if fresh:
+            self._store_fresh(conn)
+            return
+        keys = self._keys()
         stored: dict[tuple[str, int, int], bytes] = {}
         if not fresh and keys:
             # one sorted join instead of a lookup per row: the rows come in b-tree order
@@ -100,32 +125,31 @@ class PostingsBuilder:
         rows: list[tuple[str, int, int, bytes]] = []
         gone: list[tuple[str, int, int]] = []
         for key in keys:
+            term, sid, block = key
             old = stored.get(key)
             if old is None:
                 offsets, tfs, dls = array("H"), array("H"), array("H")
             else:
                 offsets, tfs, dls = decode(old)
-            dropped = self.removed.get(key)
+            dropped = self.removed.get((sid, block), {}).get(term)
             if dropped:
                 for offset in sorted(dropped, reverse=True):
                     i = bisect_left(offsets, offset)
                     if i < len(offsets) and offsets[i] == offset:
                         del offsets[i], tfs[i], dls[i]
-            new = self.added.get(key)
-            if new:
-                if (offsets and new[0][0] <= offsets[-1]) or any(
-                    a[0] >= b[0] for a, b in pairwise(new)
-                ):
-                    merged = sorted([*zip(offsets, tfs, dls, strict=True), *new])
+            new = self.added.get((sid, block), {}).get(term)
+            if new is not None:
+                # new chunks have rowids above every stored one: they go after them
+                offsets.extend(new[0::3])
+                tfs.extend(new[1::3])
+                dls.extend(new[2::3])
+                if (sid, block) in self.unsorted:
+                    merged = sorted(zip(offsets, tfs, dls, strict=True))
                     offsets = array("H", (p[0] for p in merged))
                     tfs = array("H", (p[1] for p in merged))
                     dls = array("H", (p[2] for p in merged))
-                else:
-                    offsets.extend(p[0] for p in new)
-                    tfs.extend(p[1] for p in new)
-                    dls.extend(p[2] for p in new)
             if offsets:
-                rows.append((*key, encode(offsets, tfs, dls)))
+                rows.append((term, sid, block, encode(offsets, tfs, dls)))
             elif old is not None:
                 gone.append(key)
         conn.executemany("DELETE FROM postings WHERE term = ? AND sid = ? AND block = ?", gone)
@@ -134,3 +158,21 @@ class PostingsBuilder:
         )
         self.added.clear()
         self.removed.clear()
+        self.unsorted.clear()
+
+    def _store_fresh(self, conn: sqlite3.Connection) -> None:
+        rows = []
+        for (sid, block), terms in self.added.items():
+            late = (sid, block) in self.unsorted
+            for term, values in terms.items():
+                offsets, tfs, dls = values[0::3], values[1::3], values[2::3]
+                if late:
+                    merged = sorted(zip(offsets, tfs, dls, strict=True))
+                    offsets = array("H", (p[0] for p in merged))
+                    tfs = array("H", (p[1] for p in merged))
+                    dls = array("H", (p[2] for p in merged))
+                rows.append((term, sid, block, encode(offsets, tfs, dls)))
+        rows.sort(key=lambda row: row[:3])  # b-tree order: every insert appends
+        conn.executemany("INSERT INTO postings (term, sid, block, data) VALUES (?, ?, ?, ?)", rows)
+        self.added.clear()
+        self.unsorted.clear()
