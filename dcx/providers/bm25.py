@@ -16,8 +16,9 @@
   are the whole index's (one shared scorer), the scope only filters.
 - Read-only: the index is opened with ``mode=ro``; recall never re-indexes
   (a stale index is how stale recall arises, and the decision cycle catches it).
-  The deadline is checked before and after the search and, between SQLite
-  VM steps, by a progress handler; an answer that arrives late is not used.
+  The deadline is checked before and after the search, between SQLite VM
+  steps (a progress handler) and before each block of each posting list the
+  search reads; an answer that arrives late is not used.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ class Bm25Provider:
             conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
             if time.monotonic() > deadline:
                 raise IndexUnavailable("provider_search_timeout")
-            answer = self._search(conn, request, scope, postings=current)
+            answer = self._search(conn, request, scope, postings=current, deadline=deadline)
             if time.monotonic() > deadline:
                 raise IndexUnavailable("provider_search_timeout")
             return answer
@@ -164,6 +165,7 @@ class Bm25Provider:
         scope: list[str],
         *,
         postings: bool,
+        deadline: float,
     ) -> Retrieval:
         sids = self._sids(conn, scope)
         phrases = query_terms(request.query)
@@ -171,7 +173,11 @@ class Bm25Provider:
         # one row past the limit says whether the cap applied; when items are dropped
         # (a ref over 512 characters, the content budget) more candidates are ranked
         for limit in (request.max_results + 1, request.max_results * _OVERFETCH + 1):
-            ranked = postings_top_k(conn, phrases, limit=limit, sids=sids) if postings else None
+            ranked = (
+                postings_top_k(conn, phrases, limit=limit, sids=sids, deadline=deadline)
+                if postings
+                else None
+            )
             if ranked is None:  # an index of the earlier format, or a term that is not ASCII
                 if fallback is None:
                     fallback = self._fallback(conn, phrases, sids)

@@ -59,12 +59,14 @@ import heapq
 import math
 import re
 import sqlite3
+import time
 import unicodedata
 from array import array
 from bisect import bisect_left
 from typing import NamedTuple
 
 from dcx.providers.bm25_bounds import term_bound
+from dcx.providers.bm25_index import IndexUnavailable
 from dcx.providers.bm25_postings import BLOCK, BLOCK_BITS, decode
 
 K1 = 1.2
@@ -389,6 +391,7 @@ def postings_top_k(
     *,
     limit: int,
     sids: list[int],
+    deadline: float | None = None,
 ) -> list[tuple[int, float]] | None:
     """The exact best ``limit`` rows, best first (equal scores: lower rowid first), computed
     from ``postings`` with FTS5's own ``bm25()`` arithmetic; None when a query term is not
@@ -403,6 +406,10 @@ def postings_top_k(
     accumulators use the same formula in another order; the candidates within float noise
     of ``theta`` are scored again exactly as FTS5 does (phrase by phrase, in query order),
     so the answer is bit for bit the full ranking's.
+
+    Past ``deadline`` (``time.monotonic()``), checked before each block of each
+    term's list, it raises ``IndexUnavailable('provider_search_timeout')``: a query
+    of hundreds of common words reads millions of postings.
     """
     if not phrases or limit < 1:
         return []
@@ -439,6 +446,8 @@ def postings_top_k(
     theta = 0.0
     closed = False
     for i, token in enumerate(order):
+        if deadline is not None and time.monotonic() > deadline:
+            raise IndexUnavailable("provider_search_timeout")
         w, found = weight[token], lists[token]
         if not closed and len(acc) >= limit and rest[i] * tight + BOUND_SLACK < theta:
             closed = True  # a row with none of the terms so far scores below theta
@@ -454,6 +463,8 @@ def postings_top_k(
             else:
                 held = acc.get
                 for base, offsets, tfs, dls in (p for parts in found.values() for p in parts):
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise IndexUnavailable("provider_search_timeout")
                     for offset, tf, dl in zip(offsets, tfs, dls, strict=True):
                         s = held(base + offset)
                         if s is not None:
@@ -461,6 +472,8 @@ def postings_top_k(
         else:
             held = acc.get
             for base, offsets, tfs, dls in (p for parts in found.values() for p in parts):
+                if deadline is not None and time.monotonic() > deadline:
+                    raise IndexUnavailable("provider_search_timeout")
                 for offset, tf, dl in zip(offsets, tfs, dls, strict=True):
                     r = base + offset
                     acc[r] = held(r, 0.0) + w * tf / (tf + a + c * dl)

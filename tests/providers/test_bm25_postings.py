@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -31,7 +32,7 @@ import pytest
 from dcx.core.clock import clock_from_env
 from dcx.ops.index import index
 from dcx.providers.bm25 import Bm25Provider, query_terms
-from dcx.providers.bm25_index import LEGACY_SCHEMAS, SCHEMA, index_path
+from dcx.providers.bm25_index import LEGACY_SCHEMAS, SCHEMA, IndexUnavailable, index_path
 from dcx.providers.bm25_postings import BLOCK, BLOCK_BITS, decode
 from dcx.providers.bm25_search import _varints, postings_top_k
 from tests.support.recall import enable, request
@@ -258,6 +259,9 @@ def test_search_respects_limits_beyond_the_matches_and_absent_terms(fresh_ws: Pa
         assert postings_top_k(conn, ["zzz"], limit=8, sids=[]) == []
         assert postings_top_k(conn, ["Beta", "beta"], limit=1, sids=[])[0][0] == want[0][0]
         assert postings_top_k(conn, ["café"], limit=8, sids=[]) is None  # FTS5 answers that
+        with pytest.raises(IndexUnavailable) as late:  # a deadline passed mid-search
+            postings_top_k(conn, ["beta", "alpha"], limit=8, sids=[], deadline=time.monotonic())
+        assert late.value.reason_code == "provider_search_timeout"
     finally:
         conn.close()
 
