@@ -277,9 +277,9 @@ def stored_packet(spec: PacketSpec, depth: int = 0) -> st.SearchStrategy[dict[st
         try:
             with without_private_values():
                 packet = spec.shape.check(raw, spec.schema_version)
-        except DcxError:
+            packet[spec.ref_field] = packet_ref(spec.prefix, packet, spec.ref_field)
+        except DcxError:  # invalid values, or an opaque value JCS refuses (2^60)
             return raw
-        packet[spec.ref_field] = packet_ref(spec.prefix, packet, spec.ref_field)
         return packet
 
     return build()
