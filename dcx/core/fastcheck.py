@@ -113,10 +113,22 @@ def forget() -> None:
         memo.clear()
 
 
-def no_forbidden_key(value: Any) -> None:
-    """Raise when ``value`` (an opaque or a rule's own value) holds a forbidden key anywhere."""
+def opaque_ok(value: Any) -> None:
+    """Raise unless ``value`` (an opaque value, or what a rule of its own returned) holds no
+    forbidden key and is spelled by ``orjson`` as JCS spells it (see ``parsed_jcs``)."""
+    if type(value) is str:
+        if value.isascii() or bmp(value):
+            return
+        raise NotFast
+    if parsed_jcs(value) is None:
+        raise NotFast
     for _ in public.forbidden_keys(value):
         raise NotFast
+
+
+def bmp(text: str) -> bool:
+    """No character beyond the BMP (JCS sorts keys by UTF-16 code units: those differ)."""
+    return text.isascii() or not text or max(text) <= "\uffff"
 
 
 def _dumps() -> Any:
@@ -169,14 +181,14 @@ class _Gen:
             "text_ok": text_ok,
             "normalise_ts": normalise_ts,
             "isfinite": math.isfinite,
-            "JCS": parsed_jcs,
             "SORT_KEY": sort_key_parsed(),
             "DUMPS": _dumps(),
             "SECOND": itemgetter(1),
             "MEMO_MAX": MEMO_MAX,
             "digest_hex": digest_hex,
             "FORBIDDEN": public.FORBIDDEN_KEYS,
-            "no_forbidden_key": no_forbidden_key,
+            "opaque_ok": opaque_ok,
+            "bmp": bmp,
             "SAFE": F.SAFE_INT,
         }
         self.names: dict[tuple[str, int], str] = {}  # (kind, id(shape or spec)) -> function name
@@ -216,7 +228,8 @@ class _Gen:
 
             fm = self.const(re.compile(rule.regex).fullmatch, "re")
             e(
-                f"{ind}if type({src}) is not str or len({src}) > {rule.limit} or {fm}({src}) is None:"
+                f"{ind}if type({src}) is not str or len({src}) > {rule.limit} or {fm}({src}) is None "
+                f"or not {src}.isascii():"
             )
             e(f"{ind}    raise NotFast")
             e(f"{ind}{dst} = {src}")
@@ -224,14 +237,17 @@ class _Gen:
             assert isinstance(rule, F.Text)
             e(
                 f"{ind}if type({src}) is not str or len({src}) > {rule.limit} "
-                f"or not {src}.strip() or not text_ok({src}):"
+                f"or not {src}.strip() or not text_ok({src}) or not bmp({src}):"
             )
             e(f"{ind}    raise NotFast")
             e(f"{ind}{dst} = {src}")
         elif kind is F.PrivateText:
             assert isinstance(rule, F.PrivateText)
             empty = "" if rule.allow_empty else f" or not {src}.strip()"
-            e(f"{ind}if type({src}) is not str or len({src}) > {rule.limit}{empty}:")
+            e(
+                f"{ind}if type({src}) is not str or len({src}) > {rule.limit}{empty} "
+                f"or not bmp({src}):"
+            )
             e(f"{ind}    raise NotFast")
             e(f"{ind}{dst} = {src}")
         elif kind is F.Bool:
@@ -250,17 +266,24 @@ class _Gen:
                 bounds.append(f"{src} <= {self.const(rule.hi)}")
             e(f"{ind}if not ({ok} and {' and '.join(bounds)}):")
             e(f"{ind}    raise NotFast")
+            if kind is F.Number:  # a float JCS spells otherwise than repr (1.0, 1e-05)
+                e(f"{ind}if type({src}) is float and ({src}.is_integer() or 'e' in repr({src})):")
+                e(f"{ind}    raise NotFast")
             e(f"{ind}{dst} = {src}")
         elif kind is F.Const:
             assert isinstance(rule, F.Const)
             value = self.const(rule.value)
             typ = self.const(type(rule.value))
+            if parsed_jcs(rule.value) is None:
+                e(f"{ind}raise NotFast")
             e(f"{ind}if type({src}) is not {typ} or {src} != {value}:")
             e(f"{ind}    raise NotFast")
             e(f"{ind}{dst} = {src}")
         elif kind is F.Enum:
             assert isinstance(rule, F.Enum)
             values = self.const(frozenset(rule.values))
+            if parsed_jcs(list(rule.values)) is None:
+                e(f"{ind}raise NotFast")
             e(f"{ind}if type({src}) is not str or {src} not in {values}:")
             e(f"{ind}    raise NotFast")
             e(f"{ind}{dst} = {src}")
@@ -269,8 +292,7 @@ class _Gen:
             e(f"{ind}    raise NotFast")
             e(f"{ind}{dst} = normalise_ts({src}, field='')")
         elif kind is F.Any_:
-            e(f"{ind}if type({src}) is dict or type({src}) is list:")
-            e(f"{ind}    no_forbidden_key({src})")
+            e(f"{ind}opaque_ok({src})")
             e(f"{ind}{dst} = {src}")
         elif kind is F.Obj:
             assert isinstance(rule, F.Obj) and rule.shape is not None
@@ -291,8 +313,7 @@ class _Gen:
         else:  # a rule of its own (a Field subclass): its check answers
             check = self.const(rule.check, "rule")
             e(f"{ind}{dst} = {check}({src}, {label!r})")
-            e(f"{ind}if type({dst}) is not str:")
-            e(f"{ind}    no_forbidden_key({dst})")
+            e(f"{ind}opaque_ok({dst})")
 
     def _function(self, key: Any, hint: str, body: Callable[[str], None]) -> str:
         known = self.names.get((hint, id(key)))
@@ -300,7 +321,8 @@ class _Gen:
             return known
         self.keep.append(key)
         self.count += 1
-        name = f"{hint}_{self.count}"
+        title = getattr(key, "title", None) or getattr(key, "kind", None) or ""
+        name = f"{hint}_{self.count}_{''.join(c if c.isalnum() else '_' for c in title)}"
         self.names[hint, id(key)] = name
         saved, self.lines = self.lines, []
         body(name)  # may generate the functions it calls first
@@ -463,9 +485,8 @@ class _Gen:
             ref = spec.ref_field
             e(f"def {name}(value):")
             e(f"    packet = {check}(value)")
-            e(f"    data = JCS({{k: v for k, v in packet.items() if k != {ref!r}}})")
-            e("    if data is None:")
-            e("        raise NotFast")
+            # every leaf above is spelled by orjson as JCS spells it: these bytes are JCS
+            e(f"    data = SORT_KEY({{k: v for k, v in packet.items() if k != {ref!r}}})")
             # no needle scan of ``data``: every key of the packet was looked at above (shape
             # fields, map keys, opaque values), so a forbidden key has already sent it back
             e(f"    if packet[{ref!r}] != {spec.prefix + '-'!r} + digest_hex(data):")
