@@ -487,6 +487,10 @@ def _plain(packet: Any) -> bool:
         return False
     if any(True for _ in fastcheck.public.forbidden_keys(packet)):
         return False
+    blob = pretty_bytes(packet)  # trusted as the store trusts it: orjson proved its bytes
+    value, repr_floats = load_stored(blob)
+    if not canonical.pretty_by_orjson(blob, value, repr_floats=repr_floats):
+        return False
     return canonical.parsed_jcs(packet) is not None
 
 

@@ -191,6 +191,36 @@ def pretty_bytes(value: Any) -> bytes:
     return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
+def pretty_json(value: Any) -> str:
+    """``json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)``, by ``orjson``
+    when that provably writes the same text (a large ``--format json`` answer: the
+    json module's indenting encoder is pure Python).
+
+    ``orjson`` answers only when it is already imported (a command that verified
+    packets; a small command does not pay its import), and its text is kept only
+    when reading it back gives a value equal to ``value`` (so nothing was coerced:
+    no NaN or infinity written as null, no tuple, no dataclass or date) and no
+    float in it may be spelled otherwise (no digit-``e``-sign, no ``0.0000``; see
+    :func:`load_pretty`); layout, key order and escapes are the json module's
+    (``test_orjson_layout_is_the_json_modules``). Otherwise the json module writes it.
+    ``tests/test_canonical_fast.py`` compares the two.
+    """
+    fast = _ORJSON[0] if _ORJSON else None
+    if fast is not None:
+        try:
+            data: bytes = fast.dumps(value, option=fast.OPT_INDENT_2 | fast.OPT_SORT_KEYS)
+        except TypeError:  # orjson.JSONEncodeError: a key that is not a string, a big int, ...
+            pass
+        else:
+            if (
+                b"0.0000" not in data
+                and b"0es" not in data.translate(_MARKS)
+                and fast.loads(data) == value
+            ):
+                return data.decode("utf-8")
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
 def load_stored(data: bytes) -> tuple[Any, bool]:
     """``json.loads(data)``, and whether every float in it is spelled as ``repr`` spells it.
 

@@ -43,6 +43,7 @@ from dcx.core import fields as F
 from dcx.core import public
 from dcx.core.canonical import digest_hex, parsed_jcs, sort_key_parsed
 from dcx.core.clock import normalise_ts
+from dcx.core.errors import DcxError
 
 if TYPE_CHECKING:
     from dcx.core.envelope import PacketSpec
@@ -135,6 +136,17 @@ def _dumps() -> Any:
     from dcx.core.canonical import _orjson
 
     return _orjson().dumps
+
+
+def _plain_constant(value: Any) -> bool:
+    """Whether ``orjson`` writes a declared constant as its JCS bytes (checked, not assumed:
+    it comes from a declaration, not from proven stored bytes)."""
+    from dcx.core.canonical import canonical_bytes
+
+    try:
+        return parsed_jcs(value) == canonical_bytes(value)
+    except DcxError:
+        return False
 
 
 def _per_decision(spec: PacketSpec) -> bool:
@@ -274,7 +286,7 @@ class _Gen:
             assert isinstance(rule, F.Const)
             value = self.const(rule.value)
             typ = self.const(type(rule.value))
-            if parsed_jcs(rule.value) is None:
+            if not _plain_constant(rule.value):
                 e(f"{ind}raise NotFast")
             e(f"{ind}if type({src}) is not {typ} or {src} != {value}:")
             e(f"{ind}    raise NotFast")
@@ -282,7 +294,7 @@ class _Gen:
         elif kind is F.Enum:
             assert isinstance(rule, F.Enum)
             values = self.const(frozenset(rule.values))
-            if parsed_jcs(list(rule.values)) is None:
+            if not _plain_constant(list(rule.values)):
                 e(f"{ind}raise NotFast")
             e(f"{ind}if type({src}) is not str or {src} not in {values}:")
             e(f"{ind}    raise NotFast")
