@@ -13,19 +13,29 @@ know (a ``Field`` subclass with its own ``check``, a ``Mapping`` that is not a
 ``dict``, a ``str`` subclass) it hands to the rule's own ``check`` or refuses, and
 the interpreted checker decides.
 
-Two things make it cheaper than the interpreted walk besides having no key paths:
+It runs only on a packet parsed from stored bytes that ``orjson`` proved are
+its pretty form (``PacketSpec.check_parsed``, called by ``store.verify_parsed``):
+such a value holds only what ``json.loads`` makes, and ``orjson`` spells all of
+it as the ``json`` module does. Besides having no key paths, it is cheaper
+because:
 
-- **Record lists are sorted by their ``json`` text**, not by one RFC 8785 encode
-  per record. That order is the canonical order whenever the packet's ``json``
-  text is its canonical text, which the packet's own ref check then proves:
-  :func:`dcx.core.canonical.plain_jcs` accepts only text with no character beyond
-  the BMP, no exponent or integral float, no integer beyond 2^53 and that decodes
-  back to an equal value — and then every record's text, a part of it, is that
-  record's canonical text too. A packet it cannot prove goes to the interpreted
-  checker.
-- **Text passes the public-safety detector once per run**: a string the detector
-  accepted for this goal root (with no private values bound) is remembered by its
-  exact value; the detector is a pure function of the two.
+- **Canonical bytes are ``orjson``'s sorted bytes.** Each rule proves that its
+  own leaves are spelled as RFC 8785 spells them — tokens, refs and patterns
+  ASCII, text within the BMP (JCS sorts keys by UTF-16 code units), floats
+  that ``repr`` writes without exponent or ``.0``, integers within 2^53; an
+  opaque value (``Any_``, a rule's own result) is scanned by
+  :func:`dcx.core.canonical.parsed_jcs` — so every part's ``orjson`` bytes are
+  its JCS bytes: record lists are sorted by them (no RFC 8785 encode per
+  record) and the ref is hashed from them (no proof per packet).
+- **No forbidden-key search**: every key is seen by the check (shape fields
+  named like a forbidden key, map keys, opaque values): one there sends the
+  packet to the interpreted checker, whose detector decides.
+- **Per-run memos by exact content**: text the public-safety detector accepted
+  (for the bound goal root, with no private values bound: the detector is a
+  pure function of the three), records of a list and goal-level embedded
+  packets (keyed by their ``orjson`` bytes); ``ready`` drops them all when the
+  goal root changes, each holds at most ``MEMO_MAX`` entries, and what the
+  compiled check returns may be shared, so ``check_parsed`` returns nothing.
 
 ``tests/test_fastcheck.py`` is the differential test: generated valid and invalid
 packets of every kind (hypothesis), every fixture packet and mutations of them,

@@ -9,7 +9,8 @@ Every file it reads is checked with ``dcx verify``'s own file check
 (``store.verify_bytes``: canonical bytes, schema, spec, ref recomputes) plus
 verify's goal and decision rules (a private verdict cache skips files whose
 exact bytes passed before); a file that fails is left out of every
-measure and named in ``left_out`` (status ``partial``). An accepted claim
+measure and named in ``left_out`` (status ``partial``). A large history is
+read by forked workers, one per CPU, whose results are joined in order. An accepted claim
 that cites a revision its own evidence does not list as current is an
 *accepted stale claim*: the report names it and exits 1.
 
