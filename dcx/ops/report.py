@@ -153,7 +153,7 @@ class Loaded:
         import multiprocessing
 
         _warm_checks()  # compile the packet checks once, before the fork (workers inherit them)
-        size = max(50, -(-len(idents) // (workers * 8)))
+        size = max(SLICE_MIN, -(-len(idents) // (workers * 8)))
         slices = [idents[at : at + size] for at in range(0, len(idents), size)]
         _FORKED[:] = [self, slices]
         try:
@@ -275,13 +275,19 @@ class Loaded:
 # -- reading on several CPUs ----------------------------------------------------------
 
 PARALLEL_FROM = 400  # decisions: below this, forking costs more than it saves
+SLICE_MIN = 50  # decisions a worker reads per task (about 8 tasks per worker)
 _FORKED: list[Any] = []  # [the Loaded, its slices of decision ids], for the forked workers
 
 
 def _workers(count: int) -> int:
     """How many processes read ``count`` decisions: the CPUs this process may use (at most
-    ``DCX_REPORT_WORKERS`` when set; 1 reads in this process), for a large history only."""
+    ``DCX_REPORT_WORKERS`` when set; 1 reads in this process), for a large history read by
+    a process with no other thread only."""
     if count < PARALLEL_FROM or not hasattr(os, "fork"):
+        return 1
+    import threading
+
+    if threading.active_count() > 1:  # a server's threads (MCP, web): forking them is unsafe
         return 1
     try:
         cpus = len(os.sched_getaffinity(0))
