@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`dcx report` at scale: N generated decisions (default 10,000), budget ≤ 5 s and < 500 MB.
 
-    .venv/bin/python bench/report.py [--decisions N] [--keep DIR]
+    .venv/bin/python bench/report.py [--decisions N] [--keep DIR] [--repeat R] [--workers W]
 
 Each generated decision is a copy of a real one from fixtures/report/ (the
 verified ttl-keep chain: an assembly embedding its evidence, scans, coverage
@@ -9,8 +9,20 @@ and retrieval, a proposal, an outcome), renamed and re-hashed, with its
 confidence and outcome varied; its decision index lists all ten packets a
 prepare, propose and outcome write. Only the three packets the report reads
 are stored. The report runs as the real command in a subprocess; the figures
-are its wall time and peak resident memory (ru_maxrss of the child), cold
-(no verdict cache: a fresh clone) and warm (the second run).
+are its wall time, its CPU time (user + system of the command and the worker
+processes it forks) and the peak resident memory of the largest of them
+(ru_maxrss of the children), the median of R runs each, in three states:
+
+- fresh clone: no `private/` folder (no key, no profile, no private state),
+  so the report verifies every file and writes nothing — the case issue 17 and
+  SPEC §13 mean by "a report";
+- cold: `private/` exists (a host working on the goal) but holds no verdict
+  cache yet: every file verified, and the cache of passed files written;
+- warm: the second run there, reading files whose exact bytes passed already
+  (parse only).
+
+`--workers W` sets DCX_REPORT_WORKERS (1: read in the command's own process;
+default: every CPU it may use).
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,9 +71,6 @@ def _rehash(packet: dict, kind: str) -> str:
 def generate(root: Path, count: int) -> None:
     dc = root / DC
     (dc / "decisions").mkdir(parents=True)
-    (dc / "private").mkdir(
-        mode=0o700
-    )  # a host working on the goal: the report may keep its verdict cache
     for kind in ("assembly", "proposal", "outcome"):
         (dc / "packets" / kind).mkdir(parents=True)
     shutil.copy2(SOURCE / "workspace.toml", dc / "workspace.toml")
@@ -107,7 +117,7 @@ def generate(root: Path, count: int) -> None:
         )
 
 
-def run_report(root: Path) -> tuple[float, float, float, dict]:
+def run_report(root: Path, env: dict[str, str]) -> tuple[float, float, float, dict]:
     exe = Path(sys.executable).parent / "dcx"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -116,6 +126,7 @@ def run_report(root: Path) -> tuple[float, float, float, dict]:
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -130,24 +141,52 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--decisions", type=int, default=10_000)
     parser.add_argument("--keep", help="generate into this folder and keep it")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per state (median)")
+    parser.add_argument("--workers", type=int, help="DCX_REPORT_WORKERS for the command")
+    parser.add_argument(
+        "--reuse", action="store_true", help="with --keep: the folder holds a generated goal"
+    )
     args = parser.parse_args()
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="dcx-bench-report-"))
     try:
         root = base / "goal"
-        start = time.perf_counter()
-        generate(root, args.decisions)
-        print(f"generated {args.decisions} decisions in {time.perf_counter() - start:.1f} s")
+        if args.reuse:
+            shutil.rmtree(root / DC / "private", ignore_errors=True)
+        else:
+            start = time.perf_counter()
+            generate(root, args.decisions)
+            print(f"generated {args.decisions} decisions in {time.perf_counter() - start:.1f} s")
         load = os.getloadavg()[0]
         print(
             f"load average {load:.1f} on {os.cpu_count()} CPU(s): wall time includes waiting for a CPU"
         )
-        for label in ("cold (every file verified)", "warm (verdict cache)"):
-            wall, cpu, mb, data = run_report(root)
+        env = dict(os.environ)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode once, not at every start
+        if args.workers:
+            env["DCX_REPORT_WORKERS"] = str(args.workers)
+        cache = root / DC / "private" / "cache" / "report-verified.txt"
+        states = (
+            ("fresh clone (no private/: every file verified)", lambda: None),
+            ("cold (private/, no verdict cache yet)", lambda: cache.unlink(missing_ok=True)),
+            ("warm (verdict cache)", lambda: None),
+        )
+        for label, prepare in states:
+            if label.startswith("cold"):
+                (root / DC / "private").mkdir(mode=0o700, exist_ok=True)
+            runs = []
+            for _ in range(args.repeat):
+                prepare()
+                runs.append(run_report(root, env))
+            wall = statistics.median(r[0] for r in runs)
+            cpu = statistics.median(r[1] for r in runs)
+            mb = max(r[2] for r in runs)
+            data = runs[-1][3]
             assert data["totals"]["decisions"] == args.decisions, data["totals"]["decisions"]
             verdict = "within" if wall <= BUDGET_S and mb < BUDGET_MB else "OVER"
             print(
                 f"{label}: wall {wall:.2f} s, CPU {cpu:.2f} s, peak RSS {mb:.0f} MB "
-                f"({verdict} the {BUDGET_S:g} s / {BUDGET_MB} MB budget)"
+                f"({verdict} the {BUDGET_S:g} s / {BUDGET_MB} MB budget)",
+                flush=True,
             )
         cal = data["totals"]["calibration"]
         print(

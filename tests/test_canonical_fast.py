@@ -321,6 +321,51 @@ def test_is_pretty_matches_the_pretty_encoder(
             assert answer[0] == answer[1], variant
 
 
+output_values = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.floats(allow_nan=True, allow_infinity=True),
+        safe_text,
+        st.sampled_from([1e16, 1e-5, 2e-05, 0.5, 10.0, -0.0, 1e300, 5e-324, 0, 1e-9]),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner, inner),
+        st.dictionaries(safe_text, inner, max_size=4),
+        st.dictionaries(st.integers(0, 3), inner, max_size=2),
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=output_values)
+def test_pretty_json_is_the_json_modules_text(value: object) -> None:
+    """The oracle is json.dumps itself (orjson imported, so its answer is tried first)."""
+    canonical._orjson()
+    try:
+        expected = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        with pytest.raises(type(exc)):
+            canonical.pretty_json(value)
+        return
+    assert canonical.pretty_json(value) == expected
+
+
+def test_pretty_json_on_every_fixture_json() -> None:
+    canonical._orjson()
+    for path in _fixture_json():
+        try:
+            value = json.loads(path.read_bytes())
+        except ValueError:
+            continue
+        assert canonical.pretty_json(value) == json.dumps(
+            value, indent=2, sort_keys=True, ensure_ascii=False
+        ), path
+
+
 def test_is_pretty_on_every_stored_fixture_and_their_edits() -> None:
     checked = 0
     for path in _fixture_json():

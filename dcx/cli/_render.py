@@ -28,7 +28,9 @@ TextRenderer = Callable[["Console", Result], None]
 
 
 def dumps(value: Any) -> str:
-    return json_safe(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)) + "\n"
+    from dcx.core.canonical import pretty_json  # json.dumps(indent=2, sort_keys=True, ...)
+
+    return json_safe(pretty_json(value)) + "\n"
 
 
 def styled(template: str, *values: Any) -> Text:

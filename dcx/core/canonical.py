@@ -191,6 +191,36 @@ def pretty_bytes(value: Any) -> bytes:
     return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
+def pretty_json(value: Any) -> str:
+    """``json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)``, by ``orjson``
+    when that provably writes the same text (a large ``--format json`` answer: the
+    json module's indenting encoder is pure Python).
+
+    ``orjson`` answers only when it is already imported (a command that verified
+    packets; a small command does not pay its import), and its text is kept only
+    when reading it back gives a value equal to ``value`` (so nothing was coerced:
+    no NaN or infinity written as null, no tuple, no dataclass or date) and no
+    float in it may be spelled otherwise (no digit-``e``-sign, no ``0.0000``; see
+    :func:`load_pretty`); layout, key order and escapes are the json module's
+    (``test_orjson_layout_is_the_json_modules``). Otherwise the json module writes it.
+    ``tests/test_canonical_fast.py`` compares the two.
+    """
+    fast = _ORJSON[0] if _ORJSON else None
+    if fast is not None:
+        try:
+            data: bytes = fast.dumps(value, option=fast.OPT_INDENT_2 | fast.OPT_SORT_KEYS)
+        except TypeError:  # orjson.JSONEncodeError: a key that is not a string, a big int, ...
+            pass
+        else:
+            if (
+                b"0.0000" not in data
+                and b"0es" not in data.translate(_MARKS)
+                and fast.loads(data) == value
+            ):
+                return data.decode("utf-8")
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
 def load_stored(data: bytes) -> tuple[Any, bool]:
     """``json.loads(data)``, and whether every float in it is spelled as ``repr`` spells it.
 
@@ -228,6 +258,12 @@ def _orjson() -> Any:
 
 
 def is_pretty(data: bytes, value: Any, *, repr_floats: bool) -> bool:
+    """``pretty_bytes(value) == data``, for ``value, repr_floats = load_stored(data)``
+    (see :func:`pretty_by_orjson`, which answers first)."""
+    return pretty_by_orjson(data, value, repr_floats=repr_floats) or pretty_bytes(value) == data
+
+
+def pretty_by_orjson(data: bytes, value: Any, *, repr_floats: bool) -> bool:
     """``pretty_bytes(value) == data``, for ``value, repr_floats = load_stored(data)``.
 
     ``orjson``'s ``OPT_INDENT_2 | OPT_SORT_KEYS`` layout, key order (code points),
@@ -235,8 +271,12 @@ def is_pretty(data: bytes, value: Any, *, repr_floats: bool) -> bool:
     sort_keys=True, ensure_ascii=False)``; its floats may be spelled otherwise
     (``1e16`` for ``1e+16``), so its answer counts only when every float in
     ``data`` is spelled as ``repr`` spells it. Equal bytes then prove the pretty
-    form; anything else (or no ``orjson``) is settled by :func:`pretty_bytes`.
+    form (True); False says only that ``orjson`` did not prove it (or is not there,
+    or not yet imported): :func:`pretty_bytes` settles it.
     ``tests/test_canonical_fast.py`` compares the two.
+
+    True also tells :func:`parsed_jcs` that ``orjson`` spells every key, string
+    and number of ``value`` as the ``json`` module does (its bytes are theirs).
     """
     fast = None
     if repr_floats:
@@ -254,7 +294,86 @@ def is_pretty(data: bytes, value: Any, *, repr_floats: bool) -> bool:
                 return True
         except TypeError:  # orjson.JSONEncodeError: integers beyond 64 bits, lone surrogates, ...
             pass
-    return pretty_bytes(value) == data
+    return False
+
+
+def load_pretty(data: bytes) -> Any:
+    """``orjson.loads(data)`` when that proves ``data`` is stored right, else None.
+
+    It answers only when ``orjson`` (already imported: see :func:`is_pretty`) parses
+    ``data`` and writes the parse back, indented and key-sorted, as exactly ``data``
+    with no float it might spell otherwise than ``repr``: no exponent (``orjson``
+    writes ``1e-9`` where ``repr`` writes ``1e-09``; every such exponent is signed)
+    and nothing below 1e-4 written out in full (``0.00001`` where ``repr`` writes
+    ``1e-05``) — tested as "no digit, ``e``, sign" and "no ``0.0000``" anywhere in
+    ``data``, text included. Then ``data`` is the pretty form :func:`pretty_bytes`
+    writes, its parse is what ``json.loads`` gives (``data`` is plain RFC 8259
+    JSON that ``orjson`` wrote) and :func:`pretty_by_orjson` holds: the caller may
+    skip :func:`load_stored` and :func:`is_pretty`. ``tests/test_fastcheck.py``
+    compares the two reads.
+    """
+    fast = _ORJSON[0] if _ORJSON else None
+    if fast is None:
+        return None
+    try:
+        value = fast.loads(data)
+    except ValueError:  # orjson.JSONDecodeError: json.loads may still read it (NaN, big ints)
+        return None
+    if b"0.0000" in data or b"0es" in data.translate(_MARKS):
+        return None
+    try:
+        if fast.dumps(value, option=fast.OPT_INDENT_2 | fast.OPT_SORT_KEYS) + b"\n" != data:
+            return None
+    except TypeError:
+        return None
+    return value
+
+
+# Where a number in compact JSON may not be spelled as JCS spells it: an integer of 16 or
+# more digits (maybe beyond 2^53 - 1), an exponent float, an integral float. A number
+# follows ':', ',' or '[' (text inside a string may look the same: a false alarm, which
+# only sends the value to the exact encoder).
+_UNPLAIN_NUMBER = re.compile(rb"[:,\[]-?(?:[0-9]{16,}[,\]}]|[0-9]+(?:\.[0-9]+)?e|[0-9]+\.0[,\]}])")
+
+
+def parsed_jcs(value: Any) -> bytes | None:
+    """JCS bytes of a value parsed from stored bytes that :func:`pretty_by_orjson` proved,
+    or None when they are not proven here (the caller then uses :func:`canonical_bytes`).
+
+    Such a value holds only what ``json.loads`` makes (``dict`` with ``str`` keys,
+    ``list``, ``str``, ``int``, ``float``, ``bool``, None), and ``orjson`` spells all
+    of it as the ``json`` module does; its compact, key-sorted bytes are therefore
+    the ``json`` text :func:`_fast_jcs` starts from, and they are JCS under the same
+    conditions — no character beyond the BMP, no integer beyond 2^53 - 1 — and, more
+    strictly, no exponent and no integral float at all (nothing is respelled). So
+    the ``orjson`` bytes of every part of ``value`` (a record of a list) are that
+    part's JCS bytes too: a checker may sort records by them (``dcx.core.fastcheck``).
+    Values made from such a value by a shape check (sorted lists, normalised
+    timestamps, omitted nulls) stay within it.
+    """
+    fast = _ORJSON[0] if _ORJSON else None
+    if fast is None:
+        return None
+    try:
+        data: bytes = fast.dumps(value, option=fast.OPT_SORT_KEYS)
+    except TypeError:
+        return None
+    marks = data.translate(_MARKS)
+    if b"X" in marks:
+        return None
+    if (
+        b"0000000000000000" in marks or b"0es" in marks or b"0.0c" in marks
+    ) and _UNPLAIN_NUMBER.search(data):
+        return None
+    return data
+
+
+def sort_key_parsed() -> Any:
+    """The record sort key that goes with :func:`parsed_jcs` (``orjson``'s compact bytes)."""
+    from functools import partial
+
+    fast = _orjson()
+    return partial(fast.dumps, option=fast.OPT_SORT_KEYS) if fast is not None else None
 
 
 def digest_hex(data: bytes, *, key: bytes | None = None, length: int = REF_HEX) -> str:

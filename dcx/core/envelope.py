@@ -19,6 +19,11 @@ from dcx.core.fields import Const, DecisionId, Field, Hex8, Ref, Shape, Token, b
 _FORBIDDEN_NEEDLES = tuple(f'"{key}":'.encode() for key in sorted(public.FORBIDDEN_KEYS))
 
 
+# check_parsed compiles a spec's check after this many packets (~20 ms for the assembly,
+# about what 8 interpreted assembly checks cost)
+COMPILE_AFTER = 8
+
+
 class PacketContext(NamedTuple):
     """Identity every stored packet carries (SPEC §3.1)."""
 
@@ -79,6 +84,8 @@ class PacketSpec:
         # a kind may declare an envelope name as its own field (the assembly's required agent_id)
         self.envelope_keys = frozenset(k for k in envelope if k not in fields) | {ref_field}
         self.shape = Shape(schema_version, {**envelope, **body}, doc=doc)
+        self._fast: Any = None  # the compiled check_parsed, made after COMPILE_AFTER packets
+        self._checked = 0
 
     def build(self, ctx: PacketContext, values: Mapping[str, Any]) -> dict[str, Any]:
         """Validate ``values``, add the envelope, normalise, and compute the ref.
@@ -126,6 +133,40 @@ class PacketSpec:
                 given.optional, given.computed = True, False
                 fields[name] = given
         return Shape(title, fields, doc=doc)
+
+    def check_parsed(self, value: Any) -> None:
+        """:meth:`check_stored` of a packet as ``load_stored`` parsed it from bytes that
+        ``pretty_by_orjson`` proved (the store's read path, ``dcx verify``, ``dcx report``).
+
+        Once a spec has checked a few packets, a check compiled from its shape
+        (``dcx.core.fastcheck``) answers first; whatever it cannot prove valid,
+        :meth:`check_stored` decides — so every verdict and message is its own. It
+        answers by raising or not (what the compiled check makes may be shared by
+        later checks: it is not returned)."""
+        from dcx.core import fastcheck
+
+        fast = self._fast
+        if fast is None:
+            self._checked += 1
+            if self._checked <= COMPILE_AFTER:  # a few packets (show, log): not worth compiling
+                self.check_stored(value)
+                return
+            fast = self.compiled()
+        if fastcheck.ready():
+            try:
+                fast(value)
+                return
+            except Exception:  # any doubt: the interpreted checker decides
+                pass
+        self.check_stored(value)
+
+    def compiled(self) -> Any:
+        """The compiled check of :meth:`check_parsed`, made now if it was not yet."""
+        if self._fast is None:
+            from dcx.core.fastcheck import compile_spec
+
+            self._fast = compile_spec(self)
+        return self._fast
 
     def check_stored(self, value: Any, path: str = "") -> dict[str, Any]:
         """Validate a packet read back (or embedded): shape, safety, and that its ref recomputes."""

@@ -9,7 +9,8 @@ Every file it reads is checked with ``dcx verify``'s own file check
 (``store.verify_bytes``: canonical bytes, schema, spec, ref recomputes) plus
 verify's goal and decision rules (a private verdict cache skips files whose
 exact bytes passed before); a file that fails is left out of every
-measure and named in ``left_out`` (status ``partial``). An accepted claim
+measure and named in ``left_out`` (status ``partial``). A large history is
+read by forked workers, one per CPU, whose results are joined in order. An accepted claim
 that cites a revision its own evidence does not list as current is an
 *accepted stale claim*: the report names it and exits 1.
 
@@ -29,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from dcx.core.canonical import REF_RE
+from dcx.core.canonical import REF_RE, load_pretty
 from dcx.core.clock import normalise_ts, parse_ts
 from dcx.core.errors import ExitCode, InvalidInput
 from dcx.core.result import Result
@@ -135,9 +136,43 @@ class Loaded:
         self.since = since
         self.rows: list[dict[str, Any]] = []
         ids = decisions.decision_ids(ws)
-        for ident in ids if only is None else [i for i in ids if i == only]:
-            self._decision(ident)
+        chosen = ids if only is None else [i for i in ids if i == only]
+        workers = _workers(len(chosen))
+        if workers > 1:
+            self._in_parallel(chosen, workers)
+        else:
+            for ident in chosen:
+                self._decision(ident)
         self.verdicts.save()
+
+    def _in_parallel(self, idents: list[str], workers: int) -> None:
+        """The same decisions read by ``workers`` forked processes, in contiguous slices whose
+        results are joined in order — rows, left-out files, key ids and counts are those
+        of the sequential loop. A slice that fails in a worker is read again here, so
+        an error is raised as the sequential loop raises it."""
+        import multiprocessing
+
+        _warm_checks()  # compile the packet checks once, before the fork (workers inherit them)
+        size = max(SLICE_MIN, -(-len(idents) // (workers * 8)))
+        slices = [idents[at : at + size] for at in range(0, len(idents), size)]
+        _FORKED[:] = [self, slices]
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                parts = pool.map(_read_slice, range(len(slices)), chunksize=1)
+        finally:
+            _FORKED.clear()
+        for index, part in enumerate(parts):
+            if part is None:
+                for ident in slices[index]:
+                    self._decision(ident)
+                continue
+            rows, left_out, key_ids, other, verdicts = part
+            self.rows += rows
+            self.left_out += left_out
+            self.key_ids.update(key_ids)
+            self.other_packets.update(other)
+            for key in verdicts:
+                self.verdicts.add(key)
 
     def _leave_out(self, path: Any, ref: str, problem: str) -> None:
         self.left_out.append(
@@ -210,9 +245,11 @@ class Loaded:
         except OSError as exc:
             self._leave_out(Path(path), ref, f"unreadable ({exc.strerror})")
             return None
-        key = self.verdicts.key(kind, data)
-        if self.verdicts.passed(key):
-            packet = json.loads(data)
+        key = self.verdicts.key(kind, data) if self.verdicts.enabled else ""
+        if key and self.verdicts.passed(key):
+            packet = load_pretty(data)
+            if packet is None:
+                packet = json.loads(data)
         else:
             problem, parsed = verify_parsed(
                 kind, ref, data
@@ -233,6 +270,60 @@ class Loaded:
             return None
         self.key_ids[packet["key_id"]] += 1
         return packet
+
+
+# -- reading on several CPUs ----------------------------------------------------------
+
+PARALLEL_FROM = 400  # decisions: below this, forking costs more than it saves
+SLICE_MIN = 50  # decisions a worker reads per task (about 8 tasks per worker)
+_FORKED: list[Any] = []  # [the Loaded, its slices of decision ids], for the forked workers
+
+
+def _workers(count: int) -> int:
+    """How many processes read ``count`` decisions: the CPUs this process may use (at most
+    ``DCX_REPORT_WORKERS`` when set; 1 reads in this process), for a large history read by
+    a process with no other thread only."""
+    if count < PARALLEL_FROM or not hasattr(os, "fork"):
+        return 1
+    import threading
+
+    if threading.active_count() > 1:  # a server's threads (MCP, web): forking them is unsafe
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    knob = os.environ.get("DCX_REPORT_WORKERS", "")
+    if knob.isdigit() and int(knob) >= 1:
+        cpus = min(cpus, int(knob))
+    return max(1, min(cpus, 8))
+
+
+def _read_slice(index: int) -> tuple[Any, ...] | None:
+    """In a forked worker: one slice of decisions, read as ``Loaded._decision`` reads them."""
+    loaded, slices = _FORKED
+    loaded.rows, loaded.left_out = [], []
+    loaded.key_ids, loaded.other_packets = Counter(), Counter()
+    loaded.verdicts.new = set()
+    try:
+        for ident in slices[index]:
+            loaded._decision(ident)
+    except Exception:  # the parent reads this slice again and raises it itself
+        return None
+    return (
+        loaded.rows,
+        loaded.left_out,
+        loaded.key_ids,
+        loaded.other_packets,
+        loaded.verdicts.new,
+    )
+
+
+def _warm_checks() -> None:
+    from dcx.packets import spec_for
+
+    for kind in MEASURED_KINDS:
+        spec_for(kind).compiled()
 
 
 # -- the use case ------------------------------------------------------------------

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dcx.core.canonical import REF_RE, is_pretty, load_stored, pretty_bytes
+from dcx.core.canonical import REF_RE, load_pretty, load_stored, pretty_by_orjson, pretty_bytes
 from dcx.core.envelope import PacketContext, PacketSpec
 from dcx.core.errors import DcxError, InvalidInput, Refused
 from dcx.core.fsutil import atomic_write, is_temp
@@ -213,20 +213,24 @@ def verify_parsed(kind: str, name: str, data: bytes) -> tuple[str | None, dict[s
     (so a reader that verifies does not parse twice)."""
     if kind not in KINDS:
         return f"unknown packet folder {kind!r}", None
-    try:
-        packet, repr_floats = load_stored(data)
-    except (ValueError, UnicodeDecodeError):
-        return "not valid JSON", None
+    packet = load_pretty(data)  # orjson's read, when it proves the pretty form too
+    trusted = packet is not None
+    if not trusted:
+        try:
+            packet, repr_floats = load_stored(data)
+        except (ValueError, UnicodeDecodeError):
+            return "not valid JSON", None
     if not isinstance(packet, dict):
         return "not a JSON object", None
-    return _verify_packet(kind, name, data, packet, repr_floats), packet
+    if not trusted:
+        # orjson's proof also lets the compiled check trust orjson's bytes (check_parsed)
+        trusted = pretty_by_orjson(data, packet, repr_floats=repr_floats)
+        if not trusted and pretty_bytes(packet) != data:
+            return "bytes differ from the canonical pretty form (edited by hand?)", packet
+    return _verify_packet(kind, name, packet, trusted), packet
 
 
-def _verify_packet(
-    kind: str, name: str, data: bytes, packet: dict[str, Any], repr_floats: bool
-) -> str | None:
-    if not is_pretty(data, packet, repr_floats=repr_floats):
-        return "bytes differ from the canonical pretty form (edited by hand?)"
+def _verify_packet(kind: str, name: str, packet: dict[str, Any], trusted: bool) -> str | None:
     meta = KINDS[kind]
     if is_stub(packet):
         return check_stub(packet, kind, name)
@@ -237,7 +241,10 @@ def _verify_packet(
     spec = spec_for(kind)  # every kind of KINDS has its module
     try:
         with without_private_values():
-            spec.check_stored(packet)
+            if trusted:
+                spec.check_parsed(packet)
+            else:
+                spec.check_stored(packet)
     except DcxError as exc:
         return exc.message
     return None

@@ -584,3 +584,54 @@ def test_a_cache_that_cannot_be_written_is_not_kept(dcx, goals) -> None:
     (catalog / DC / "private" / "cache").write_text("not a folder")
     code, envelope = report(dcx, catalog)
     assert code == 0 and envelope["status"] == "ok"
+
+
+def _in_process(root: Path, workers: str, monkeypatch: pytest.MonkeyPatch) -> tuple:
+    from dcx.core.workspace import Workspace
+    from dcx.ops import report as ops_report
+
+    monkeypatch.setenv("DCX_REPORT_WORKERS", workers)
+    monkeypatch.setattr(ops_report, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(ops_report, "SLICE_MIN", 1)  # one slice per decision, joined in order
+    result = ops_report.report(workspaces=[Workspace(root)])
+    return json.dumps(result.data, sort_keys=True), result.warnings, result.status
+
+
+def test_workers_read_what_one_process_reads(goals, monkeypatch) -> None:
+    """Forked workers (slices joined in order) against the sequential loop, with a tampered
+    packet left out and a foreign-goal packet named, and a slice that fails in a worker
+    (read again by the command)."""
+    import os
+
+    from dcx.ops import report as ops_report
+
+    catalog, checkout = goals
+    path = _packet(catalog, "proposal", "ttl-keep")
+    path.chmod(0o644)
+    path.write_text(path.read_text().replace('"confidence": 0.8', '"confidence": 0.1'))
+    foreign = _packet(checkout, "outcome", "retry-budget")
+    shutil.copy2(foreign, catalog / DC / "packets" / "outcome" / foreign.name)
+    _index(catalog, "ttl-keep", "outcome", foreign.stem)
+    assert ops_report._workers(7) == 1  # below PARALLEL_FROM
+    monkeypatch.setattr(ops_report, "PARALLEL_FROM", 1)
+    monkeypatch.setenv("DCX_REPORT_WORKERS", "2")
+    assert ops_report._workers(7) == min(2, len(os.sched_getaffinity(0)))
+    one = _in_process(catalog, "1", monkeypatch)
+    assert one[2] == "partial" and len(json.loads(one[0])["left_out"]) == 2
+    assert _in_process(catalog, "2", monkeypatch) == one
+
+    parent = os.getpid()
+    read = ops_report.Loaded._decision
+
+    again: list[str] = []
+
+    def failing_in_a_worker(self, ident: str) -> None:
+        if ident == "ttl-keep":
+            if os.getpid() != parent:
+                raise RuntimeError("a worker fails")
+            again.append(ident)
+        read(self, ident)
+
+    monkeypatch.setattr(ops_report.Loaded, "_decision", failing_in_a_worker)
+    assert _in_process(catalog, "2", monkeypatch) == one
+    assert again == ["ttl-keep"]  # read again by the command, once
