@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import Any, TextIO
@@ -24,7 +25,9 @@ PIPED_WIDTH = 400  # as _render.PIPED_WIDTH
 
 # Characters whose terminal cell width is 1 (what rich measures grid cells in):
 # printable ASCII and the few punctuation marks dcx's own views use.
-_NARROW = re.compile("[\x20-\x7e\u00b7\u2013\u2014\u2026\u2190\u2192]*")
+_NARROW = re.compile(
+    "[\x20-\x7e\u00a7\u00b7\u2013\u2014\u2018\u2019\u201c\u201d\u2026\u2190\u2192]*"
+)
 # dcx's own markup in styled() templates: a style tag or the closing [/].
 _TAG = re.compile(
     r"\[(?:/|(?:bold|dim|italic|underline|red|green|yellow|blue|cyan|magenta|white)"
@@ -62,6 +65,10 @@ def pipe_width(stream: TextIO) -> int | None:
             return None
     except (AttributeError, ValueError):
         return None
+    if not (getattr(stream, "encoding", None) or "utf-8").lower().startswith("utf"):
+        return (
+            None  # rich draws ASCII boxes (and cannot write "·") on such a stream: its own output
+        )
     columns = env.get("COLUMNS")
     if columns is None or columns == "":
         return PIPED_WIDTH
@@ -88,8 +95,8 @@ class PlainConsole:
     def __getattr__(self, name: str) -> Any:
         raise NeedRich  # anything else of rich's Console (is_terminal, print_json, rule, ...)
 
-    def grid(self, rows: Sequence[Sequence[str]], min_widths: Sequence[int]) -> None:
-        """``Table.grid(padding=(0, 1))`` of no-wrap columns (each at least ``min_widths``), when it fits."""
+    def grid(self, rows: Sequence[Sequence[str]], min_widths: Sequence[int], gap: int = 1) -> None:
+        """``Table.grid(padding=(0, gap))`` of columns (each at least ``min_widths``), when it fits whole."""
         if not rows:
             return
         widths = list(min_widths)
@@ -98,12 +105,29 @@ class PlainConsole:
                 if type(cell) not in (str, Plain) or not _NARROW.fullmatch(cell):
                     raise NeedRich
                 widths[index] = max(widths[index], len(cell))
-        if 0 in widths or sum(widths) + len(widths) - 1 > self.width:
+        if 0 in widths or sum(widths) + gap * (len(widths) - 1) > self.width:
             raise NeedRich  # an empty column or a grid rich would fold: its own layout
         for row in rows:
             self.parts.append(
-                " ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) + "\n"
+                (" " * gap).join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+                + "\n"
             )
+
+    def panel(self, text: str) -> None:
+        """``Panel(Text(text), expand=False, padding=(0, 1))`` (rich's rounded box) when no line wraps."""
+        if type(text) not in (str, Plain):
+            raise NeedRich
+        lines = text.split("\n")
+        for line in lines:
+            if not _NARROW.fullmatch(line):
+                raise NeedRich
+        inner = max(len(line) for line in lines)
+        if inner == 0 or inner + 4 > self.width:
+            raise NeedRich  # rich draws an empty box without body lines, and wraps a long line
+        self.parts.append("\u256d" + "\u2500" * (inner + 2) + "\u256e\n")
+        for line in lines:
+            self.parts.append("\u2502 " + line.ljust(inner) + " \u2502\n")
+        self.parts.append("\u2570" + "\u2500" * (inner + 2) + "\u256f\n")
 
     def table(self, headers: Sequence[str], rows: Sequence[Sequence[str]], *, narrow: int) -> None:
         """``views.common.grid``'s table (``box.SIMPLE_HEAD``, no edge, collapsed padding) when it fits whole."""
@@ -128,8 +152,13 @@ class PlainConsole:
             )
 
     def flush(self, stream: TextIO) -> None:
-        stream.write("".join(self.parts))
-        stream.flush()
+        try:
+            stream.write("".join(self.parts))
+            stream.flush()
+        except BrokenPipeError:  # the reader left (`| head -1`): as rich's Console.on_broken_pipe
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise SystemExit(1) from None
 
 
 def render_plain(render: Any, result: Any, stream: TextIO) -> bool:

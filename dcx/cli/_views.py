@@ -50,6 +50,10 @@ def render_header(console: Console, kind: str, packet: dict[str, Any], ref_field
 
 
 def render_generic(console: Console, kind: str, packet: dict[str, Any]) -> None:
+    from dcx.cli._plain import NeedRich, plain_mode
+
+    if plain_mode.get():
+        raise NeedRich  # titled tables: rich's layout
     from rich.table import Table
 
     from dcx.packets import KINDS
