@@ -124,17 +124,18 @@ _PATTERN_SOURCES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
         (".",),
     ),
 )
-_compiled: list[tuple[str, re.Pattern[str]]] = []
+# Each pattern is compiled the first time its needle gates it: compiling all of them
+# (the case-blind ones most) costs more than `dcx log` reads, and most text gates few.
+_compiled: dict[int, re.Pattern[str]] = {}
 _needles: list[Any] = []  # an Aho-Corasick automaton: lower-case needle -> the patterns it gates
 
 
-def _patterns() -> list[tuple[str, re.Pattern[str]]]:
-    if not _compiled:
+def _automaton() -> Any:
+    if not _needles:
         import ahocorasick
 
         gates: dict[str, set[int]] = {}
-        for index, (name, src, flags, needles) in enumerate(_PATTERN_SOURCES):
-            _compiled.append((name, re.compile(src, flags)))
+        for index, (_name, _src, _flags, needles) in enumerate(_PATTERN_SOURCES):
             for needle in needles:
                 gates.setdefault(needle.lower(), set()).add(index)
         automaton = ahocorasick.Automaton()
@@ -142,18 +143,24 @@ def _patterns() -> list[tuple[str, re.Pattern[str]]]:
             automaton.add_word(needle, frozenset(indexes))
         automaton.make_automaton()
         _needles.append(automaton)
-    return _compiled
+    return _needles[0]
+
+
+def _pattern(index: int) -> re.Pattern[str]:
+    compiled = _compiled.get(index)
+    if compiled is None:
+        _name, src, flags, _needles_of = _PATTERN_SOURCES[index]
+        compiled = _compiled[index] = re.compile(src, flags)
+    return compiled
 
 
 def _first_pattern(text: str) -> str | None:
-    patterns = _patterns()
     gated: set[int] = set()
-    for _, indexes in _needles[0].iter(text.lower()):
+    for _, indexes in _automaton().iter(text.lower()):
         gated |= indexes
     for index in sorted(gated):
-        name, pattern = patterns[index]
-        if pattern.search(text):
-            return name
+        if _pattern(index).search(text):
+            return _PATTERN_SOURCES[index][0]
     return None
 
 

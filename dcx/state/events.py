@@ -11,7 +11,6 @@ minus ``event_id``, first 16 hex) so a LoopX host's log works too.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -105,6 +104,8 @@ def dcx_event_id(event: dict[str, Any]) -> str:
 
 
 def loopx_event_id(event: dict[str, Any]) -> str:
+    import hashlib  # here, not at the top: OpenSSL's start-up is most of `dcx log`'s events cost
+
     body = {k: v for k, v in event.items() if k != "event_id"}
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
