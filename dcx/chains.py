@@ -52,7 +52,9 @@ def evidence_of(packet: dict[str, Any]) -> str | None:
     return None
 
 
-class Entry(NamedTuple):  # a NamedTuple, not a dataclass: no `inspect` import on read paths (`dcx log`)
+class Entry(
+    NamedTuple
+):  # a NamedTuple, not a dataclass: no `inspect` import on read paths (`dcx log`)
     kind: str
     ref: str
     observed_at: str

@@ -15,7 +15,6 @@ before a byte is written, and the view is rendered by rich instead.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Sequence
 from contextvars import ContextVar
@@ -24,15 +23,60 @@ from typing import Any, TextIO
 PIPED_WIDTH = 400  # as _render.PIPED_WIDTH
 
 # Characters whose terminal cell width is 1 (what rich measures grid cells in):
-# printable ASCII and the few punctuation marks dcx's own views use.
-_NARROW = re.compile(
-    "[\x20-\x7e\u00a7\u00b7\u2013\u2014\u2018\u2019\u201c\u201d\u2026\u2190\u2192]*"
+# printable ASCII and the few punctuation marks dcx's own views use. Sets, not
+# regexes: compiling those cost more than the views they check (issue 18).
+_NARROW = frozenset(map(chr, range(0x20, 0x7F))) | frozenset(
+    "\u00a7\u00b7\u2013\u2014\u2018\u2019\u201c\u201d\u2026\u2190\u2192"
 )
-# dcx's own markup in styled() templates: a style tag or the closing [/].
-_TAG = re.compile(
-    r"\[(?:/|(?:bold|dim|italic|underline|red|green|yellow|blue|cyan|magenta|white)"
-    r"(?: (?:bold|dim|red|green|yellow|blue|cyan|magenta|white))*)\]"
+# dcx's own markup in styled() templates: a style tag (a colour or emphasis, then
+# colours or bold/dim, one space apart) or the closing [/].
+_FIRST = frozenset(
+    (
+        "bold",
+        "dim",
+        "italic",
+        "underline",
+        "red",
+        "green",
+        "yellow",
+        "blue",
+        "cyan",
+        "magenta",
+        "white",
+    )
 )
+_LATER = _FIRST - {"italic", "underline"}
+
+
+def single_width(text: str) -> bool:
+    """Every character of ``text`` is one cell wide for rich (printable ASCII, or a listed mark)."""
+    return _NARROW.issuperset(text)
+
+
+def _is_tag(body: str) -> bool:
+    if body == "/":
+        return True
+    words = body.split(" ")
+    return words[0] in _FIRST and all(word in _LATER for word in words[1:])
+
+
+def untagged(template: str) -> str:
+    """``template`` without dcx's style tags (left to right, as ``re.sub`` of the tag pattern)."""
+    out: list[str] = []
+    pos = 0
+    while (start := template.find("[", pos)) >= 0:
+        end = template.find("]", start)
+        if end < 0:
+            break
+        if _is_tag(template[start + 1 : end]):
+            out.append(template[pos:start])
+            pos = end + 1
+        else:
+            out.append(template[pos : start + 1])
+            pos = start + 1
+    out.append(template[pos:])
+    return "".join(out)
+
 
 plain_mode: ContextVar[bool] = ContextVar("dcx_plain_console", default=False)
 
@@ -46,7 +90,7 @@ class Plain(str):
 
 
 def styled_plain(template: str, values: Sequence[str]) -> Plain:
-    bare = _TAG.sub("", template)
+    bare = untagged(template)
     if "[" in bare or "]" in bare or any("\\" in value for value in values):
         raise NeedRich  # a bracket that is not one of dcx's tags, or a backslash: markup escaping applies
     return Plain(bare.format(*values))
@@ -102,7 +146,7 @@ class PlainConsole:
         widths = list(min_widths)
         for row in rows:
             for index, cell in enumerate(row):
-                if type(cell) not in (str, Plain) or not _NARROW.fullmatch(cell):
+                if type(cell) not in (str, Plain) or not single_width(cell):
                     raise NeedRich
                 widths[index] = max(widths[index], len(cell))
         if 0 in widths or sum(widths) + gap * (len(widths) - 1) > self.width:
@@ -119,7 +163,7 @@ class PlainConsole:
             raise NeedRich
         lines = text.split("\n")
         for line in lines:
-            if not _NARROW.fullmatch(line):
+            if not single_width(line):
                 raise NeedRich
         inner = max(len(line) for line in lines)
         if inner == 0 or inner + 4 > self.width:
@@ -136,7 +180,7 @@ class PlainConsole:
         widths = [len(h) for h in headers]
         for row in (headers, *rows):
             for index, cell in enumerate(row):
-                if type(cell) not in (str, Plain) or not _NARROW.fullmatch(cell):
+                if type(cell) not in (str, Plain) or not single_width(cell):
                     raise NeedRich
                 widths[index] = max(widths[index], len(cell))
         total = sum(widths) + 2 * (len(widths) - 1)

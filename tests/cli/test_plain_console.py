@@ -432,3 +432,33 @@ def test_a_closed_pipe_exits_quietly(cycled: Any, verb: str) -> None:
     )
     os.close(write_end)
     assert proc.stderr == b"" and proc.returncode == 1
+
+
+# the regexes the plain console once used, kept here as the oracle of its set and scanner
+_TAG_RE = __import__("re").compile(
+    r"\[(?:/|(?:bold|dim|italic|underline|red|green|yellow|blue|cyan|magenta|white)"
+    r"(?: (?:bold|dim|red|green|yellow|blue|cyan|magenta|white))*)\]"
+)
+_NARROW_RE = __import__("re").compile(
+    "[\x20-\x7e\u00a7\u00b7\u2013\u2014\u2018\u2019\u201c\u201d\u2026\u2190\u2192]*"
+)
+tag_text = st.lists(
+    st.one_of(
+        st.sampled_from(
+            ["[", "]", "[/]", "[bold]", "[dim]", "[bold red]", "[italic]", "[red italic]", "[]"]
+        ),
+        st.sampled_from(["bold", "red", " ", "  ", "/", "x", "{}", "\\", "[[", "]]"]),
+        st.text(max_size=4),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@given(template=tag_text)
+def test_untagged_is_the_tag_regex_s_sub(template: str) -> None:
+    assert _plain.untagged(template) == _TAG_RE.sub("", template)
+
+
+@given(cell=st.one_of(st.text(), tag_text, st.text(st.sampled_from(list("a ·→“\t日é\x7f")))))
+def test_single_width_is_the_narrow_regex_s_fullmatch(cell: str) -> None:
+    assert _plain.single_width(cell) == bool(_NARROW_RE.fullmatch(cell))
