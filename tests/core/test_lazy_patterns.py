@@ -96,3 +96,35 @@ def test_importing_the_core_compiles_none_of_them() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "0"
+
+
+ref_like = st.one_of(
+    st.text(max_size=60),
+    st.builds(
+        lambda p, sep, h: p + sep + h,
+        st.sampled_from(
+            ["decision-evidence", "source-change", "decision", "x", "", "source-change-"]
+        ),
+        st.sampled_from(["-", "", "--", "_"]),
+        st.text(st.sampled_from(list("0123456789abcdefA\n")), min_size=30, max_size=34),
+    ),
+)
+
+
+@given(value=st.one_of(ref_like, st.integers(), st.none()))
+def test_a_ref_field_accepts_what_its_regex_fullmatches(value: object) -> None:
+    from dcx.core.errors import InvalidInput
+    from dcx.core.fields import Ref
+
+    for prefixes in (
+        "decision-evidence",
+        ("source-change", "decision-evidence"),
+        ("x", "decision"),
+    ):
+        rule = Ref(prefixes)
+        want = isinstance(value, str) and len(value) <= 160 and re.fullmatch(rule.regex, value)
+        try:
+            got = rule.check(value, "f") == value
+        except InvalidInput:
+            got = False
+        assert got == bool(want), (prefixes, value)
