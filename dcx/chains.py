@@ -22,8 +22,9 @@ so a pulled newer chain is never bound silently and never hidden.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
+from dcx.core.records import NamedTuple
 from dcx.core.workspace import Workspace
 from dcx.names import same_actor
 from dcx.state import decisions, pending

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from dcx.core import public
 from dcx.core.canonical import canonical_bytes, digest_hex, packet_ref
 from dcx.core.errors import InvalidInput
 from dcx.core.fields import Const, DecisionId, Field, Hex8, Ref, Shape, Token, bad, type_name
+from dcx.core.records import NamedTuple
 
 _FORBIDDEN_NEEDLES = tuple(f'"{key}":'.encode() for key in sorted(public.FORBIDDEN_KEYS))
 

@@ -6,7 +6,9 @@ importing every family)."""
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
+
+from dcx.core.records import NamedTuple
 
 if TYPE_CHECKING:
     from dcx.core.envelope import PacketSpec

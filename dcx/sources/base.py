@@ -22,8 +22,9 @@ revisions, cursors and content reach public packets only as keyed refs.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
+from dcx.core.records import NamedTuple
 from dcx.core.vocab import (  # noqa: F401 (the plane's words, re-read by its adapters)
     CHANGE_KINDS,
     COMPLETED,

@@ -36,10 +36,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from dcx.core.clock import Clock, parse_ts
 from dcx.core.errors import InvalidInput
+from dcx.core.records import NamedTuple
 from dcx.core.vocab import policy_reads
 from dcx.sources.base import (
     COMPLETED,

@@ -8,7 +8,7 @@ the manifest projection, which lists policy fields only.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from dcx.core.canonical import content_digest
 from dcx.core.errors import InvalidInput
@@ -27,6 +27,7 @@ from dcx.core.fields import (
     Tokens,
     bad,
 )
+from dcx.core.records import NamedTuple
 from dcx.core.tomlerrors import load_toml, locate_error
 from dcx.core.vocab import (
     BUILTIN_ADAPTERS,

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from dcx.core.canonical import REF_RE, is_pretty, load_stored, pretty_bytes
 from dcx.core.envelope import PacketContext, PacketSpec
 from dcx.core.errors import DcxError, InvalidInput, Refused
 from dcx.core.fsutil import atomic_write, is_temp
 from dcx.core.public import without_private_values
+from dcx.core.records import NamedTuple
 from dcx.core.workspace import Workspace
 from dcx.packets import BY_PREFIX, KINDS, spec_for
 from dcx.state.redaction import Redacted, check_stub, is_stub
