@@ -7,7 +7,6 @@ the kind's; the envelope's are dcx's and can never be given by a caller.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -118,6 +117,8 @@ class PacketSpec:
     def input_shape(self, title: str, *, doc: str, accepted: tuple[str, ...] = ()) -> Shape:
         """What a caller writes: the fields that are not ``computed``, and the computed ones
         in ``accepted`` as optional (dcx checks a given one against what it computes)."""
+        import copy  # here: the read paths never build an input shape (copy imports weakref)
+
         fields: dict[str, Field] = {}
         for name, rule in self.shape.fields.items():
             if not rule.computed:
