@@ -196,14 +196,18 @@ def _row(
 
 
 def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
-    from dcx.state.profile import load_profile
+    from dcx.core.tomlpeek import may_set
 
     store = Store(ws)
-    try:
-        profile = load_profile(ws)
-    except Exception:
-        profile = None
-    require_review = bool(profile and profile.require_review)
+    require_review = False
+    if may_set(ws.profile, "require_review"):  # else no profile sets it: no TOML parse (issue 18)
+        from dcx.state.profile import load_profile
+
+        try:
+            profile = load_profile(ws)
+        except Exception:
+            profile = None
+        require_review = bool(profile and profile.require_review)
     all_events = events.read_log(ws.events, ws.rel(ws.events))
     ids = [decision_id] if decision_id else decisions.decision_ids(ws)
     rows = []

@@ -254,6 +254,10 @@ class Checker:
 
     def _external_events(self) -> list[dict[str, Any]]:
         from dcx.core.errors import DcxError
+        from dcx.core.tomlpeek import may_set
+
+        if not may_set(self.ws.profile, "external_event_logs"):
+            return []  # no profile lists one: no TOML parse (dcx/core/tomlpeek.py)
         from dcx.state.profile import load_profile
 
         try:
