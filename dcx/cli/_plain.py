@@ -18,7 +18,10 @@ import os
 import sys
 from collections.abc import Sequence
 from contextvars import ContextVar
-from typing import Any, TextIO
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 PIPED_WIDTH = 400  # as _render.PIPED_WIDTH
 

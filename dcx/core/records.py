@@ -17,7 +17,10 @@ as with typing's; only the class form is supported.
 from __future__ import annotations
 
 import collections
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any
 
 # as typing's NamedTupleMeta: names a class body may not define, and names it does not copy
 _PROHIBITED = frozenset(

@@ -15,9 +15,12 @@ A leaf module (only ``re``): the fast ``dcx status`` path uses it without rich.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from dcx.core.lazyre import LazyPattern
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The invisible or reordering characters SPEC §3.4 names, beside the separators.
 INVISIBLE = "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u2028\u2029"

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from dcx.core.clock import Clock, parse_ts
 from dcx.core.errors import InvalidInput
@@ -63,6 +62,10 @@ from dcx.sources.base import (
 )
 from dcx.sources.registry import Providers
 from dcx.state.profile import Registry, Source
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class SourceScan(NamedTuple):

@@ -8,9 +8,12 @@ ones are in `dcx show REF --format json`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from dcx.cli._render import styled
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     from rich.console import Console
