@@ -7,7 +7,11 @@ the median CPU time (user + system of the child, what `/usr/bin/time -f %U+%S`
 reports): on a shared, loaded machine wall time mostly measures the queue for
 a core, CPU time and the ratios much less so. Goals (SPEC §3.6, issue 2):
 `dcx --version` <= 2.5x `python -c pass`; `dcx status --format json` <= 60 ms;
-issue 18: `log`, `show`, `verify`, `sources` on the example <= 70 ms.
+issue 18: `log`, `show` (text and json), `verify`, `sources` on the example
+<= 70 ms. Each goal line also gives the same run's ratios to `python -c pass`
+and to `dcx status --format json`: the issue's machine had status at 33 ms,
+so 70 ms there was about 2.1x status; on a shared machine the ratios are the
+fairer reading. `--instructions` (valgrind) is the load-independent measure.
 """
 
 from __future__ import annotations
@@ -100,32 +104,53 @@ def main() -> None:
         if counting and shutil.which("valgrind"):
             counts = {name: instructions(argv) for name, argv in rows}
             status = counts["dcx status --format json"] or 1
-            print("instructions (millions), and the ratio to `dcx status --format json`")
+            python = counts["python -c pass"] or 1
+            print(
+                "instructions (millions), and the ratios to `python -c pass` and `dcx status --format json`"
+            )
             for name, count in counts.items():
                 print(
-                    f"  {name:<28} {(count or 0) / 1e6:8.0f} M   {(count or 0) / status:5.2f}x status"
+                    f"  {name:<28} {(count or 0) / 1e6:8.0f} M   {(count or 0) / python:5.2f}x python"
+                    f"   {(count or 0) / status:5.2f}x status"
                 )
             return
         results = {name: median_ms(argv, runs) for name, argv in rows}
     base, base_cpu = results["python -c pass"]
-    print(f"median of {runs} runs        wall          ratio      cpu (user+sys)  ratio")
+    status_ms = results["dcx status --format json"][0]
+    print(f"median of {runs} runs        wall          ratio   ÷ status    cpu (user+sys)  ratio")
     for name, (ms, cpu) in results.items():
         print(
-            f"  {name:<28} {ms:7.1f} ms   {ms / base:5.2f}x   {cpu:7.1f} ms   {cpu / max(base_cpu, 1):5.2f}x"
+            f"  {name:<28} {ms:7.1f} ms   {ms / base:5.2f}x   {ms / status_ms:5.2f}x"
+            f"   {cpu:7.1f} ms   {cpu / max(base_cpu, 1):5.2f}x"
         )
     print()
     cpus = {name: cpu for name, (_, cpu) in results.items()}
-    results = {name: ms for name, (ms, _) in results.items()}
-    version_ok = results["dcx --version"] <= 2.5 * base
-    status_ok = results["dcx status --format json"] <= 60
+    walls = {name: ms for name, (ms, _) in results.items()}
+    version_ok = walls["dcx --version"] <= 2.5 * base
+    status_ok = status_ms <= 60
     print(f"goal dcx --version <= 2.5x python: {'met' if version_ok else 'MISSED'}")
-    print(f"goal dcx status --format json <= 60 ms: {'met' if status_ok else 'MISSED'}")
-    for name in ("dcx log", "dcx show (evidence)", "dcx verify", "dcx sources"):
+    print(
+        f"goal dcx status --format json <= 60 ms: {'met' if status_ok else 'MISSED'}"
+        f" ({status_ms:.0f} ms wall, {status_ms / base:.2f}x python)"
+    )
+    for name in READ_ONLY:
+        ms = walls[name]
         print(
-            f"goal {name} <= 70 ms: {'met' if results[name] <= 70 else 'MISSED'} ({results[name]:.0f} ms wall,"
-            f" {cpus[name]:.0f} ms cpu, {results[name] / base:.2f}x python)"
+            f"goal {name} <= 70 ms: {'met' if ms <= 70 else 'MISSED'} ({ms:.0f} ms wall,"
+            f" {cpus[name]:.0f} ms cpu, {ms / base:.2f}x python, {ms / status_ms:.2f}x status;"
+            " the issue's 70 ms was ~2.1x its status)"
         )
 
+
+# issue 18's read-only commands
+READ_ONLY = (
+    "dcx log",
+    "dcx log --format json",
+    "dcx show (evidence)",
+    "dcx show --format json",
+    "dcx verify",
+    "dcx sources",
+)
 
 if __name__ == "__main__":
     main()

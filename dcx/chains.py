@@ -22,13 +22,15 @@ so a pulled newer chain is never bound silently and never hidden.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
+from dcx.core.records import NamedTuple
 from dcx.core.workspace import Workspace
 from dcx.names import same_actor
 from dcx.state import decisions, pending
 from dcx.state.store import Store
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def agent_of(packet: dict[str, Any]) -> str | None:
@@ -53,8 +55,9 @@ def evidence_of(packet: dict[str, Any]) -> str | None:
     return None
 
 
-@dataclass
-class Entry:
+class Entry(
+    NamedTuple
+):  # a NamedTuple, not a dataclass: no `inspect` import on read paths (`dcx log`)
     kind: str
     ref: str
     observed_at: str
@@ -65,15 +68,28 @@ class Entry:
         return evidence_of(self.packet) if self.packet is not None else None
 
 
-@dataclass
 class Chains:
     """A decision's index, read once, with each packet (stubs and unreadable ones as None)."""
 
-    decision_id: str
-    entries: list[Entry]
-    own_evidence: str | None
-    why: str  # "pending" | "agent" | "latest" | "none"
-    warnings: list[str] = field(default_factory=list)
+    def __init__(
+        self,
+        decision_id: str,
+        entries: list[Entry],
+        own_evidence: str | None,
+        why: str,  # "pending" | "agent" | "latest" | "none"
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.decision_id = decision_id
+        self.entries = entries
+        self.own_evidence = own_evidence
+        self.why = why
+        self.warnings: list[str] = [] if warnings is None else warnings
+
+    def __repr__(self) -> str:
+        return (
+            f"Chains(decision_id={self.decision_id!r}, own_evidence={self.own_evidence!r}, "
+            f"why={self.why!r}, entries={len(self.entries)}, warnings={self.warnings!r})"
+        )
 
     def own(self, kind: str) -> list[str]:
         """Refs of ``kind`` in the own chain, oldest first (by observed_at, then line)."""

@@ -16,7 +16,10 @@ verification: it stays fast) and ``log`` already read. Stdlib only.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The legacy cycle, in order: which packet kind each step leaves behind.
 CYCLE = (

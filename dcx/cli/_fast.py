@@ -32,6 +32,9 @@ def try_fast(args: list[str]) -> int | None:
     if rest[:1] and rest[0] in READERS:
         return _reader(rest[0], rest[1:], workspace, verbose, no_color)
     if rest[:1] == ["scan"]:
+        import gc
+
+        gc.enable()  # a scan may hash a large tree for minutes: the collector stays on (dcx.cli)
         from dcx.cli.readers.scan import fast
 
         return fast(rest[1:], workspace, verbose, no_color)

@@ -15,21 +15,71 @@ before a byte is written, and the view is rendered by rich instead.
 from __future__ import annotations
 
 import os
-import re
+import sys
 from collections.abc import Sequence
 from contextvars import ContextVar
-from typing import Any, TextIO
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 PIPED_WIDTH = 400  # as _render.PIPED_WIDTH
 
 # Characters whose terminal cell width is 1 (what rich measures grid cells in):
-# printable ASCII and the few punctuation marks dcx's own views use.
-_NARROW = re.compile("[\x20-\x7e\u00b7\u2013\u2014\u2026\u2190\u2192]*")
-# dcx's own markup in styled() templates: a style tag or the closing [/].
-_TAG = re.compile(
-    r"\[(?:/|(?:bold|dim|italic|underline|red|green|yellow|blue|cyan|magenta|white)"
-    r"(?: (?:bold|dim|red|green|yellow|blue|cyan|magenta|white))*)\]"
+# printable ASCII and the few punctuation marks dcx's own views use. Sets, not
+# regexes: compiling those cost more than the views they check (issue 18).
+_NARROW = frozenset(map(chr, range(0x20, 0x7F))) | frozenset(
+    "\u00a7\u00b7\u2013\u2014\u2018\u2019\u201c\u201d\u2026\u2190\u2192"
 )
+# dcx's own markup in styled() templates: a style tag (a colour or emphasis, then
+# colours or bold/dim, one space apart) or the closing [/].
+_FIRST = frozenset(
+    (
+        "bold",
+        "dim",
+        "italic",
+        "underline",
+        "red",
+        "green",
+        "yellow",
+        "blue",
+        "cyan",
+        "magenta",
+        "white",
+    )
+)
+_LATER = _FIRST - {"italic", "underline"}
+
+
+def single_width(text: str) -> bool:
+    """Every character of ``text`` is one cell wide for rich (printable ASCII, or a listed mark)."""
+    return _NARROW.issuperset(text)
+
+
+def _is_tag(body: str) -> bool:
+    if body == "/":
+        return True
+    words = body.split(" ")
+    return words[0] in _FIRST and all(word in _LATER for word in words[1:])
+
+
+def untagged(template: str) -> str:
+    """``template`` without dcx's style tags (left to right, as ``re.sub`` of the tag pattern)."""
+    out: list[str] = []
+    pos = 0
+    while (start := template.find("[", pos)) >= 0:
+        end = template.find("]", start)
+        if end < 0:
+            break
+        if _is_tag(template[start + 1 : end]):
+            out.append(template[pos:start])
+            pos = end + 1
+        else:
+            out.append(template[pos : start + 1])
+            pos = start + 1
+    out.append(template[pos:])
+    return "".join(out)
+
 
 plain_mode: ContextVar[bool] = ContextVar("dcx_plain_console", default=False)
 
@@ -43,7 +93,7 @@ class Plain(str):
 
 
 def styled_plain(template: str, values: Sequence[str]) -> Plain:
-    bare = _TAG.sub("", template)
+    bare = untagged(template)
     if "[" in bare or "]" in bare or any("\\" in value for value in values):
         raise NeedRich  # a bracket that is not one of dcx's tags, or a backslash: markup escaping applies
     return Plain(bare.format(*values))
@@ -62,6 +112,10 @@ def pipe_width(stream: TextIO) -> int | None:
             return None
     except (AttributeError, ValueError):
         return None
+    if not (getattr(stream, "encoding", None) or "utf-8").lower().startswith("utf"):
+        return (
+            None  # rich draws ASCII boxes (and cannot write "·") on such a stream: its own output
+        )
     columns = env.get("COLUMNS")
     if columns is None or columns == "":
         return PIPED_WIDTH
@@ -88,22 +142,39 @@ class PlainConsole:
     def __getattr__(self, name: str) -> Any:
         raise NeedRich  # anything else of rich's Console (is_terminal, print_json, rule, ...)
 
-    def grid(self, rows: Sequence[Sequence[str]], min_widths: Sequence[int]) -> None:
-        """``Table.grid(padding=(0, 1))`` of no-wrap columns (each at least ``min_widths``), when it fits."""
+    def grid(self, rows: Sequence[Sequence[str]], min_widths: Sequence[int], gap: int = 1) -> None:
+        """``Table.grid(padding=(0, gap))`` of columns (each at least ``min_widths``), when it fits whole."""
         if not rows:
             return
         widths = list(min_widths)
         for row in rows:
             for index, cell in enumerate(row):
-                if type(cell) not in (str, Plain) or not _NARROW.fullmatch(cell):
+                if type(cell) not in (str, Plain) or not single_width(cell):
                     raise NeedRich
                 widths[index] = max(widths[index], len(cell))
-        if 0 in widths or sum(widths) + len(widths) - 1 > self.width:
+        if 0 in widths or sum(widths) + gap * (len(widths) - 1) > self.width:
             raise NeedRich  # an empty column or a grid rich would fold: its own layout
         for row in rows:
             self.parts.append(
-                " ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) + "\n"
+                (" " * gap).join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+                + "\n"
             )
+
+    def panel(self, text: str) -> None:
+        """``Panel(Text(text), expand=False, padding=(0, 1))`` (rich's rounded box) when no line wraps."""
+        if type(text) not in (str, Plain):
+            raise NeedRich
+        lines = text.split("\n")
+        for line in lines:
+            if not single_width(line):
+                raise NeedRich
+        inner = max(len(line) for line in lines)
+        if inner == 0 or inner + 4 > self.width:
+            raise NeedRich  # rich draws an empty box without body lines, and wraps a long line
+        self.parts.append("\u256d" + "\u2500" * (inner + 2) + "\u256e\n")
+        for line in lines:
+            self.parts.append("\u2502 " + line.ljust(inner) + " \u2502\n")
+        self.parts.append("\u2570" + "\u2500" * (inner + 2) + "\u256f\n")
 
     def table(self, headers: Sequence[str], rows: Sequence[Sequence[str]], *, narrow: int) -> None:
         """``views.common.grid``'s table (``box.SIMPLE_HEAD``, no edge, collapsed padding) when it fits whole."""
@@ -112,7 +183,7 @@ class PlainConsole:
         widths = [len(h) for h in headers]
         for row in (headers, *rows):
             for index, cell in enumerate(row):
-                if type(cell) not in (str, Plain) or not _NARROW.fullmatch(cell):
+                if type(cell) not in (str, Plain) or not single_width(cell):
                     raise NeedRich
                 widths[index] = max(widths[index], len(cell))
         total = sum(widths) + 2 * (len(widths) - 1)
@@ -128,8 +199,13 @@ class PlainConsole:
             )
 
     def flush(self, stream: TextIO) -> None:
-        stream.write("".join(self.parts))
-        stream.flush()
+        try:
+            stream.write("".join(self.parts))
+            stream.flush()
+        except BrokenPipeError:  # the reader left (`| head -1`): as rich's Console.on_broken_pipe
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise SystemExit(1) from None
 
 
 def render_plain(render: Any, result: Any, stream: TextIO) -> bool:

@@ -13,12 +13,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from dcx.core import public
 from dcx.core.canonical import canonical_bytes
 from dcx.core.clock import normalise_ts
 from dcx.core.errors import InvalidInput
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any
 
 DECISION_ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 
@@ -131,13 +134,35 @@ def DecisionId(**kw: Any) -> Pattern:
     )
 
 
+_HEX = frozenset("0123456789abcdef")
+
+
+class RefPattern(Pattern):
+    """``(?:p1|p2)-[0-9a-f]{32}``, checked without compiling it: a ref's suffix is fixed, so its
+    prefix is everything before the last 33 characters (read paths check many kinds; issue 18)."""
+
+    prefixes: frozenset[str] = frozenset()
+
+    def check(self, value: Any, path: str) -> Any:
+        if (
+            isinstance(value, str)
+            and 33 < len(value) <= self.limit
+            and value[-33] == "-"
+            and value[:-33] in self.prefixes
+            and _HEX.issuperset(value[-32:])
+        ):
+            return value
+        raise bad(path, f"expected {self.what}")
+
+
 def Ref(prefix: str | Sequence[str], **kw: Any) -> Pattern:
     prefixes = [prefix] if isinstance(prefix, str) else list(prefix)
     alternatives = "|".join(prefixes)  # prefixes are [a-z0-9-]: nothing to escape
-    return Pattern(
+    return RefPattern(
         regex=f"(?:{alternatives})-[0-9a-f]{{32}}",
         limit=160,
         what=f"a {' or '.join(prefixes)} ref",
+        prefixes=frozenset(prefixes),
         **kw,
     )
 

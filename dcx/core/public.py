@@ -11,16 +11,22 @@ import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Protocol
 
 from dcx.core.errors import UnsafeText
+from dcx.core.lazyre import LazyPattern
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:
+    Protocol = object  # the classes below are only for type checkers
 
 TOKEN_MAX = 128
 TEXT_MAX = 320
 SUMMARY_MAX = 220
 REASON_MAX = 120
 
-TOKEN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+TOKEN_RE = LazyPattern(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 
 # Record keys that never belong in a public record, wherever they appear.
 FORBIDDEN_KEYS = frozenset(
@@ -124,17 +130,18 @@ _PATTERN_SOURCES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
         (".",),
     ),
 )
-_compiled: list[tuple[str, re.Pattern[str]]] = []
+# Each pattern is compiled the first time its needle gates it: compiling all of them
+# (the case-blind ones most) costs more than `dcx log` reads, and most text gates few.
+_compiled: dict[int, re.Pattern[str]] = {}
 _needles: list[Any] = []  # an Aho-Corasick automaton: lower-case needle -> the patterns it gates
 
 
-def _patterns() -> list[tuple[str, re.Pattern[str]]]:
-    if not _compiled:
+def _automaton() -> Any:
+    if not _needles:
         import ahocorasick
 
         gates: dict[str, set[int]] = {}
-        for index, (name, src, flags, needles) in enumerate(_PATTERN_SOURCES):
-            _compiled.append((name, re.compile(src, flags)))
+        for index, (_name, _src, _flags, needles) in enumerate(_PATTERN_SOURCES):
             for needle in needles:
                 gates.setdefault(needle.lower(), set()).add(index)
         automaton = ahocorasick.Automaton()
@@ -142,34 +149,40 @@ def _patterns() -> list[tuple[str, re.Pattern[str]]]:
             automaton.add_word(needle, frozenset(indexes))
         automaton.make_automaton()
         _needles.append(automaton)
-    return _compiled
+    return _needles[0]
+
+
+def _pattern(index: int) -> re.Pattern[str]:
+    compiled = _compiled.get(index)
+    if compiled is None:
+        _name, src, flags, _needles_of = _PATTERN_SOURCES[index]
+        compiled = _compiled[index] = re.compile(src, flags)
+    return compiled
 
 
 def _first_pattern(text: str) -> str | None:
-    patterns = _patterns()
     gated: set[int] = set()
-    for _, indexes in _needles[0].iter(text.lower()):
+    for _, indexes in _automaton().iter(text.lower()):
         gated |= indexes
     for index in sorted(gated):
-        name, pattern = patterns[index]
-        if pattern.search(text):
-            return name
+        if _pattern(index).search(text):
+            return _PATTERN_SOURCES[index][0]
     return None
 
 
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL_RE = LazyPattern(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # The invisible or reordering characters (SPEC §3.4 v3): a reader cannot see them.
-_INVISIBLE_RE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_INVISIBLE_RE = LazyPattern("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 # IPv6 candidates: groups of hex and colons with at least two colons, checked by ipaddress.
-_IPV6_RE = re.compile(
+_IPV6_RE = LazyPattern(
     r"(?<![\w:.])(?=[0-9A-Fa-f:]*::|(?:[0-9A-Fa-f]{1,4}:){7})"
     r"[0-9A-Fa-f:]{2,39}(?:%[A-Za-z0-9]+)?(?![\w:])"
 )
 # Bare secrets: long runs of the base64/base64url alphabet with high entropy, long hex runs.
-_B64_RUN_RE = re.compile(r"[A-Za-z0-9+/=_-]{24,}")
-_HEX_RUN_RE = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{48,}(?![0-9A-Za-z])")
+_B64_RUN_RE = LazyPattern(r"[A-Za-z0-9+/=_-]{24,}")
+_HEX_RUN_RE = LazyPattern(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{48,}(?![0-9A-Za-z])")
 # dcx's own ref shapes, exempt from the entropy rules: <prefix>-<32 hex>.
-_DCX_REF_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[0-9a-f]{32}(?![0-9a-f])")
+_DCX_REF_RE = LazyPattern(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[0-9a-f]{32}(?![0-9a-f])")
 B64_MIN_ENTROPY = 4.5
 
 
@@ -242,10 +255,11 @@ def without_private_values() -> Iterator[None]:
 
 def unsafe_class(text: str) -> str | None:
     """The first class of unsafe content in ``text``, or None when it may be public."""
-    if _CONTROL_RE.search(text):
-        return "control_character"
-    if _INVISIBLE_RE.search(text):
-        return "invisible_character"
+    if not text.isprintable():  # every character the two match is one isprintable refuses
+        if _CONTROL_RE.search(text):
+            return "control_character"
+        if _INVISIBLE_RE.search(text):
+            return "invisible_character"
     root = _goal_root.get()
     if root and len(root) > 1 and root in text:
         return "local_path"

@@ -15,12 +15,19 @@ A leaf module (only ``re``): the fast ``dcx status`` path uses it without rich.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from dcx.core.lazyre import LazyPattern
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The invisible or reordering characters SPEC §3.4 names, beside the separators.
 INVISIBLE = "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u2028\u2029"
-_UNSAFE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{INVISIBLE}]")
-_UNSAFE_BLOCK = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE}]")
+# Every character these match is one ``str.isprintable`` refuses (Cc, Cf, Zl, Zp;
+# tests/core/test_terminal_fast.py checks it), so printable text skips the regex.
+_UNSAFE_LINE = LazyPattern(f"[\x00-\x1f\x7f-\x9f{INVISIBLE}]")
+_UNSAFE_BLOCK = LazyPattern(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE}]")
 # Keys whose string values are content blocks: newline and tab stay as they are.
 BLOCK_KEYS = frozenset({"content"})
 
@@ -32,6 +39,8 @@ def _escape(match: re.Match[str]) -> str:
 
 def visible(text: str, *, block: bool = False) -> str:
     """``text`` with every character that could act on a terminal written as an escape."""
+    if text.isprintable():
+        return text  # nothing to escape (see above)
     return (_UNSAFE_BLOCK if block else _UNSAFE_LINE).sub(_escape, text)
 
 
@@ -55,7 +64,9 @@ def json_safe(text: str) -> str:
     ``json.dumps`` escapes C0 by construction; these it leaves raw. They can
     only occur inside string literals, where ``\\uXXXX`` means the same.
     """
+    if text.replace("\n", "").isprintable():
+        return text  # JSON text is lines; no character the pattern matches is printable
     return _JSON_EXTRA.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-_JSON_EXTRA = re.compile(f"[\x7f-\x9f{INVISIBLE}]")
+_JSON_EXTRA = LazyPattern(f"[\x7f-\x9f{INVISIBLE}]")

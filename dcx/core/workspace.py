@@ -13,6 +13,10 @@ from pathlib import Path
 
 from dcx.core.errors import InvalidInput, NoWorkspace
 
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any
+
 DC_DIR = ".decision-context"
 WORKSPACE_SCHEMA = "dcx_workspace_v0"
 KEY_BYTES = 32
@@ -119,20 +123,31 @@ class Workspace:
 
     @cached_property
     def goal_id(self) -> str:
-        import tomllib
+        from dcx.core.tomlpeek import simple_table
 
         try:
-            data = tomllib.loads(self.workspace_toml.read_text(encoding="utf-8"))
+            text = self.workspace_toml.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise NoWorkspace(
                 f"{DC_DIR}/workspace.toml is missing",
                 code="workspace_invalid",
                 hint="run `dcx init` to restore it",
             ) from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:
             raise InvalidInput(
                 f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid"
             ) from None
+        # what `dcx init` writes is read without importing tomllib (issue 18); all else by it
+        data: dict[str, Any] | None = simple_table(text)
+        if data is None:
+            import tomllib
+
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                raise InvalidInput(
+                    f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid"
+                ) from None
         goal = data.get("goal_id")
         if (
             data.get("schema_version") != WORKSPACE_SCHEMA

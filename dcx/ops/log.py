@@ -14,8 +14,6 @@ chains began.
 
 from __future__ import annotations
 
-from typing import Any
-
 from dcx import cycle
 from dcx.chains import agent_of, evidence_of
 from dcx.core.result import Result
@@ -23,6 +21,10 @@ from dcx.core.workspace import Workspace
 from dcx.state import decisions, events, gates, pending
 from dcx.state.redaction import is_stub
 from dcx.state.store import Store
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def short(ref: str) -> str:
@@ -196,14 +198,18 @@ def _row(
 
 
 def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
-    from dcx.state.profile import load_profile
+    from dcx.core.tomlpeek import may_set
 
     store = Store(ws)
-    try:
-        profile = load_profile(ws)
-    except Exception:
-        profile = None
-    require_review = bool(profile and profile.require_review)
+    require_review = False
+    if may_set(ws.profile, "require_review"):  # else no profile sets it: no TOML parse (issue 18)
+        from dcx.state.profile import load_profile
+
+        try:
+            profile = load_profile(ws)
+        except Exception:
+            profile = None
+        require_review = bool(profile and profile.require_review)
     all_events = events.read_log(ws.events, ws.rel(ws.events))
     ids = [decision_id] if decision_id else decisions.decision_ids(ws)
     rows = []

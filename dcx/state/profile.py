@@ -8,7 +8,6 @@ the manifest projection, which lists policy fields only.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from dcx.core.canonical import content_digest
 from dcx.core.errors import InvalidInput
@@ -27,6 +26,7 @@ from dcx.core.fields import (
     Tokens,
     bad,
 )
+from dcx.core.records import NamedTuple
 from dcx.core.tomlerrors import load_toml, locate_error
 from dcx.core.vocab import (
     BUILTIN_ADAPTERS,
@@ -38,6 +38,10 @@ from dcx.core.vocab import (
     SOURCE_KINDS,
 )
 from dcx.core.workspace import Workspace
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any
 
 PROFILE_SCHEMA = "decision_context_profile_v0"
 REGISTRY_SCHEMA = "decision_source_registry_v0"

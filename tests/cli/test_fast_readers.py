@@ -64,6 +64,8 @@ for i, case in enumerate(cases):
 """
 
 FAST, TYPER = "fast", "typer"
+# `dcx show` of these, piped at the width the tests pin, prints without rich (dcx/cli/_plain.py)
+PLAIN_SHOWS = ("show-evidence", "show-assembly", "show-receipt")
 
 
 def _cases(root: Path, other: Path) -> list[tuple[str, list[str], dict[str, str], str]]:
@@ -180,16 +182,13 @@ def test_fast_and_typer_paths_print_the_same_bytes(compared) -> None:
                 not any(a in ("json", "--format=json", "--format=JSON") for a in args)
                 and name != "log-env-json"
             )
-            verb = next(a for a in args if a in ("log", "show", "verify", "sources"))
             if not (text and fast["code"] in (0, 1)):
                 assert "rich" not in fast["mods"], f"{name}: rich {fast['mods']}"
-            elif verb in ("log", "verify", "sources"):
+            else:
                 # piped: printed without rich when the plain console can (tests/cli/test_plain_console.py
                 # compares it with rich); a grid wider than COLUMNS is rich's to fold
-                if name in ("log", "verify", "verify-ok", "sources"):
+                if name in ("log", "verify", "verify-ok", "sources", *PLAIN_SHOWS):
                     assert "rich" not in fast["mods"], f"{name}: rich {fast['mods']}"
-            else:
-                assert "rich" in fast["mods"], f"{name}: rich {fast['mods']}"
         else:
             assert "typer" in fast["mods"], f"{name}: answered by the fast path"
         assert b"Traceback" not in fast["stderr"], name
@@ -241,3 +240,47 @@ def test_installed_script_takes_the_fast_path(cycled: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env={**os.environ}
     )
     assert proc.stderr.strip().endswith("[]"), proc.stderr
+
+
+def test_the_script_s_quick_exit_prints_and_exits_as_a_normal_exit(cycled: Path) -> None:
+    """The installed script ends a fast answer with os._exit after flushing (dcx.cli): the same
+    bytes and exit code as ``main(argv)``, which exits through the interpreter's teardown."""
+    nowhere = cycled.parent / "not-a-goal"
+    nowhere.mkdir()
+    exe = str(Path(sys.executable).parent / "dcx")
+    shapes = [
+        ["-C", str(cycled), "log"],
+        ["-C", str(cycled), "verify", "--format", "json"],
+        ["-C", str(cycled), "show", "nope"],
+        ["-C", str(cycled), "show", "decision-evidence"],
+        ["-C", str(nowhere), "status"],
+        ["--version"],
+    ]
+    env = {k: v for k, v in os.environ.items() if k != "DCX_FORMAT"}
+    codes = set()
+    for args in shapes:
+        script = subprocess.run([exe, *args], capture_output=True, env=env, timeout=60)
+        normal = subprocess.run(
+            [sys.executable, "-c", f"from dcx.cli import main; main({args!r})"],
+            capture_output=True,
+            env=env,
+            timeout=60,
+        )
+        assert (script.stdout, script.stderr, script.returncode) == (
+            normal.stdout,
+            normal.stderr,
+            normal.returncode,
+        ), args
+        assert script.stdout or script.stderr, args
+        codes.add(script.returncode)
+    assert 0 in codes and len(codes) > 1  # success and at least one refusal
+
+
+def test_the_collector_is_on_again_after_a_fast_answer() -> None:
+    import gc
+
+    from dcx.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert gc.isenabled()

@@ -281,3 +281,184 @@ def test_calls_it_does_not_know_are_rich_s() -> None:
         with pytest.raises(_plain.NeedRich):
             call()
     assert console.parts == []
+
+
+# -- `dcx show`: every packet view, piped, through the plain console and through rich ----------
+
+SHOW_WIDTHS = (None, "200", "120", "100", "80", "60", "48", "40", "20")
+
+
+def _show_results(root: Any) -> dict[str, Result]:
+    """kind -> the Result `dcx show` renders (its data made visible, as ``_render.emit`` does)."""
+    from dcx.core.workspace import find_workspace
+    from dcx.ops.show import show
+    from tests.support.workspace import packet_files
+
+    ws = find_workspace(str(root))
+    found: dict[str, Result] = {}
+    for ref in packet_files(root):
+        result = show(ws=ws, ref=ref, reveal_refs=False)
+        found.setdefault(result.data["kind"], Result("show", visible_data(result.data)))
+    return found
+
+
+class _ShowView:
+    from dcx.cli.readers.show import render as _render_show
+
+    render = staticmethod(_render_show)
+
+
+@pytest.fixture(scope="module")
+def every_kind(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
+    """One Result per packet kind: the plain cycle's packets and the gated story's review receipt."""
+    from tests.support.cycle import run_cycle, run_review_cycle
+    from tests.support.workspace import copy_example
+
+    base = tmp_path_factory.mktemp("plain-show")
+    home = base / "home"
+    home.mkdir()
+    cycled = copy_example(base / "cycled")
+    run_cycle(cycled, env={"HOME": str(home)})
+    reviewed = copy_example(base / "reviewed")
+    run_review_cycle(reviewed, env={"HOME": str(home)})
+    return {**_show_results(reviewed), **_show_results(cycled)}
+
+
+def test_show_views_of_every_kind_print_as_rich_does(
+    every_kind: dict[str, Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dcx.packets import KINDS
+
+    assert set(every_kind) == set(KINDS)
+    plain_at_400 = set()
+    for kind, result in every_kind.items():
+        for columns in SHOW_WIDTHS:
+            rich_text, plain_text = rendered(_ShowView, result.data, columns, monkeypatch)
+            if plain_text is not None:
+                assert plain_text == rich_text, (kind, columns)
+                if columns is None:
+                    plain_at_400.add(kind)
+    # not a vacuous pass: piped at rich's piped width, every view takes the plain path
+    assert plain_at_400 == set(KINDS)
+
+
+def _mutated(value: Any, draw: Any) -> Any:
+    """``value`` with some of its strings replaced by generated text (markup, wide, long, empty)."""
+    if isinstance(value, dict):
+        return {k: _mutated(v, draw) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mutated(v, draw) for v in value]
+    if isinstance(value, str) and draw(st.integers(0, 3)) == 0:
+        return draw(st.one_of(text, token, st.just(value * 3), st.just(value + "\n" + value)))
+    return value
+
+
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data(), columns=st.sampled_from(SHOW_WIDTHS))
+def test_show_views_with_odd_text_print_as_rich_does(
+    every_kind: dict[str, Result],
+    data: st.DataObject,
+    columns: str | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kind = data.draw(st.sampled_from(sorted(every_kind)))
+    packet = _mutated(every_kind[kind].data["packet"], data.draw)
+    try:
+        rich_text, plain_text = rendered(
+            _ShowView, {**every_kind[kind].data, "packet": packet}, columns, monkeypatch
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return  # a mutation the view itself cannot read (not the console's business)
+    if plain_text is not None:
+        assert plain_text == rich_text, (kind, columns)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lines=st.lists(st.one_of(text, token), min_size=1, max_size=4),
+    rows=st.lists(
+        st.tuples(st.one_of(text, token), st.one_of(text, token, st.integers())), max_size=5
+    ),
+    style=st.sampled_from(["", "yellow", "bold red"]),
+    columns=widths,
+)
+def test_banner_and_facts(
+    lines: list[str],
+    rows: list[tuple[str, Any]],
+    style: str,
+    columns: str | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def view(console: Any, result: Result) -> None:
+        from dcx.cli.views.common import banner, facts
+
+        banner(console, "\n".join(result.data["lines"]), result.data["style"])
+        facts(console, result.data["rows"])
+
+    view.plain = True  # type: ignore[attr-defined]
+
+    class View:
+        render = staticmethod(view)
+
+    data = {"lines": lines, "rows": [list(r) for r in rows], "style": style}
+    rich_text, plain_text = rendered(View, data, columns, monkeypatch)
+    if plain_text is not None:
+        assert plain_text == rich_text
+
+
+def test_an_ascii_pipe_is_rich_s() -> None:
+    """rich draws ASCII boxes on a stream that is not UTF-8: the plain console declines."""
+    ascii_pipe = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    assert _plain.pipe_width(ascii_pipe) is None
+    assert _plain.pipe_width(io.TextIOWrapper(io.BytesIO(), encoding="utf-8")) is not None
+
+
+@pytest.mark.parametrize("verb", ["log", "verify", "sources"])
+def test_a_closed_pipe_exits_quietly(cycled: Any, verb: str) -> None:
+    """`dcx log | head -1` style, on the plain console: exit 1, no traceback (as rich's console)."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    exe = str(Path(sys.executable).parent / "dcx")
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    proc = subprocess.run(
+        [exe, "-C", str(cycled), verb], stdout=write_end, stderr=subprocess.PIPE, timeout=60
+    )
+    os.close(write_end)
+    assert proc.stderr == b"" and proc.returncode == 1
+
+
+# the regexes the plain console once used, kept here as the oracle of its set and scanner
+_TAG_RE = __import__("re").compile(
+    r"\[(?:/|(?:bold|dim|italic|underline|red|green|yellow|blue|cyan|magenta|white)"
+    r"(?: (?:bold|dim|red|green|yellow|blue|cyan|magenta|white))*)\]"
+)
+_NARROW_RE = __import__("re").compile(
+    "[\x20-\x7e\u00a7\u00b7\u2013\u2014\u2018\u2019\u201c\u201d\u2026\u2190\u2192]*"
+)
+tag_text = st.lists(
+    st.one_of(
+        st.sampled_from(
+            ["[", "]", "[/]", "[bold]", "[dim]", "[bold red]", "[italic]", "[red italic]", "[]"]
+        ),
+        st.sampled_from(["bold", "red", " ", "  ", "/", "x", "{}", "\\", "[[", "]]"]),
+        st.text(max_size=4),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@given(template=tag_text)
+def test_untagged_is_the_tag_regex_s_sub(template: str) -> None:
+    assert _plain.untagged(template) == _TAG_RE.sub("", template)
+
+
+@given(cell=st.one_of(st.text(), tag_text, st.text(st.sampled_from(list("a ·→“\t日é\x7f")))))
+def test_single_width_is_the_narrow_regex_s_fullmatch(cell: str) -> None:
+    assert _plain.single_width(cell) == bool(_NARROW_RE.fullmatch(cell))

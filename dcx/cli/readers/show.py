@@ -40,3 +40,6 @@ def render(console, result: Result) -> None:
         for ref, fields in revealed.items():
             shown = " · ".join(str(f) for f in fields) if fields else "(not known on this machine)"
             console.print(f"  {ref}  {shown}", markup=False, highlight=False)
+
+
+render.plain = True  # type: ignore[attr-defined]  # PlainConsole prints it when piped (dcx/cli/_plain.py)

@@ -8,9 +8,12 @@ ones are in `dcx show REF --format json`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from dcx.cli._render import styled
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -104,6 +107,12 @@ def header(
 
 def banner(console: Console, text: str, style: str = "") -> None:
     """The one-paragraph verdict of a packet, boxed."""
+    from dcx.cli._plain import plain_mode
+
+    if plain_mode.get():  # piped, no rich (dcx/cli/_plain.py): the same box when no line wraps
+        plain: PlainConsole = console  # type: ignore[assignment]
+        plain.panel(text)
+        return
     from rich.panel import Panel
     from rich.text import Text
 
@@ -112,6 +121,12 @@ def banner(console: Console, text: str, style: str = "") -> None:
 
 def facts(console: Console, rows: Iterable[tuple[str, Any]]) -> None:
     """Label: value lines, labels dim."""
+    from dcx.cli._plain import plain_mode
+
+    if plain_mode.get():  # piped, no rich: the same grid when it fits (else NeedRich)
+        plain: PlainConsole = console  # type: ignore[assignment]
+        plain.grid([(label, str(value)) for label, value in rows], (0, 0), gap=2)
+        return
     from rich.table import Table
 
     grid = Table.grid(padding=(0, 2))
