@@ -33,7 +33,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import blake3
 
@@ -44,8 +44,8 @@ SCHEMA = "dcx_stat_cache_v2"
 MAGIC = b"dcx-stat-cache\n"
 KINDS = {b"t"[0]: "text", b"b"[0]: "binary"}
 KIND_BYTES = {"text": b"t", "binary": b"b"}
-_WRAP = 1 << 64
-_SIGNED_MAX = 1 << 63
+INO_WRAP = 1 << 64
+INO_SIGNED_MAX = 1 << 63
 
 StatKey = tuple[int, int, int, int]  # size, mtime_ns, inode (signed), ctime_ns
 
@@ -57,7 +57,26 @@ def cache_path(ws: Workspace, source_id: str) -> Path:
 
 def stat_key(st: os.stat_result) -> StatKey:
     ino = st.st_ino
-    return st.st_size, st.st_mtime_ns, ino - _WRAP if ino >= _SIGNED_MAX else ino, st.st_ctime_ns
+    return (
+        st.st_size,
+        st.st_mtime_ns,
+        ino - INO_WRAP if ino >= INO_SIGNED_MAX else ino,
+        st.st_ctime_ns,
+    )
+
+
+class Known(NamedTuple):
+    """What a sweep's hot loop reads of the stat cache (:meth:`StatCache.known`).
+
+    ``matching``: every entry's path is known to pass the include/exclude
+    patterns (there are none, or the entries were matched under the same
+    ones), so a file whose stat equals its entry is a hit without asking them.
+    """
+
+    index: dict[str, int]
+    stats: array
+    written_ns: int
+    matching: bool
 
 
 class StatCache:
@@ -156,13 +175,17 @@ class StatCache:
             if stats[j] != st.st_size or stats[j + 1] != mtime_ns or stats[j + 3] != st.st_ctime_ns:
                 return -1
             ino = st.st_ino
-            if stats[j + 2] != (ino - _WRAP if ino >= _SIGNED_MAX else ino):
+            if stats[j + 2] != (ino - INO_WRAP if ino >= INO_SIGNED_MAX else ino):
                 return -1
             if mtime_ns >= written_ns:
                 return -1  # racily clean: may have changed within the same tick
             return i
 
         return probe
+
+    def known(self, matching: bool) -> Known:
+        """The loaded entries' columns for a sweep's inline hit check (see ``prober``)."""
+        return Known(self._index, self._stats, self.written_ns, matching)
 
     def lookup(self, rel: str, st: os.stat_result) -> tuple[str, str] | None:
         """(revision, kind) of a trusted entry for this stat, or None."""
