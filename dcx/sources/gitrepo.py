@@ -183,6 +183,7 @@ class Repo:
             extra_env=GIT_ENV,
             cwd=str(self.git_dir),
             cap=cap,
+            spool=cap > SMALL_CAP,  # a large answer (trees, blobs): no wake-up per piece git writes
         )
         if outcome.status == "timeout":
             raise GitTimeout()
