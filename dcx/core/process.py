@@ -224,6 +224,20 @@ class Spooled:
                         spool.close()
         return self._outcome
 
+    def cancel(self) -> None:
+        """Stop the child (its group) unanswered, if it still runs; its files are closed."""
+        if self._outcome is None:
+            if self.proc is not None:
+                if self.proc.poll() is None:
+                    _stop(self.proc)
+                for stream in (self.proc.stderr,):
+                    with contextlib.suppress(OSError):
+                        stream.close()  # type: ignore[union-attr]
+            self._outcome = ProcessOutcome("cancelled", None, b"", 0, 0.0)
+            for spool in self.files:
+                with contextlib.suppress(OSError):
+                    spool.close()
+
     def _finish(self) -> ProcessOutcome:
         proc, cap = self.proc, self.cap
         if proc is None:

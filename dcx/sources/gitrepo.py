@@ -173,18 +173,43 @@ class Repo:
     ) -> tuple[int, bytes]:
         from dcx.core.process import run_bounded
 
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise GitTimeout()
         outcome = run_bounded(
-            ["git", f"--git-dir={self.git_dir}", *GIT_OPTIONS, *args],
-            timeout=remaining,
+            self._argv(args),
+            timeout=self._remaining(deadline),
             stdin=stdin,
             extra_env=GIT_ENV,
             cwd=str(self.git_dir),
             cap=cap,
             spool=cap > SMALL_CAP,  # a large answer (trees, blobs): no wake-up per piece git writes
         )
+        return self.answer(outcome)
+
+    def start(self, args: list[str], deadline: float, *, stdin: bytes = b"", cap: int) -> Any:
+        """Start one git process that runs unattended (its answer spooled); ``answer(started.finish())``."""
+        from dcx.core.process import start_spooled
+
+        return start_spooled(
+            self._argv(args),
+            timeout=self._remaining(deadline),
+            stdin=stdin,
+            extra_env=GIT_ENV,
+            cwd=str(self.git_dir),
+            cap=cap,
+        )
+
+    def _argv(self, args: list[str]) -> list[str]:
+        return ["git", f"--git-dir={self.git_dir}", *GIT_OPTIONS, *args]
+
+    @staticmethod
+    def _remaining(deadline: float) -> float:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise GitTimeout()
+        return remaining
+
+    @staticmethod
+    def answer(outcome: Any) -> tuple[int, bytes]:
+        """(exit code, stdout) of a finished git process, or the GitError its outcome means."""
         if outcome.status == "timeout":
             raise GitTimeout()
         if outcome.status == "spawn_failed":
