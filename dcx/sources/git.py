@@ -51,6 +51,7 @@ from typing import Any, NamedTuple
 import blake3
 
 from dcx.core.canonical import canonical_bytes
+from dcx.core.gcpause import gc_paused
 from dcx.core.workspace import Workspace
 from dcx.sources.base import (
     COMPLETED,
@@ -233,7 +234,8 @@ class GitProvider:
         loc = self.locate(source)
         cursor = parse_cursor(after_cursor) if after_cursor is not None else None
         try:
-            return self._scan(source, loc, cursor, after_cursor, limit, deadline, observed_at)
+            with gc_paused():  # a first scan makes 100k entries and items (no cycles)
+                return self._scan(source, loc, cursor, after_cursor, limit, deadline, observed_at)
         except GitTimeout:
             raise SourceUnavailable(SCAN_TIMEOUT) from None
         except GitError as exc:
@@ -419,6 +421,17 @@ class GitProvider:
         blob re-hashed once. The passes overlap: the next one is started
         before this one is checked, so git reads while this process hashes.
         """
+        with gc_paused():  # 100k texts and results (no cycles)
+            return self._read_many(source, items, max_bytes, deadline, observed_at)
+
+    def _read_many(
+        self,
+        source: Source,
+        items: Sequence[ScanItem],
+        max_bytes: int,
+        deadline: float,
+        observed_at: str,
+    ) -> list[ReadResult]:
         scanned = self._scanned.get(source.source_id)
         known = scanned.items if scanned is not None else {}
         out: list[ReadResult | None] = [None] * len(items)
