@@ -68,7 +68,9 @@ def read_blobs(
     try:
         if not one_pass:
             raise GitError(REPO_TOO_LARGE)  # the caller knows one pass is too large
-        code, out = repo._run(["cat-file", "--batch"], deadline, stdin=request, cap=ONE_PASS_CAP)
+        code, out = repo._run(
+            ["cat-file", "--batch"], deadline, stdin=request, cap=ONE_PASS_CAP, spool=True
+        )
     except GitError as exc:
         if exc.reason_code != REPO_TOO_LARGE:
             raise
@@ -103,7 +105,11 @@ def read_blobs(
     if small:
         request = "".join(f"{o}\n" for o in small).encode()
         code, out = repo._run(
-            ["cat-file", "--batch"], deadline, stdin=request, cap=total + 200 * len(small) + 1024
+            ["cat-file", "--batch"],
+            deadline,
+            stdin=request,
+            cap=total + 200 * len(small) + 1024,
+            spool=True,
         )
         if code != 0:
             raise GitError(REPO_CORRUPT)

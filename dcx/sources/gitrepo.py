@@ -169,8 +169,16 @@ class Repo:
         return (self.git_dir / "shallow").exists()
 
     def _run(
-        self, args: list[str], deadline: float, *, stdin: bytes = b"", cap: int = SMALL_CAP
+        self,
+        args: list[str],
+        deadline: float,
+        *,
+        stdin: bytes = b"",
+        cap: int = SMALL_CAP,
+        spool: bool = False,
     ) -> tuple[int, bytes]:
+        """One git process; ``spool`` for a large answer written in many pieces (a whole tree,
+        blobs): stdin and stdout in memory files, no wake-up here per piece git writes."""
         from dcx.core.process import run_bounded
 
         outcome = run_bounded(
@@ -180,7 +188,7 @@ class Repo:
             extra_env=GIT_ENV,
             cwd=str(self.git_dir),
             cap=cap,
-            spool=cap > SMALL_CAP,  # a large answer (trees, blobs): no wake-up per piece git writes
+            spool=spool,
         )
         return self.answer(outcome)
 
@@ -292,7 +300,7 @@ class Repo:
         args = ["ls-tree", "-r", "-z", "--full-tree", "--end-of-options", commit]
         if prefix:
             args += ["--", prefix]
-        code, out = self._run(args, deadline, cap=LIST_CAP)
+        code, out = self._run(args, deadline, cap=LIST_CAP, spool=True)
         if code != 0:
             raise GitError(REPO_CORRUPT)
         entries: list[Entry] = []
