@@ -73,7 +73,7 @@ class Known(NamedTuple):
     ones), so a file whose stat equals its entry is a hit without asking them.
     """
 
-    index: dict[str, int]
+    paths: list[str]  # sorted: entry i is paths[i]
     stats: array
     written_ns: int
     matching: bool
@@ -88,7 +88,7 @@ class StatCache:
         self.dirty = False
         self.memo: dict[str, Any] = {}
         self.paths: list[str] = []  # sorted, as saved
-        self._index: dict[str, int] = {}
+        self._full_index: dict[str, int] | None = {}  # None: not built yet (see ``_index``)
         self._stats = array("q")
         self._revs = b""
         self._kinds = b""
@@ -141,13 +141,21 @@ class StatCache:
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
             return  # a cache is only a cache: start over
         self.paths = paths
-        self._index = dict(
-            zip(paths, range(len(paths)), strict=True)
-        )  # a third faster than a comprehension
+        self._full_index = None  # built on first use; a clean sweep never needs it
         self._stats, self._revs, self._kinds = stats, revs, kinds
         self.memo = dict(header.get("memo") or {})
         self.globs, self._rejected = globs, frozenset(rejected)
         self.written_ns = written_ns
+
+    @property
+    def _index(self) -> dict[str, int]:
+        """Every loaded path → its index, built on first use: 100k paths take tens of
+        milliseconds, and a sweep finds its hits by walking the sorted paths instead."""
+        if self._full_index is None:
+            self._full_index = dict(
+                zip(self.paths, range(len(self.paths)), strict=True)
+            )  # a third faster than a comprehension
+        return self._full_index
 
     @property
     def loaded_count(self) -> int:
@@ -157,7 +165,9 @@ class StatCache:
         return rel in self._index
 
     def __len__(self) -> int:
-        return len(self._index) + sum(1 for rel in self._fresh if rel not in self._index)
+        if not self._fresh:
+            return len(self.paths)
+        return len(self.paths) + sum(1 for rel in self._fresh if rel not in self._index)
 
     def prober(self) -> Callable[[str, os.stat_result], int]:
         """``probe(rel, stat)`` → the index of a trusted loaded entry, or -1 (hash the file).
@@ -185,7 +195,7 @@ class StatCache:
 
     def known(self, matching: bool) -> Known:
         """The loaded entries' columns for a sweep's inline hit check (see ``prober``)."""
-        return Known(self._index, self._stats, self.written_ns, matching)
+        return Known(self.paths, self._stats, self.written_ns, matching)
 
     def lookup(self, rel: str, st: os.stat_result) -> tuple[str, str] | None:
         """(revision, kind) of a trusted entry for this stat, or None."""
@@ -223,7 +233,7 @@ class StatCache:
         """(paths known to match, paths known not to) under the patterns ``globs`` names."""
         if globs != self.globs:
             return (), ()
-        return self._index, self._rejected
+        return _LoadedPaths(self), self._rejected
 
     def set_glob_answers(self, globs: str | None, rejected: Iterable[str]) -> None:
         """Remember which patterns the entries are matched under, and the paths they rejected."""
@@ -303,7 +313,7 @@ class StatCache:
         self.written_ns = self.path.stat().st_mtime_ns
         if paths is not self.paths:
             self.paths = paths
-            self._index = dict(zip(paths, range(len(paths)), strict=True))
+            self._full_index = None
         self._stats, self._revs, self._kinds = stats, revs, kinds
         self._fresh.clear()
         self.dirty = False
@@ -334,3 +344,19 @@ class StatCache:
             revs += bytes.fromhex(revision)
             kinds += KIND_BYTES.get(kind, b"b")
         return paths, stats, bytes(revs), bytes(kinds)
+
+
+class _LoadedPaths(Collection[str]):
+    """The loaded paths as a collection; membership builds the cache's index only when asked."""
+
+    def __init__(self, cache: StatCache) -> None:
+        self._cache = cache
+
+    def __contains__(self, rel: object) -> bool:
+        return isinstance(rel, str) and self._cache.is_loaded(rel)
+
+    def __len__(self) -> int:
+        return self._cache.loaded_count
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cache.paths)
