@@ -174,10 +174,10 @@ class StatCache:
 
         A closure over locals: it runs once per file in the walker's hot loop.
         """
-        index_get, stats, written_ns = self._index.get, self._stats, self.written_ns
+        stats, written_ns = self._stats, self.written_ns
 
         def probe(rel: str, st: os.stat_result) -> int:
-            i = index_get(rel)
+            i = self._index.get(rel)  # the index is built at the first file asked about
             if i is None:
                 return -1
             j = 4 * i

@@ -143,9 +143,10 @@ def start_pass(repo: Repo, oids: Iterable[str], deadline: float) -> Pass:
 
 
 def verified_pass(repo: Repo, one: Pass, max_bytes: int) -> dict[str, str | int] | None:
-    """Each wanted blob's text when its bytes hash to its id and decode as UTF-8, else one of
-    ``MISSING``, ``OVERSIZE`` (over ``max_bytes``), ``MISMATCH``, ``BINARY``; None when the
-    answer passed ``ONE_PASS_CAP`` (then ``read_blobs`` reads them sizes first)."""
+    """Each blob's text when its bytes hash to its id and decode as UTF-8, else one of
+    ``MISSING``, ``OVERSIZE`` (over ``max_bytes``), ``MISMATCH``, ``BINARY`` (a wanted id git
+    did not answer at all is absent: missing too); None when the answer passed
+    ``ONE_PASS_CAP`` (then ``read_blobs`` reads them sizes first)."""
     if one.started is None:
         return {}
     try:
@@ -158,6 +159,7 @@ def verified_pass(repo: Repo, one: Pass, max_bytes: int) -> dict[str, str | int]
         raise GitError(REPO_CORRUPT)
     found: dict[str, str | int] = {}
     find = out.find
+    sha1, sha256 = hashlib.sha1, hashlib.sha256
     pos, end = 0, len(out)
     while pos < end:
         nl = find(b"\n", pos)
@@ -177,7 +179,7 @@ def verified_pass(repo: Repo, one: Pass, max_bytes: int) -> dict[str, str | int]
             found[oid] = OVERSIZE
         else:
             data = out[pos : pos + size]
-            hasher = (hashlib.sha256 if len(oid) == 64 else hashlib.sha1)(b"blob %d\0" % size)
+            hasher = (sha256 if len(oid) == 64 else sha1)(b"blob %d\0" % size)
             hasher.update(data)
             if len(data) != size or hasher.hexdigest() != oid:
                 found[oid] = MISMATCH  # the object store gave other bytes
@@ -187,8 +189,6 @@ def verified_pass(repo: Repo, one: Pass, max_bytes: int) -> dict[str, str | int]
                 except UnicodeDecodeError:
                     found[oid] = BINARY
         pos += size + 1
-    for oid in one.wanted:
-        found.setdefault(oid, MISSING)
     return found
 
 
