@@ -16,7 +16,9 @@ and median of 5 (the machine is shared and noisy: compare ratios):
   through pipes (`capture_output`) and through in-memory files (stdin and
   stdout as memfds, read back once, as the adapter now does) — and the
   cheaper is the yardstick: `cat-file --batch` writes twice per blob, and
-  through a pipe each write can cost the reader a wake-up.
+  through a pipe each write can cost the reader a wake-up. The yardstick
+  parses, hashes and decodes nothing; dcx does all three (about 1.65-1.75x
+  wall, 1.95-2.1x CPU on 2 shared cores, docs/performance.md).
 
 Git commands are timed as subprocesses started from Python, like the
 adapter's own.

@@ -11,7 +11,8 @@ columns — the paths sorted (UTF-8, NUL-separated: NUL is the one byte no file
 name holds), the four stat fields as signed 64-bit integers, the revisions as
 raw 32-byte digests, one kind byte per file (``t`` text, ``b`` binary).
 Columns load in milliseconds for 100k files, where a JSON object of 100k
-lists took a fifth of a second; the layout is parsed with bounds checks only,
+lists took a fifth of a second (the path → entry index is built only when a
+miss asks for it: a clean sweep walks the sorted paths instead); the layout is parsed with bounds checks only,
 so a damaged file is just a cold cache. The header also carries a small
 ``memo``: the walker keeps there the digest of the file list the entries
 describe (dropped whenever an entry changes).

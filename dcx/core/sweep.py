@@ -7,7 +7,11 @@ one. The walker turns sweeps into its result and refreshes the cache.
 
 On a tree of 100k files the per-file system calls dominate (one ``stat`` per
 file on a rescan, as for ``git status``; open, read and close on a cold
-scan); git spreads them over threads. Python threads do not help here (each
+scan); git spreads them over threads. A tree is swept by ``sweep_dirs``, one
+loop that lists, stats and checks a clean cache hit inline (walking each
+directory's names in order beside the cache's sorted paths, so no index of
+the whole cache is built); everything else goes through ``_Sorter.settle``,
+the same rules ``sweep`` applies to a list of candidates. Python threads do not help here (each
 call re-takes the interpreter lock), so on Linux a large tree
 (``PARALLEL_MIN_FILES`` cached entries, or ``PARALLEL_MIN_DIRS`` directories
 at the split depth on a cold cache) is split by directory and swept by
