@@ -7,12 +7,12 @@ one. The walker turns sweeps into its result and refreshes the cache.
 
 On a tree of 100k files the per-file system calls dominate (one ``stat`` per
 file on a rescan, as for ``git status``; open, read and close on a cold
-scan); git spreads them over threads. A tree is swept by ``sweep_dirs``, one
-loop that lists, stats and checks a clean cache hit inline (walking each
+scan); git spreads them over threads. A tree is swept by ``sweep_dirs``,
+one loop that lists, stats and checks a clean cache hit inline (walking each
 directory's names in order beside the cache's sorted paths, so no index of
 the whole cache is built); everything else goes through ``_Sorter.settle``,
-the same rules ``sweep`` applies to a list of candidates. Python threads do not help here (each
-call re-takes the interpreter lock), so on Linux a large tree
+the same rules ``sweep`` applies to a list of candidates. Python threads do
+not help here (each call re-takes the interpreter lock), so on Linux a large tree
 (``PARALLEL_MIN_FILES`` cached entries, or ``PARALLEL_MIN_DIRS`` directories
 at the split depth on a cold cache) is split by directory and swept by
 forked child processes, one per core (up to ``MAX_JOBS``). The children
@@ -95,8 +95,9 @@ def iter_tree(
 
     stat is None for a symlink leaving ``top``. With ``split_at``, directories
     that deep are appended to ``frontier`` instead of being entered. (The
-    sweeps use :func:`sweep_dirs`, which lists the same files in the same
-    order; this generator is its plain statement, kept for tools and tests.)
+    sweeps use :func:`sweep_dirs`, which sorts the same files the same way in
+    one loop; this generator fed to :func:`sweep` is its plain statement,
+    which tests compare it with.)
     """
     stack = [(d, p, 0) for d, p in starts]
     inside = top.rstrip(os.sep) + os.sep
