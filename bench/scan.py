@@ -10,15 +10,21 @@ directory, a few KB each), commits it into a git repo, and prints in one run:
 - rescan after 100 edits;
 - the whole no-change `dcx scan` command (interpreter start-up, activation,
   the scan, the stored receipt), median of 3;
-- `git status --porcelain` on the same tree (median of 3 after a warm-up);
+- `git status --porcelain` on the same tree (median of 5 after a warm-up),
+  with git's defaults: `core.preloadIndex` on (lstat over up to 20
+  threads), no untracked cache, no fsmonitor, the index refreshed by the
+  warm-up — it stats every file and reads every directory, as dcx does;
 
 with the ratios. The source has include/exclude globs, as real registries do
 (`include = ["**/*.md"]`, `exclude = ["**/drafts/**"]`; `--no-globs` for a bare
 folder): their answers are kept with the stat cache, so a warm rescan matches
 no path again. Goals: no-change rescan of 100k files <= 1.5x `git status`;
-the whole no-change `dcx scan` of 100k files <= 2x `git status`; cold hashing
-<= 2x `b3sum` when b3sum is installed (else its MB/s is shown).
-The machine is shared and noisy: compare ratios, not absolute times.
+the whole no-change `dcx scan` of 100k files <= 2x `git status` (issue 11;
+about 2.0x wall and CPU on 2 shared cores, docs/performance.md); cold
+hashing <= 2x `b3sum` when b3sum is installed (else its MB/s is shown).
+The machine is shared and noisy: compare ratios, not absolute times; for the
+whole command, `farm-bench --vs 'git status --porcelain' -- dcx scan ...`
+pairs the two run by run.
 """
 
 from __future__ import annotations

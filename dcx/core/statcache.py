@@ -11,7 +11,8 @@ columns — the paths sorted (UTF-8, NUL-separated: NUL is the one byte no file
 name holds), the four stat fields as signed 64-bit integers, the revisions as
 raw 32-byte digests, one kind byte per file (``t`` text, ``b`` binary).
 Columns load in milliseconds for 100k files, where a JSON object of 100k
-lists took a fifth of a second; the layout is parsed with bounds checks only,
+lists took a fifth of a second (the path → entry index is built only when a
+miss asks for it: a clean sweep walks the sorted paths instead); the layout is parsed with bounds checks only,
 so a damaged file is just a cold cache. The header also carries a small
 ``memo``: the walker keeps there the digest of the file list the entries
 describe (dropped whenever an entry changes).
@@ -33,7 +34,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import blake3
 
@@ -44,8 +45,8 @@ SCHEMA = "dcx_stat_cache_v2"
 MAGIC = b"dcx-stat-cache\n"
 KINDS = {b"t"[0]: "text", b"b"[0]: "binary"}
 KIND_BYTES = {"text": b"t", "binary": b"b"}
-_WRAP = 1 << 64
-_SIGNED_MAX = 1 << 63
+INO_WRAP = 1 << 64
+INO_SIGNED_MAX = 1 << 63
 
 StatKey = tuple[int, int, int, int]  # size, mtime_ns, inode (signed), ctime_ns
 
@@ -57,7 +58,26 @@ def cache_path(ws: Workspace, source_id: str) -> Path:
 
 def stat_key(st: os.stat_result) -> StatKey:
     ino = st.st_ino
-    return st.st_size, st.st_mtime_ns, ino - _WRAP if ino >= _SIGNED_MAX else ino, st.st_ctime_ns
+    return (
+        st.st_size,
+        st.st_mtime_ns,
+        ino - INO_WRAP if ino >= INO_SIGNED_MAX else ino,
+        st.st_ctime_ns,
+    )
+
+
+class Known(NamedTuple):
+    """What a sweep's hot loop reads of the stat cache (:meth:`StatCache.known`).
+
+    ``matching``: every entry's path is known to pass the include/exclude
+    patterns (there are none, or the entries were matched under the same
+    ones), so a file whose stat equals its entry is a hit without asking them.
+    """
+
+    paths: list[str]  # sorted: entry i is paths[i]
+    stats: array
+    written_ns: int
+    matching: bool
 
 
 class StatCache:
@@ -69,7 +89,7 @@ class StatCache:
         self.dirty = False
         self.memo: dict[str, Any] = {}
         self.paths: list[str] = []  # sorted, as saved
-        self._index: dict[str, int] = {}
+        self._full_index: dict[str, int] | None = {}  # None: not built yet (see ``_index``)
         self._stats = array("q")
         self._revs = b""
         self._kinds = b""
@@ -122,13 +142,21 @@ class StatCache:
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
             return  # a cache is only a cache: start over
         self.paths = paths
-        self._index = dict(
-            zip(paths, range(len(paths)), strict=True)
-        )  # a third faster than a comprehension
+        self._full_index = None  # built on first use; a clean sweep never needs it
         self._stats, self._revs, self._kinds = stats, revs, kinds
         self.memo = dict(header.get("memo") or {})
         self.globs, self._rejected = globs, frozenset(rejected)
         self.written_ns = written_ns
+
+    @property
+    def _index(self) -> dict[str, int]:
+        """Every loaded path → its index, built on first use: 100k paths take tens of
+        milliseconds, and a sweep finds its hits by walking the sorted paths instead."""
+        if self._full_index is None:
+            self._full_index = dict(
+                zip(self.paths, range(len(self.paths)), strict=True)
+            )  # a third faster than a comprehension
+        return self._full_index
 
     @property
     def loaded_count(self) -> int:
@@ -138,17 +166,19 @@ class StatCache:
         return rel in self._index
 
     def __len__(self) -> int:
-        return len(self._index) + sum(1 for rel in self._fresh if rel not in self._index)
+        if not self._fresh:
+            return len(self.paths)
+        return len(self.paths) + sum(1 for rel in self._fresh if rel not in self._index)
 
     def prober(self) -> Callable[[str, os.stat_result], int]:
         """``probe(rel, stat)`` → the index of a trusted loaded entry, or -1 (hash the file).
 
         A closure over locals: it runs once per file in the walker's hot loop.
         """
-        index_get, stats, written_ns = self._index.get, self._stats, self.written_ns
+        stats, written_ns = self._stats, self.written_ns
 
         def probe(rel: str, st: os.stat_result) -> int:
-            i = index_get(rel)
+            i = self._index.get(rel)  # the index is built at the first file asked about
             if i is None:
                 return -1
             j = 4 * i
@@ -156,13 +186,17 @@ class StatCache:
             if stats[j] != st.st_size or stats[j + 1] != mtime_ns or stats[j + 3] != st.st_ctime_ns:
                 return -1
             ino = st.st_ino
-            if stats[j + 2] != (ino - _WRAP if ino >= _SIGNED_MAX else ino):
+            if stats[j + 2] != (ino - INO_WRAP if ino >= INO_SIGNED_MAX else ino):
                 return -1
             if mtime_ns >= written_ns:
                 return -1  # racily clean: may have changed within the same tick
             return i
 
         return probe
+
+    def known(self, matching: bool) -> Known:
+        """The loaded entries' columns for a sweep's inline hit check (see ``prober``)."""
+        return Known(self.paths, self._stats, self.written_ns, matching)
 
     def lookup(self, rel: str, st: os.stat_result) -> tuple[str, str] | None:
         """(revision, kind) of a trusted entry for this stat, or None."""
@@ -200,7 +234,7 @@ class StatCache:
         """(paths known to match, paths known not to) under the patterns ``globs`` names."""
         if globs != self.globs:
             return (), ()
-        return self._index, self._rejected
+        return _LoadedPaths(self), self._rejected
 
     def set_glob_answers(self, globs: str | None, rejected: Iterable[str]) -> None:
         """Remember which patterns the entries are matched under, and the paths they rejected."""
@@ -280,7 +314,7 @@ class StatCache:
         self.written_ns = self.path.stat().st_mtime_ns
         if paths is not self.paths:
             self.paths = paths
-            self._index = dict(zip(paths, range(len(paths)), strict=True))
+            self._full_index = None
         self._stats, self._revs, self._kinds = stats, revs, kinds
         self._fresh.clear()
         self.dirty = False
@@ -311,3 +345,19 @@ class StatCache:
             revs += bytes.fromhex(revision)
             kinds += KIND_BYTES.get(kind, b"b")
         return paths, stats, bytes(revs), bytes(kinds)
+
+
+class _LoadedPaths(Collection[str]):
+    """The loaded paths as a collection; membership builds the cache's index only when asked."""
+
+    def __init__(self, cache: StatCache) -> None:
+        self._cache = cache
+
+    def __contains__(self, rel: object) -> bool:
+        return isinstance(rel, str) and self._cache.is_loaded(rel)
+
+    def __len__(self) -> int:
+        return self._cache.loaded_count
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cache.paths)

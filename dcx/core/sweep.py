@@ -7,8 +7,12 @@ one. The walker turns sweeps into its result and refreshes the cache.
 
 On a tree of 100k files the per-file system calls dominate (one ``stat`` per
 file on a rescan, as for ``git status``; open, read and close on a cold
-scan); git spreads them over threads. Python threads do not help here (each
-call re-takes the interpreter lock), so on Linux a large tree
+scan); git spreads them over threads. A tree is swept by ``sweep_dirs``,
+one loop that lists, stats and checks a clean cache hit inline (walking each
+directory's names in order beside the cache's sorted paths, so no index of
+the whole cache is built); everything else goes through ``_Sorter.settle``,
+the same rules ``sweep`` applies to a list of candidates. Python threads do
+not help here (each call re-takes the interpreter lock), so on Linux a large tree
 (``PARALLEL_MIN_FILES`` cached entries, or ``PARALLEL_MIN_DIRS`` directories
 at the split depth on a cold cache) is split by directory and swept by
 forked child processes, one per core (up to ``MAX_JOBS``). The children
@@ -30,10 +34,11 @@ import sys
 import threading
 import time
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
-from typing import NamedTuple
+from typing import Any, Literal, NamedTuple
 
-from dcx.core.statcache import StatCache, StatKey, stat_key
+from dcx.core.statcache import INO_SIGNED_MAX, INO_WRAP, Known, StatCache, StatKey, stat_key
 
 NEVER_WALKED = ".decision-context"  # workspace.DC_DIR (not imported: workers stay light)
 DEADLINE_EVERY = 64  # files between two cooperative deadline checks
@@ -89,54 +94,156 @@ def iter_tree(
     """(rel, abspath, stat) per regular file under each (directory, rel prefix) start.
 
     stat is None for a symlink leaving ``top``. With ``split_at``, directories
-    that deep are appended to ``frontier`` instead of being entered.
+    that deep are appended to ``frontier`` instead of being entered. (The
+    sweeps use :func:`sweep_dirs`, which sorts the same files the same way in
+    one loop; this generator fed to :func:`sweep` is its plain statement,
+    which tests compare it with.)
     """
     stack = [(d, p, 0) for d, p in starts]
     inside = top.rstrip(os.sep) + os.sep
-    o_flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
     while stack:
         directory, prefix, depth = stack.pop()
-        try:
-            fd = os.open(directory, o_flags)
-        except OSError:
+        listed = _listing(directory)
+        if listed is None:
             continue
+        fd, entries = listed
         base = directory + os.sep if directory != os.sep else directory
         try:
-            with os.scandir(fd) as entries:
+            with entries:
                 for entry in entries:
                     name = entry.name
                     if not name.isascii() and not _utf8(name):
                         continue  # not representable in JSON: skipped
                     try:
-                        # fstatat of one name relative to the open directory, not a full path lookup
                         if entry.is_file(follow_symlinks=False):
                             yield prefix + name, base + name, entry.stat(follow_symlinks=False)
                         elif entry.is_dir(follow_symlinks=False):
-                            path = base + name
-                            if name == NEVER_WALKED or path in excluded:
-                                continue  # a workspace folder, at any depth, is never authority
-                            if (
-                                split_at is not None
-                                and frontier is not None
-                                and depth + 1 >= split_at
-                            ):
-                                frontier.append((path, prefix + name + "/"))
-                            else:
-                                stack.append((path, prefix + name + "/", depth + 1))
+                            _descend(
+                                entry, base, prefix, depth, excluded, split_at, frontier, stack
+                            )
                         elif entry.is_symlink():
-                            path = base + name
-                            real = os.path.realpath(path)
-                            if not (real == top or real.startswith(inside)):
-                                yield prefix + name, path, None
-                                continue
-                            st = os.stat(path)
-                            if stat.S_ISREG(st.st_mode):
-                                yield prefix + name, path, st
-                            # a directory symlink inside the tree: its target is walked anyway
+                            found = _followed(base + name, top, inside)
+                            if found is not False:
+                                yield prefix + name, base + name, found
                     except OSError:
                         continue  # dangling or looping link, or vanished meanwhile
         finally:
             os.close(fd)
+
+
+_O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _listing(directory: str) -> tuple[int, Any] | None:
+    """(fd, scandir iterator) of a directory, or None when it cannot be opened.
+
+    Listing an open descriptor makes each ``DirEntry.stat`` an ``fstatat`` of
+    one name relative to it, not a lookup of the whole path.
+    """
+    try:
+        fd = os.open(directory, _O_DIR)
+    except OSError:
+        return None
+    try:
+        return fd, os.scandir(fd)
+    except OSError:
+        os.close(fd)
+        return None
+
+
+def _descend(
+    entry: os.DirEntry,
+    base: str,
+    prefix: str,
+    depth: int,
+    excluded: frozenset[str],
+    split_at: int | None,
+    frontier: list[tuple[str, str]] | None,
+    stack: list[tuple[str, str, int]],
+) -> None:
+    """Queue a subdirectory (or hand it to ``frontier`` at the split depth); never a workspace."""
+    name = entry.name
+    path = base + name
+    if name == NEVER_WALKED or path in excluded:
+        return  # a workspace folder, at any depth, is never authority
+    if split_at is not None and frontier is not None and depth + 1 >= split_at:
+        frontier.append((path, prefix + name + "/"))
+    else:
+        stack.append((path, prefix + name + "/", depth + 1))
+
+
+def _followed(path: str, top: str, inside: str) -> os.stat_result | Literal[False] | None:
+    """A symlink: None when it leaves ``top``, the target's stat when that is a regular file
+    inside, False otherwise (a directory symlink inside: its target is walked anyway)."""
+    real = os.path.realpath(path)
+    if not (real == top or real.startswith(inside)):
+        return None
+    st = os.stat(path)
+    return st if stat.S_ISREG(st.st_mode) else False
+
+
+class _Sorter:
+    """Where each listed file goes: a hit, a hash made now, or one of the skips."""
+
+    def __init__(
+        self,
+        *,
+        match: Callable[[str], bool] | None,
+        max_scan_bytes: int,
+        probe: Callable[[str, os.stat_result], int],
+        hasher: Hasher,
+        deadline: float | None,
+    ) -> None:
+        self.match, self.max_scan_bytes, self.probe = match, max_scan_bytes, probe
+        self.hasher, self.deadline = hasher, deadline
+        self.hits = array("q")
+        self.hashed: list[Hashed] = []
+        self.unreadable: list[str] = []
+        self.oversized: list[str] = []
+        self.rejected: list[str] = []
+        self.outside = 0
+
+    def settle(self, rel: str, path: str, st: os.stat_result | None) -> bool:
+        """Sort one listed file; False when the deadline passed (stop the sweep)."""
+        if st is None:
+            self.outside += 1
+            return True
+        if self.match is not None and not self.match(rel):
+            self.rejected.append(rel)
+            return True
+        max_scan_bytes = self.max_scan_bytes
+        if st.st_size > max_scan_bytes:
+            self.oversized.append(rel)
+            return True
+        i = self.probe(rel, st)
+        if i >= 0:
+            self.hits.append(i)
+            return True
+        deadline = self.deadline
+        try:
+            revision, read, kind = self.hasher(path, limit=max_scan_bytes, deadline=deadline)
+        except HashDeadline:
+            return False
+        except OSError:
+            self.unreadable.append(rel)
+            return True
+        if read > max_scan_bytes:  # it grew past the limit while being hashed
+            self.oversized.append(rel)
+            return True
+        self.hashed.append((rel, stat_key(st), revision, kind, read))
+        return not (deadline is not None and time.monotonic() > deadline)
+
+    def result(self, done: int, timed_out: bool) -> Sweep:
+        return Sweep(
+            self.hits,
+            self.hashed,
+            self.unreadable,
+            self.outside,
+            self.oversized,
+            done,
+            timed_out,
+            self.rejected,
+        )
 
 
 def sweep(
@@ -151,51 +258,143 @@ def sweep(
     done: int = 0,
 ) -> Sweep:
     """Sort listed files, hashing the misses; stop (``timed_out``) at the deadline."""
-    hits = array("q")
-    hashed: list[Hashed] = []
-    unreadable: list[str] = []
-    oversized: list[str] = []
-    rejected: list[str] = []
-    outside = 0
-    add_hit = hits.append
-    timed_out = False
+    sorter = _Sorter(
+        match=match, max_scan_bytes=max_scan_bytes, probe=probe, hasher=hasher, deadline=deadline
+    )
     for rel, path, st in candidates:
         done += 1
         if not done % DEADLINE_EVERY:
             if deadline is not None and time.monotonic() > deadline:
-                timed_out = True
-                break
+                return sorter.result(done, True)
             if progress is not None and not done % PROGRESS_EVERY:
                 progress(done)
-        if st is None:
-            outside += 1
+        if not sorter.settle(rel, path, st):
+            return sorter.result(done, True)
+    return sorter.result(done, False)
+
+
+def sweep_dirs(
+    starts: Iterable[tuple[str, str]],
+    top: str,
+    excluded: frozenset[str],
+    known: Known,
+    *,
+    match: Callable[[str], bool] | None,
+    max_scan_bytes: int,
+    probe: Callable[[str, os.stat_result], int],
+    hasher: Hasher,
+    deadline: float | None,
+    progress: Callable[[int], None] | None = None,
+    done: int = 0,
+    split_at: int | None = None,
+    frontier: list[tuple[str, str]] | None = None,
+) -> Sweep:
+    """``sweep(iter_tree(...))`` in one loop, with the clean cache hit checked inline.
+
+    On a no-change rescan nearly every file is a hit: a regular file whose
+    stat equals its trusted entry. That case costs one ``fstatat``, one
+    string comparison and four integer comparisons here: a directory's
+    regular files are taken in name order, and so are its entries in the
+    cache's sorted paths, so each file's entry is the next one (one bisection
+    per directory finds the first; entries of a subdirectory, sorting in
+    between, cost one more), and no index of 100k paths is built. Every other
+    file (a miss, a link, a rejected or oversized one) goes to
+    ``_Sorter.settle``, the one statement of the rules, exactly as ``sweep``
+    sends it. So the result is ``sweep(iter_tree(...))``'s — every file in
+    the same list — in another order within a directory (its links first,
+    then its regular files by name), at a third of its cost.
+    """
+    sorter = _Sorter(
+        match=match, max_scan_bytes=max_scan_bytes, probe=probe, hasher=hasher, deadline=deadline
+    )
+    settle, add_hit = sorter.settle, sorter.hits.append
+    paths, stats, written_ns, matching = known
+    count = len(paths)
+    wrap, signed_max = INO_WRAP, INO_SIGNED_MAX
+    stack = [(d, p, 0) for d, p in starts]
+    inside = top.rstrip(os.sep) + os.sep
+    while stack:
+        directory, prefix, depth = stack.pop()
+        listed = _listing(directory)
+        if listed is None:
             continue
-        if match is not None and not match(rel):
-            rejected.append(rel)
-            continue
-        if st.st_size > max_scan_bytes:
-            oversized.append(rel)
-            continue
-        i = probe(rel, st)
-        if i >= 0:
-            add_hit(i)
-            continue
+        fd, entries = listed
+        base = directory + os.sep if directory != os.sep else directory
         try:
-            revision, read, kind = hasher(path, limit=max_scan_bytes, deadline=deadline)
-        except HashDeadline:
-            timed_out = True
-            break
-        except OSError:
-            unreadable.append(rel)
-            continue
-        if read > max_scan_bytes:  # it grew past the limit while being hashed
-            oversized.append(rel)
-            continue
-        hashed.append((rel, stat_key(st), revision, kind, read))
-        if deadline is not None and time.monotonic() > deadline:
-            timed_out = True
-            break
-    return Sweep(hits, hashed, unreadable, outside, oversized, done, timed_out, rejected)
+            files: list[tuple[str, os.DirEntry]] = []
+            with entries:
+                for entry in entries:
+                    name = entry.name
+                    if not name.isascii() and not _utf8(name):
+                        continue  # not representable in JSON: skipped
+                    try:
+                        if entry.is_file(follow_symlinks=False):
+                            files.append((name, entry))
+                            continue
+                        if entry.is_dir(follow_symlinks=False):
+                            _descend(
+                                entry, base, prefix, depth, excluded, split_at, frontier, stack
+                            )
+                            continue
+                        if not entry.is_symlink():
+                            continue
+                        found = _followed(base + name, top, inside)
+                    except OSError:
+                        continue  # dangling or looping link, or vanished meanwhile
+                    if found is False:
+                        continue
+                    done += 1
+                    if not done % DEADLINE_EVERY:
+                        if deadline is not None and time.monotonic() > deadline:
+                            return sorter.result(done, True)
+                        if progress is not None and not done % PROGRESS_EVERY:
+                            progress(done)
+                    if not settle(prefix + name, base + name, found):
+                        return sorter.result(done, True)
+            if not files:
+                continue
+            files.sort()
+            k = bisect_left(paths, prefix + files[0][0]) if matching else count
+            for name, entry in files:
+                try:
+                    st = entry.stat(follow_symlinks=False)  # fstatat of one name in the open dir
+                except OSError:
+                    continue  # vanished meanwhile
+                done += 1
+                if not done % DEADLINE_EVERY:
+                    if deadline is not None and time.monotonic() > deadline:
+                        return sorter.result(done, True)
+                    if progress is not None and not done % PROGRESS_EVERY:
+                        progress(done)
+                rel = prefix + name
+                if k < count and paths[k] == rel:
+                    i = k
+                    k += 1
+                elif matching:  # further on (a subdirectory's entries sort in between), or new
+                    k = bisect_left(paths, rel, k)
+                    i = k if k < count and paths[k] == rel else -1
+                    k += i >= 0
+                else:
+                    i = -1
+                if i >= 0:
+                    j = 4 * i
+                    mtime_ns = st.st_mtime_ns
+                    ino = st.st_ino
+                    if (
+                        stats[j + 1] == mtime_ns
+                        and mtime_ns < written_ns
+                        and stats[j] == st.st_size
+                        and stats[j + 3] == st.st_ctime_ns
+                        and stats[j + 2] == (ino - wrap if ino >= signed_max else ino)
+                        and st.st_size <= max_scan_bytes
+                    ):
+                        add_hit(i)
+                        continue
+                if not settle(rel, base + name, st):
+                    return sorter.result(done, True)
+        finally:
+            os.close(fd)
+    return sorter.result(done, False)
 
 
 def _share(
@@ -276,6 +475,7 @@ def sweep_tree(
     cache: StatCache,
     *,
     match: Callable[[str], bool] | None,
+    matching: bool,
     max_scan_bytes: int,
     hasher: Hasher,
     deadline: float | None,
@@ -287,12 +487,19 @@ def sweep_tree(
     are kept by the caller before it reports the timeout.
     """
     probe = cache.prober()
+    seen = cache.known(matching)
 
     def run(
-        starts: list[tuple[str, str]], done: int = 0, report: Callable[[int], None] | None = None
+        starts: list[tuple[str, str]],
+        done: int = 0,
+        report: Callable[[int], None] | None = None,
+        frontier: list[tuple[str, str]] | None = None,
     ) -> Sweep:
-        return sweep(
-            iter_tree(starts, top, excluded),
+        return sweep_dirs(
+            starts,
+            top,
+            excluded,
+            seen,
             match=match,
             max_scan_bytes=max_scan_bytes,
             probe=probe,
@@ -300,6 +507,8 @@ def sweep_tree(
             deadline=deadline,
             progress=report,
             done=done,
+            split_at=None if frontier is None else SPLIT_DEPTH,
+            frontier=frontier,
         )
 
     known = len(cache)
@@ -316,15 +525,7 @@ def sweep_tree(
     if not can_fork or PARALLEL_MIN_FILES // 4 <= known < PARALLEL_MIN_FILES:
         return [run([(top, "")], report=progress)]  # serial, or a tree the cache knows to be modest
     frontier: list[tuple[str, str]] = []
-    loose = sweep(
-        iter_tree([(top, "")], top, excluded, split_at=SPLIT_DEPTH, frontier=frontier),
-        match=match,
-        max_scan_bytes=max_scan_bytes,
-        probe=probe,
-        hasher=hasher,
-        deadline=deadline,
-        progress=progress,
-    )
+    loose = run([(top, "")], 0, progress, frontier)
     if loose.timed_out:
         return [loose]
     large = known >= PARALLEL_MIN_FILES or len(frontier) >= PARALLEL_MIN_DIRS

@@ -319,6 +319,7 @@ def walk(
         excluded = frozenset(os.path.join(root, name) for name in ALWAYS_EXCLUDED)
         match = glob_matcher(loc.include, loc.exclude)
         globs = _globs_key(loc.include, loc.exclude) if match is not None else None
+        matching = match is None or (globs is not None and globs == cache.globs)
         if match is not None and globs is not None:
             match = _remembered(match, *cache.glob_answers(globs))
         parts = sweep_tree(
@@ -326,6 +327,7 @@ def walk(
             excluded,
             cache,
             match=match,
+            matching=matching,
             max_scan_bytes=max_scan_bytes,
             hasher=hash_and_kind,
             deadline=deadline,

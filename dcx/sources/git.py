@@ -51,6 +51,7 @@ from typing import Any, NamedTuple
 import blake3
 
 from dcx.core.canonical import canonical_bytes
+from dcx.core.gcpause import gc_paused
 from dcx.core.workspace import Workspace
 from dcx.sources.base import (
     COMPLETED,
@@ -72,7 +73,18 @@ from dcx.sources.base import (
     SourceUnavailable,
     failed_read,
 )
-from dcx.sources.gitblobs import Blob, object_id, read_blobs
+from dcx.sources.gitblobs import (
+    BINARY,
+    MISMATCH,
+    MISSING,
+    OVERSIZE,
+    Blob,
+    Pass,
+    object_id,
+    read_blobs,
+    start_pass,
+    verified_pass,
+)
 from dcx.sources.gitlocate import clean_rel, ref_hint
 from dcx.sources.gitrepo import (
     GIT_TOO_OLD,
@@ -100,9 +112,8 @@ EMPTY = "-"
 REWOUND = "cursor_rewound"
 LOCATOR_CHANGED = "locator_changed"
 HEALTH_SECONDS = 5.0
-READ_MANY_ITEMS = (
-    1 << 17
-)  # blobs asked of one cat-file process by exact_read_many (its output stays capped)
+# blobs asked of one cat-file process by exact_read_many; the next pass runs while one is checked
+READ_MANY_ITEMS = 1 << 14
 
 
 class Cursor(NamedTuple):
@@ -223,7 +234,8 @@ class GitProvider:
         loc = self.locate(source)
         cursor = parse_cursor(after_cursor) if after_cursor is not None else None
         try:
-            return self._scan(source, loc, cursor, after_cursor, limit, deadline, observed_at)
+            with gc_paused():  # a first scan makes 100k entries and items (no cycles)
+                return self._scan(source, loc, cursor, after_cursor, limit, deadline, observed_at)
         except GitTimeout:
             raise SourceUnavailable(SCAN_TIMEOUT) from None
         except GitError as exc:
@@ -400,13 +412,26 @@ class GitProvider:
         deadline: float,
         observed_at: str,
     ) -> list[ReadResult]:
-        """``exact_read`` of every item, in order: the items this run scanned in one ``cat-file --batch``.
+        """``exact_read`` of every item, in order: the items this run scanned through ``cat-file --batch``.
 
         Items the scan of this run did not report take ``exact_read``'s
         path; the rest are checked against the scan and their blobs fetched
-        together (``READ_MANY_ITEMS`` at a time; one pass unless the output
-        passes ``ONE_PASS_CAP``), each blob re-hashed once.
+        together, ``READ_MANY_ITEMS`` per ``cat-file --batch`` pass (sizes
+        first only when a pass's output would pass ``ONE_PASS_CAP``), each
+        blob re-hashed once. The passes overlap: the next one is started
+        before this one is checked, so git reads while this process hashes.
         """
+        with gc_paused():  # 100k texts and results (no cycles)
+            return self._read_many(source, items, max_bytes, deadline, observed_at)
+
+    def _read_many(
+        self,
+        source: Source,
+        items: Sequence[ScanItem],
+        max_bytes: int,
+        deadline: float,
+        observed_at: str,
+    ) -> list[ReadResult]:
         scanned = self._scanned.get(source.source_id)
         known = scanned.items if scanned is not None else {}
         out: list[ReadResult | None] = [None] * len(items)
@@ -424,29 +449,45 @@ class GitProvider:
             else:
                 pending.append(i)
         make = tuple.__new__  # ReadResult(...) without the keyword machinery: 100k of them
-        for start in range(0, len(pending), READ_MANY_ITEMS):
-            chunk = pending[start : start + READ_MANY_ITEMS]
-            assert scanned is not None
-            answers, reason = _read_checked(
-                scanned.repo, [items[i].revision for i in chunk], max_bytes, deadline
-            )
-            for i in chunk:
-                item = items[i]
-                answer = answers.get(item.revision)
-                if answer is None:
-                    out[i] = failed_read(item, observed_at, reason or READ_IO_ERROR)
-                else:
-                    out[i] = make(
-                        ReadResult,
-                        (
-                            answer[1],
-                            item.resource_ref,
-                            item.revision,
-                            observed_at,
-                            answer[0],
-                            answer[2],
-                        ),
+        chunks = [
+            pending[start : start + READ_MANY_ITEMS]
+            for start in range(0, len(pending), READ_MANY_ITEMS)
+        ]
+        ahead: Pass | None = None
+        started: Pass | None = None
+        try:
+            for k, chunk in enumerate(chunks):
+                assert scanned is not None
+                oids = [items[i].revision for i in chunk]
+                started, ahead = ahead, None
+                if k + 1 < len(chunks):  # the next pass runs while this one is checked
+                    ahead = _start_pass(
+                        scanned.repo, [items[i].revision for i in chunks[k + 1]], deadline
                     )
+                answers, reason = _read_checked(
+                    scanned.repo, oids, max_bytes, deadline, started=started
+                )
+                for i in chunk:
+                    item = items[i]
+                    answer = answers.get(item.revision)
+                    if answer is None:
+                        out[i] = failed_read(item, observed_at, reason or READ_IO_ERROR)
+                    else:
+                        out[i] = make(
+                            ReadResult,
+                            (
+                                answer[1],
+                                item.resource_ref,
+                                item.revision,
+                                observed_at,
+                                answer[0],
+                                answer[2],
+                            ),
+                        )
+        finally:  # passes left unread when the loop failed: never left running
+            for left in (started, ahead):
+                if left is not None and left.started is not None:
+                    left.started.cancel()  # (a no-op once answered)
         return out  # type: ignore[return-value]
 
     def _current(self, source: Source, item: ScanItem, deadline: float) -> _Scanned:
@@ -500,22 +541,60 @@ def _items(source_id: str, entries: list[Entry], observed_at: str) -> tuple[Scan
     )
 
 
+_OUTCOMES: dict[int, tuple[str | None, str, str | None]] = {
+    OVERSIZE: (None, "oversize", READ_OVERSIZE),
+    MISMATCH: (None, "failed", READ_MISMATCH),  # the object store gave other bytes
+    BINARY: (None, "binary", READ_NOT_TEXT),
+}
+
+
+def _start_pass(repo: Repo, oids: list[str], deadline: float) -> Pass | None:
+    """A started ``cat-file --batch`` over ``oids``, or None (``_read_checked`` then meets the
+    error itself and says which)."""
+    try:
+        return start_pass(repo, oids, deadline)
+    except GitError:
+        return None
+
+
 def _read_checked(
-    repo: Repo, oids: list[str], max_bytes: int, deadline: float
+    repo: Repo, oids: list[str], max_bytes: int, deadline: float, started: Pass | None = None
 ) -> tuple[dict[str, tuple[str | None, str, str | None]], str | None]:
     """Read outcomes by blob id — (text, "verified", None), or (None, status, reason code) — as
     ``exact_read`` decides them, each blob re-hashed before it counts; plus the reason the rest
     (missing from the answer) were not read: a timeout or an I/O error, else None (git had no such blob).
 
-    Batches of at most ``READ_BATCH_BYTES`` of blob bytes when one pass would pass its cap.
+    One pass (``started`` already, or started here) answers them all unless its output would pass
+    its cap; then batches of at most ``READ_BATCH_BYTES`` of blob bytes, sizes first.
     """
     out: dict[str, tuple[str | None, str, str | None]] = {}
     pending = list(dict.fromkeys(oids))
-    while pending:
+    if not pending:
+        return out, None
+    try:
+        if time.monotonic() > deadline:
+            raise GitTimeout()
+        one = started if started is not None else start_pass(repo, pending, deadline)
+        verified = verified_pass(repo, one, max_bytes)
+    except GitTimeout:
+        return out, READ_TIMEOUT
+    except GitError:
+        return out, READ_IO_ERROR
+    if verified is not None:
+        outcomes = _OUTCOMES
+        for oid, answer in verified.items():
+            if type(answer) is str:
+                out[oid] = (answer, VERIFIED, None)
+            elif answer != MISSING:
+                out[oid] = outcomes[answer]  # type: ignore[index]
+        return out, None
+    while pending:  # one pass would be too large: sizes first, in batches
         if time.monotonic() > deadline:
             return out, READ_TIMEOUT
         try:
-            got = read_blobs(repo, pending, max_bytes, deadline, byte_budget=READ_BATCH_BYTES)
+            got = read_blobs(
+                repo, pending, max_bytes, deadline, byte_budget=READ_BATCH_BYTES, one_pass=False
+            )
         except GitTimeout:
             return out, READ_TIMEOUT
         except GitError:
@@ -524,14 +603,14 @@ def _read_checked(
             if blob.missing:
                 continue  # no such blob: an I/O error for the read
             if blob.size > max_bytes:
-                out[oid] = (None, "oversize", READ_OVERSIZE)
+                out[oid] = _OUTCOMES[OVERSIZE]
             elif blob.data is None or object_id(blob.data, len(oid)) != oid:
-                out[oid] = (None, "failed", READ_MISMATCH)  # the object store gave other bytes
+                out[oid] = _OUTCOMES[MISMATCH]
             else:
                 try:
                     out[oid] = (blob.data.decode("utf-8"), VERIFIED, None)
                 except UnicodeDecodeError:
-                    out[oid] = (None, "binary", READ_NOT_TEXT)
+                    out[oid] = _OUTCOMES[BINARY]
         if not got:
             break  # git answered nothing for the batch: never loop on it
         pending = [o for o in pending if o not in got]

@@ -4,6 +4,11 @@
 (sizes first with ``--batch-check`` only when one pass would pass
 ``ONE_PASS_CAP``); ``object_id`` re-hashes bytes as git does, so nothing read
 counts before it is checked against the id it was asked by.
+
+``start_pass`` / ``verified_pass`` are the exact reads' form of one pass: the
+process is started first and runs unattended (its answer spooled), so a
+caller can check the previous pass meanwhile; the answer is parsed,
+re-hashed and decoded in one loop.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dcx.sources.gitrepo import REPO_CORRUPT, REPO_TOO_LARGE, GitError, is_oid
 
@@ -44,6 +49,7 @@ def read_blobs(
     deadline: float,
     *,
     byte_budget: int | None = None,
+    one_pass: bool = True,
 ) -> dict[str, Blob]:
     """Blobs by id, with the bytes of those of at most ``max_bytes``.
 
@@ -53,15 +59,18 @@ def read_blobs(
     bytes only of the blobs within ``max_bytes``; there, with
     ``byte_budget``, blobs past it (in the order asked; the first is
     always fetched) are left out of the answer, to be asked again.
+    ``one_pass=False`` goes sizes first at once (a pass already found too large).
     """
-    wanted = list(dict.fromkeys(oids))
-    if not _IDS_RE.fullmatch("\n".join(wanted)):  # one check of the whole request, else one by one
-        wanted = [o for o in wanted if is_oid(o)]
+    wanted = _wanted(oids)
     if not wanted:
         return {}
     request = ("\n".join(wanted) + "\n").encode()
     try:
-        code, out = repo._run(["cat-file", "--batch"], deadline, stdin=request, cap=ONE_PASS_CAP)
+        if not one_pass:
+            raise GitError(REPO_TOO_LARGE)  # the caller knows one pass is too large
+        code, out = repo._run(
+            ["cat-file", "--batch"], deadline, stdin=request, cap=ONE_PASS_CAP, spool=True
+        )
     except GitError as exc:
         if exc.reason_code != REPO_TOO_LARGE:
             raise
@@ -96,7 +105,11 @@ def read_blobs(
     if small:
         request = "".join(f"{o}\n" for o in small).encode()
         code, out = repo._run(
-            ["cat-file", "--batch"], deadline, stdin=request, cap=total + 200 * len(small) + 1024
+            ["cat-file", "--batch"],
+            deadline,
+            stdin=request,
+            cap=total + 200 * len(small) + 1024,
+            spool=True,
         )
         if code != 0:
             raise GitError(REPO_CORRUPT)
@@ -107,6 +120,83 @@ def read_blobs(
                 Blob(oid, len(data), data) if data is not None else Blob(oid, 0, None, missing=True)
             )
     return found
+
+
+# what ``verified_pass`` answers for a blob that is not a verified text
+MISSING, OVERSIZE, MISMATCH, BINARY = 0, 1, 2, 3
+
+
+class Pass(NamedTuple):
+    wanted: list[str]
+    started: Any  # dcx.core.process.Spooled, or None when nothing was asked
+
+
+def start_pass(repo: Repo, oids: Iterable[str], deadline: float) -> Pass:
+    """Start one ``cat-file --batch`` over ``oids`` (deduplicated, checked); it runs unattended."""
+    wanted = _wanted(oids)
+    if not wanted:
+        return Pass(wanted, None)
+    request = ("\n".join(wanted) + "\n").encode()
+    return Pass(
+        wanted, repo.start(["cat-file", "--batch"], deadline, stdin=request, cap=ONE_PASS_CAP)
+    )
+
+
+def verified_pass(repo: Repo, one: Pass, max_bytes: int) -> dict[str, str | int] | None:
+    """Each blob's text when its bytes hash to its id and decode as UTF-8, else one of
+    ``MISSING``, ``OVERSIZE`` (over ``max_bytes``), ``MISMATCH``, ``BINARY`` (a wanted id git
+    did not answer at all is absent: missing too); None when the answer passed
+    ``ONE_PASS_CAP`` (then ``read_blobs`` reads them sizes first)."""
+    if one.started is None:
+        return {}
+    try:
+        code, out = repo.answer(one.started.finish())
+    except GitError as exc:
+        if exc.reason_code != REPO_TOO_LARGE:
+            raise
+        return None
+    if code != 0:
+        raise GitError(REPO_CORRUPT)
+    found: dict[str, str | int] = {}
+    find = out.find
+    sha1, sha256 = hashlib.sha1, hashlib.sha256
+    pos, end = 0, len(out)
+    while pos < end:
+        nl = find(b"\n", pos)
+        if nl < 0:
+            break
+        parts = out[pos:nl].split(b" ")
+        pos = nl + 1
+        if len(parts) != 3:
+            if parts and parts[0]:  # "<oid> missing"
+                found[parts[0].decode("ascii", "replace")] = MISSING
+            continue
+        size = int(parts[2])
+        oid = parts[0].decode("ascii")
+        if parts[1] != b"blob":
+            found[oid] = MISSING  # not a blob
+        elif size > max_bytes:
+            found[oid] = OVERSIZE
+        else:
+            data = out[pos : pos + size]
+            hasher = (sha256 if len(oid) == 64 else sha1)(b"blob %d\0" % size)
+            hasher.update(data)
+            if len(data) != size or hasher.hexdigest() != oid:
+                found[oid] = MISMATCH  # the object store gave other bytes
+            else:
+                try:
+                    found[oid] = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    found[oid] = BINARY
+        pos += size + 1
+    return found
+
+
+def _wanted(oids: Iterable[str]) -> list[str]:
+    wanted = list(dict.fromkeys(oids))
+    if not _IDS_RE.fullmatch("\n".join(wanted)):  # one check of the whole request, else one by one
+        wanted = [o for o in wanted if is_oid(o)]
+    return wanted
 
 
 def _parse_one_pass(out: bytes, max_bytes: int) -> dict[str, Blob]:

@@ -169,21 +169,55 @@ class Repo:
         return (self.git_dir / "shallow").exists()
 
     def _run(
-        self, args: list[str], deadline: float, *, stdin: bytes = b"", cap: int = SMALL_CAP
+        self,
+        args: list[str],
+        deadline: float,
+        *,
+        stdin: bytes = b"",
+        cap: int = SMALL_CAP,
+        spool: bool = False,
     ) -> tuple[int, bytes]:
+        """One git process; ``spool`` for a large answer written in many pieces (a whole tree,
+        blobs): stdin and stdout in memory files, no wake-up here per piece git writes."""
         from dcx.core.process import run_bounded
 
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise GitTimeout()
         outcome = run_bounded(
-            ["git", f"--git-dir={self.git_dir}", *GIT_OPTIONS, *args],
-            timeout=remaining,
+            self._argv(args),
+            timeout=self._remaining(deadline),
+            stdin=stdin,
+            extra_env=GIT_ENV,
+            cwd=str(self.git_dir),
+            cap=cap,
+            spool=spool,
+        )
+        return self.answer(outcome)
+
+    def start(self, args: list[str], deadline: float, *, stdin: bytes = b"", cap: int) -> Any:
+        """Start one git process that runs unattended (its answer spooled); ``answer(started.finish())``."""
+        from dcx.core.process import start_spooled
+
+        return start_spooled(
+            self._argv(args),
+            timeout=self._remaining(deadline),
             stdin=stdin,
             extra_env=GIT_ENV,
             cwd=str(self.git_dir),
             cap=cap,
         )
+
+    def _argv(self, args: list[str]) -> list[str]:
+        return ["git", f"--git-dir={self.git_dir}", *GIT_OPTIONS, *args]
+
+    @staticmethod
+    def _remaining(deadline: float) -> float:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise GitTimeout()
+        return remaining
+
+    @staticmethod
+    def answer(outcome: Any) -> tuple[int, bytes]:
+        """(exit code, stdout) of a finished git process, or the GitError its outcome means."""
         if outcome.status == "timeout":
             raise GitTimeout()
         if outcome.status == "spawn_failed":
@@ -266,7 +300,7 @@ class Repo:
         args = ["ls-tree", "-r", "-z", "--full-tree", "--end-of-options", commit]
         if prefix:
             args += ["--", prefix]
-        code, out = self._run(args, deadline, cap=LIST_CAP)
+        code, out = self._run(args, deadline, cap=LIST_CAP, spool=True)
         if code != 0:
             raise GitError(REPO_CORRUPT)
         entries: list[Entry] = []

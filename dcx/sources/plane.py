@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 
 from dcx.core.clock import Clock, parse_ts
 from dcx.core.errors import InvalidInput
+from dcx.core.gcpause import gc_paused
 from dcx.core.records import NamedTuple
 from dcx.core.vocab import policy_reads
 from dcx.sources.base import (
@@ -188,11 +189,13 @@ def scan_source(
     provider = None
     try:
         provider = providers.get(source.provider_id)
-        if adopt:
-            result = _adopt_all(provider, source, cursor_before, limit, deadline, observed_at)
-        else:
-            result = provider.scan(source, cursor_before, limit, deadline, observed_at)
-        if scan_contract_problem(result, source.source_id, limit) is not None:
+        with gc_paused():  # a first scan of 100k files makes 100k items (no cycles)
+            if adopt:
+                result = _adopt_all(provider, source, cursor_before, limit, deadline, observed_at)
+            else:
+                result = provider.scan(source, cursor_before, limit, deadline, observed_at)
+            problem = scan_contract_problem(result, source.source_id, limit)
+        if problem is not None:
             raise SourceUnavailable(PROVIDER_CONTRACT_INVALID)
     except SourceUnavailable as exc:
         result = ScanResult(UNAVAILABLE, reason_code=exc.reason_code)
@@ -285,7 +288,8 @@ def exact_read_scan(
         except Exception:
             many = None  # exact_read_item reports why, item by item
         if many is not None:
-            return _read_many(many, providers, scan, items, clock=clock, deadline=deadline)
+            with gc_paused():  # 100k texts and read results (no cycles)
+                return _read_many(many, providers, scan, items, clock=clock, deadline=deadline)
     return {
         item.resource_ref: exact_read_item(providers, scan, item, clock=clock, deadline=deadline)
         for item in items

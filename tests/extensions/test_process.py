@@ -3,7 +3,9 @@ from __future__ import annotations
 import sys
 import time
 
-from dcx.core.process import run_bounded
+import pytest
+
+from dcx.core.process import run_bounded, start_spooled
 
 PY = sys.executable
 
@@ -97,3 +99,62 @@ def test_background_grandchild_does_not_hold_us_to_the_deadline() -> None:
     out = run_bounded([PY, "-c", script], timeout=10)
     assert out.ok and out.stdout == b"done\n"
     assert time.monotonic() - started < 5
+
+
+# -- spooled stdin/stdout (large answers: git trees and blobs) ----------------------------
+_SPOOL_CASES = [
+    ("import sys; sys.stdout.write(sys.stdin.read().upper())", b"hello"),
+    (
+        "import sys\nfor i in range(20000): sys.stdout.write(f'{i}\\n'); sys.stdout.flush()",
+        b"",
+    ),  # many small writes
+    (
+        "import sys; sys.stdout.buffer.write(sys.stdin.buffer.read()[::-1])",
+        bytes(range(256)) * 4096,
+    ),
+    ("import sys; sys.stderr.write('noise'); sys.exit(3)", b""),
+]
+
+
+@pytest.mark.parametrize(("script", "stdin"), _SPOOL_CASES)
+def test_spooled_answers_as_the_pipe_does(script: str, stdin: bytes) -> None:
+    """Differential: the spooled run gives the piped run's status, exit code, stdout, stderr count."""
+    piped = run_bounded([PY, "-c", script], timeout=20, stdin=stdin, cap=10_000_000)
+    spooled = run_bounded([PY, "-c", script], timeout=20, stdin=stdin, cap=10_000_000, spool=True)
+    assert (spooled.status, spooled.returncode, spooled.stdout, spooled.stderr_bytes) == (
+        piped.status,
+        piped.returncode,
+        piped.stdout,
+        piped.stderr_bytes,
+    )
+
+
+def test_spooled_flood_is_capped() -> None:
+    started = time.monotonic()
+    out = run_bounded(
+        [PY, "-c", "import sys\nwhile True: sys.stdout.write('x' * 65536)"],
+        timeout=10,
+        cap=200_000,
+        spool=True,
+    )
+    assert out.status == "output_too_large" and out.stdout == b""
+    assert time.monotonic() - started < 5
+
+
+def test_spooled_timeout_and_refused_request() -> None:
+    out = run_bounded([PY, "-c", "import time; time.sleep(60)"], timeout=0.5, spool=True)
+    assert out.status == "timeout" and out.stdout == b""
+    big = run_bounded([PY, "-c", "pass"], timeout=5, stdin=b"x" * 101, cap=100, spool=True)
+    assert big.status == "request_too_large"
+    missing = run_bounded(["/nonexistent/dcx-test-binary"], timeout=5, spool=True)
+    assert missing.status == "spawn_failed"
+
+
+def test_started_child_runs_unattended_until_finish() -> None:
+    """The caller may work while the child runs: it neither waits to be fed nor to be read."""
+    script = "import sys; data = sys.stdin.buffer.read(); sys.stdout.buffer.write(data * 4)"
+    child = start_spooled([PY, "-c", script], timeout=20, stdin=b"y" * 300_000, cap=2_000_000)
+    time.sleep(0.5)  # the child has finished meanwhile (a pipe of 64 KiB would have stalled it)
+    out = child.finish()
+    assert out.ok and out.stdout == b"y" * 1_200_000
+    assert child.finish() is out  # answered once

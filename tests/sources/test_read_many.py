@@ -56,12 +56,21 @@ def _compare(providers, scan, items, max_bytes: int) -> list[ReadResult]:
     return many
 
 
-@pytest.mark.parametrize("one_pass_cap", [None, 64], ids=["one-pass", "sizes-first"])
-def test_git_batch_reads_answer_as_single_reads(fresh_ws: Path, one_pass_cap, monkeypatch) -> None:
+@pytest.mark.parametrize(
+    ("one_pass_cap", "per_pass"),
+    [(None, None), (64, None), (None, 5)],
+    ids=["one-pass", "sizes-first", "overlapping-passes"],
+)
+def test_git_batch_reads_answer_as_single_reads(
+    fresh_ws: Path, one_pass_cap, per_pass, monkeypatch
+) -> None:
+    from dcx.sources import git as git_module
     from dcx.sources import gitblobs, gitrepo
 
     if one_pass_cap is not None:
         monkeypatch.setattr(gitblobs, "ONE_PASS_CAP", one_pass_cap)
+    if per_pass is not None:  # 33 blobs in 7 passes, each started before the previous is checked
+        monkeypatch.setattr(git_module, "READ_MANY_ITEMS", per_pass)
     repo = gitkit.init(fresh_ws / "auth")
     files = {f"docs/n{i:02d}.md": f"note {i}\n" * (i + 1) for i in range(30)}
     files.update(
@@ -93,13 +102,18 @@ def test_git_batch_reads_answer_as_single_reads(fresh_ws: Path, one_pass_cap, mo
         providers, source, cursor_before=None, clock=CLOCK
     )  # the provider now holds this scan
     runs = []
-    real_run = gitrepo.Repo._run
+    real_run, real_start = gitrepo.Repo._run, gitrepo.Repo.start
 
     def counting(self, args, deadline, **kw):
         runs.append(args[0])
         return real_run(self, args, deadline, **kw)
 
+    def counting_start(self, args, deadline, **kw):  # a git process started to run unattended
+        runs.append(args[0])
+        return real_start(self, args, deadline, **kw)
+
     monkeypatch.setattr(gitrepo.Repo, "_run", counting)
+    monkeypatch.setattr(gitrepo.Repo, "start", counting_start)
     items = list(full.items)
     got = _compare(providers, full, items + _extra_items(full, "docs/n00.md"), 2048)
     statuses = {r.resource_ref: r.status for r in got[: len(items)]}
@@ -110,7 +124,9 @@ def test_git_batch_reads_answer_as_single_reads(fresh_ws: Path, one_pass_cap, mo
     runs.clear()
     provider = providers.get("repo")
     provider.exact_read_many(full.source, items, 2048, 1e18, NOW)
-    if one_pass_cap is None:
+    if per_pass is not None:
+        assert runs == ["cat-file"] * 7, runs
+    elif one_pass_cap is None:
         assert runs == ["cat-file"], runs  # 33 reads, one git process
     else:
         assert set(runs) == {"cat-file"} and len(runs) >= 2, runs  # sizes first, then the bytes
@@ -161,3 +177,40 @@ def test_a_batch_answer_breaking_the_contract_is_refused_per_item(fresh_ws: Path
     assert first.status == second.status == "failed"
     assert first.reason_code == second.reason_code == "provider_contract_invalid"
     assert all(r.status == "verified" for r in rest)
+
+
+def test_a_failing_pass_leaves_no_git_running(fresh_ws: Path, monkeypatch) -> None:
+    """The pass started ahead is stopped when the loop fails before reading it."""
+    from dcx.sources import git as git_module
+
+    repo = gitkit.init(fresh_ws / "auth")
+    gitkit.commit(repo, {f"docs/n{i:02d}.md": f"note {i}\n" for i in range(12)}, "first")
+    configure(
+        fresh_ws,
+        binding_block("repo", "git")
+        + source_block("source:git", gitkit.git_source("source:git", "auth"), provider_id="repo"),
+    )
+    _ws, _profile, registry, providers = plane(fresh_ws)
+    full = scan_source(providers, registry.source("source:git"), cursor_before=None, clock=CLOCK)
+    monkeypatch.setattr(git_module, "READ_MANY_ITEMS", 4)
+    started = []
+    real_start = git_module.start_pass
+    monkeypatch.setattr(
+        git_module,
+        "start_pass",
+        lambda *a, **kw: started.append(real_start(*a, **kw)) or started[-1],
+    )
+    real_checked = git_module._read_checked
+    calls = []
+
+    def failing(*a, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("boom")
+        return real_checked(*a, **kw)
+
+    monkeypatch.setattr(git_module, "_read_checked", failing)
+    with pytest.raises(RuntimeError):
+        providers.get("repo").exact_read_many(full.source, list(full.items), 1 << 20, 1e18, NOW)
+    assert len(started) == 3  # chunk 2 ahead, chunk 1 (by _read_checked), chunk 3 ahead
+    assert all(p.started.proc.poll() is not None for p in started)
