@@ -2,14 +2,17 @@
 
 Piped (not a terminal), dcx's consoles soft-wrap, print no colour and read no
 markup (``_render.console``), so ``console.print(x)`` writes ``x``'s plain text
-and a newline, and a ``Table.grid`` that fits the width writes each row as its
-cells padded to their column's width, one space apart. :class:`PlainConsole`
-writes exactly that for the views that declare ``render.plain = True`` (``dcx
-verify``, ``dcx log``, ``dcx sources``; a ``views.common.grid`` table too): rich's import is most of their cost (issue 18). Anything
-it is not sure to write as rich would (a grid wider than the width, a character
-whose cell width is not 1, an object it does not know) raises :class:`NeedRich`
-before a byte is written, and the view is rendered by rich instead.
-``tests/cli/test_plain_console.py`` compares the two outputs.
+and a newline, a ``Table.grid`` that fits the width writes each row as its
+cells padded to their column's width, and a ``Panel`` that fits writes its
+rounded box around lines padded to the longest. :class:`PlainConsole` writes
+exactly that for the views that declare ``render.plain = True`` (``dcx
+verify``, ``dcx log``, ``dcx sources``, ``dcx show``'s packet views through
+``views.common``'s ``grid``, ``banner`` and ``facts``): rich's import is most of
+their cost (issue 18). Anything it is not sure to write as rich would (a grid
+or box wider than the width, a character whose cell width is not 1, an empty
+box, an object it does not know, a stream that is not UTF-8) raises
+:class:`NeedRich` before a byte is written, and the view is rendered by rich
+instead. ``tests/cli/test_plain_console.py`` compares the two outputs.
 """
 
 from __future__ import annotations
