@@ -184,7 +184,7 @@ def value_of(rule: F.Field, depth: int = 0) -> st.SearchStrategy[Any]:
     kind = type(rule)
     if kind is F.Token:
         return tokens
-    if kind is F.Pattern:
+    if kind is F.Pattern or kind is F.RefPattern:
         assert isinstance(rule, F.Pattern)
         return st.from_regex(rule.regex, fullmatch=True).filter(lambda s: len(s) <= rule.limit)
     if kind is F.Text:

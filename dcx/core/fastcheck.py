@@ -171,6 +171,7 @@ def _refuses_null(rule: F.Field) -> bool:
     return type(rule) in (
         F.Token,
         F.Pattern,
+        F.RefPattern,
         F.Text,
         F.PrivateText,
         F.Bool,
@@ -244,7 +245,7 @@ class _Gen:
             )
             e(f"{ind}    raise NotFast")
             e(f"{ind}{dst} = {src}")
-        elif kind is F.Pattern:
+        elif kind is F.Pattern or kind is F.RefPattern:  # a ref: the same regex, compiled here
             assert isinstance(rule, F.Pattern)
             import re
 
