@@ -6,6 +6,7 @@ from dcx.core.envelope import PacketContext
 from dcx.core.errors import InvalidInput
 from dcx.core.fields import DECISION_ID_RE
 from dcx.core.workspace import Workspace
+from dcx.state import statements
 from dcx.state.keys import load_key
 
 
@@ -134,7 +135,8 @@ def require_agent(ws: Workspace, explicit: str | None) -> str:
         raise InvalidInput(
             "--agent-id: needed (the profile does not enable exactly one agent)", field="--agent-id"
         )
-    return check_token(agent, field="--agent-id")
+    statements.acting(check_token(agent, field="--agent-id"))  # its key signs (SPEC §18)
+    return agent
 
 
 def acting_agent(ws: Workspace, explicit: str | None) -> str | None:

@@ -38,6 +38,7 @@ from dcx.state.cursors import agent_cursors, cursor_path, read_cursors, write_cu
 from dcx.state.keys import load_key
 from dcx.state.redaction import Redacted, is_stub
 from dcx.state.refmap import RefMinter
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 ARTIFACT_KINDS = {
@@ -549,6 +550,7 @@ def load_chain(store: Store, refs: dict[str, str | None]) -> dict[str, dict[str,
     }
 
 
+@signed("commit")  # one signed statement of what it read and wrote (SPEC §18)
 def commit_decision(
     *,
     ws: Workspace,

@@ -123,7 +123,18 @@ def enable(*, ws: Workspace, agents: Sequence[str], wait: float = 5.0) -> Result
                 hint="name one: dcx enable --agent AGENT_ID",
             ) from None
         raise
-    return Result("enable", {"enabled": True, "agents_added": added, "changed": changed})
+    from dcx.core.clock import clock_from_env
+    from dcx.state.signers import ensure_signer
+
+    now = clock_from_env(None).now()
+    keys = []
+    for agent in agents:  # each agent named gets its signing key on this host (SPEC §18)
+        signer, wrote = ensure_signer(ws, agent, now=now, wait=wait)
+        keys.append({"agent_id": agent, "key_id": signer.key_id, "created": wrote})
+    return Result(
+        "enable",
+        {"enabled": True, "agents_added": added, "changed": changed, "signing_keys": keys},
+    )
 
 
 def disable(*, ws: Workspace, wait: float = 5.0) -> Result:

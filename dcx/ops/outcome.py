@@ -19,6 +19,7 @@ from dcx.ops._common import (
 from dcx.packets import outcome, proposal
 from dcx.state import decisions
 from dcx.state.profile import load_profile
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 
@@ -51,6 +52,7 @@ def check_acceptance(
         )
 
 
+@signed("outcome")  # one signed statement of what it read and wrote (SPEC §18)
 def record_outcome(
     *,
     ws: Workspace,

@@ -60,6 +60,7 @@ from dcx.state.cursors import agent_cursors, read_freshness, record_freshness
 from dcx.state.keys import load_key
 from dcx.state.profile import Profile, Registry
 from dcx.state.refmap import RefMinter
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 if TYPE_CHECKING:
@@ -224,6 +225,7 @@ class Packets(NamedTuple):
     ready: list[dict[str, Any]]  # the checkpoint rows ready after writeback
 
 
+@signed("prepare")  # one signed statement of what it read and wrote (SPEC §18)
 def prepare(
     *,
     ws: Workspace,

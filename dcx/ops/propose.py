@@ -16,6 +16,7 @@ from dcx.ops._common import (
 )
 from dcx.packets import evidence, proposal
 from dcx.state import decisions
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 
@@ -33,6 +34,7 @@ def latest_evidence(ws: Workspace, decision_id: str, chains: Chains | None = Non
     return ref
 
 
+@signed("propose")  # one signed statement of what it read and wrote (SPEC §18)
 def propose(
     *,
     ws: Workspace,

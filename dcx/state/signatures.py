@@ -1,0 +1,343 @@
+"""Who signed what: every statement checked against the signers in the tree (SPEC §18).
+
+A statement (one line of ``statements.jsonl``) is *signed* when it is well
+formed, belongs to this goal, names a key that a signer file of the same
+agent holds, its Ed25519 signature verifies over the RFC 8785 bytes of the
+statement without ``signature``, and no revocation withdraws it. Otherwise
+it is ``bad_signature``, ``unknown_signer`` or ``revoked_signer``; a line
+that is not a statement at all, one of another goal or one from the future
+is a problem of its own and speaks for nothing.
+
+A packet or event is then:
+
+- ``signed`` (by agent, key) — a signed statement names it as a product and
+  its own ``agent_id`` (when it has one) is that statement's agent;
+- ``signer_mismatch`` — signed statements name it, but none by its agent;
+- ``bad_signature`` / ``unknown_signer`` / ``revoked_signer`` — only failed
+  statements name it;
+- ``unsigned`` — no statement names it (written before signed statements,
+  or by hand).
+
+A redaction stub counts only the statement of the ``redact`` that wrote it.
+
+Checking costs a signature verification per statement, so the passes are
+remembered in a private cache (``private/cache/statements-verified.txt``),
+keyed by the statement's bytes and the bytes of its signer file and of that
+key's revocation: an edited line, a replaced signer file or a new revocation
+makes another key and is checked again. `dcx log` reads only that cache (it
+never imports the crypto library): a statement not in it is ``unchecked``
+until `dcx verify` runs; the writing commands add their own statements.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from dcx.core.canonical import canonical_bytes
+from dcx.core.fsutil import read_lines
+from dcx.core.public import TOKEN_RE
+from dcx.core.workspace import Workspace
+from dcx.state.statements import FIELDS, SCHEMA
+
+TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from dcx.state.signers import LocalSigner, Tree
+
+SIGNED = "signed"
+UNSIGNED = "unsigned"
+UNCHECKED = "unchecked"  # `dcx log` only: not verified on this host yet
+FAILURES = ("bad_signature", "unknown_signer", "revoked_signer", "signer_mismatch")
+MAX_REFS = 4096  # refs one statement may name (a prepare writes tens)
+FUTURE_SKEW_SECONDS = 300  # hosts' clocks differ; a statement later than this after now is refused
+
+
+class Line:
+    """One distinct line of ``statements.jsonl``."""
+
+    __slots__ = ("number", "problem", "raw", "statement", "verdict")
+
+    def __init__(self, number: int, raw: str) -> None:
+        self.number = number
+        self.raw = raw
+        self.statement: dict[str, Any] | None = None
+        self.problem: tuple[str, str] | None = None  # (code, message): the line speaks for nothing
+        self.verdict: str | None = None
+
+
+def _shape(value: Any) -> str | None:
+    """Why ``value`` is not a ``dcx_statement_v0``, or None."""
+    if not isinstance(value, dict):
+        return "not a JSON object"
+    if value.get("schema_version") != SCHEMA:
+        return f"schema_version is not {SCHEMA}"
+    if set(value) != FIELDS:
+        return f"expected exactly the fields {', '.join(sorted(FIELDS))}"
+    for name in ("agent_id", "key_id", "command", "goal_id"):
+        text = value[name]
+        if not isinstance(text, str) or len(text) > 128 or not TOKEN_RE.fullmatch(text):
+            return f"{name} is not a token"
+    if not isinstance(value["signature"], str):
+        return "signature is not text"
+    for name in ("materials", "products"):
+        refs = value[name]
+        if (
+            not isinstance(refs, list)
+            or len(refs) > MAX_REFS
+            or not all(isinstance(r, str) and TOKEN_RE.fullmatch(r) for r in refs)
+        ):
+            return f"{name} is not a list of refs"
+    if not value["products"]:
+        return "products is empty"
+    from dcx.core.clock import parse_ts
+
+    try:
+        parse_ts(value["observed_at"], field="observed_at")
+    except Exception:
+        return "observed_at is not an RFC 3339 time"
+    return None
+
+
+class Cache:
+    """The statements that verified on this host (see the module docstring); optional, private."""
+
+    NAME = "statements-verified.txt"
+
+    def __init__(self, ws: Workspace) -> None:
+        from blake3 import blake3
+
+        from dcx import __version__
+
+        self.ws = ws
+        self.blake3 = blake3
+        self.path = ws.cache / self.NAME
+        self.enabled = ws.private.is_dir()
+        self.salt = f"{__version__}\0{ws.goal_id}\0".encode()
+        self.known: set[str] = set()
+        self.new: set[str] = set()
+        if self.enabled:
+            try:
+                self.known = set(self.path.read_text(encoding="ascii").split())
+            except (OSError, UnicodeDecodeError):
+                self.known = set()
+
+    def key(self, raw: bytes, signer_file: bytes, revocation: bytes) -> str:
+        hasher = self.blake3(self.salt)
+        for part in (raw, signer_file, revocation):
+            hasher.update(len(part).to_bytes(8, "big"))
+            hasher.update(part)
+        return hasher.hexdigest(16)
+
+    def passed(self, key: str) -> bool:
+        return key in self.known or key in self.new
+
+    def add(self, key: str) -> None:
+        if self.enabled and key not in self.known:
+            self.new.add(key)
+
+    def save(self) -> None:
+        """Rewrite the cache with what this run verified (the last writer wins; a lost entry costs a re-check)."""
+        if not self.new:
+            return
+        from dcx.core.fsutil import atomic_write
+
+        try:
+            self.path.parent.mkdir(mode=0o700, exist_ok=True)
+            atomic_write(
+                self.path, "\n".join(sorted(self.known | self.new)).encode() + b"\n", mode=0o600
+            )
+        except OSError:
+            pass  # a cache that cannot be written is simply not kept
+
+    def remember_own(self, line: bytes, signer: LocalSigner) -> None:
+        """A statement this host just signed: appended to the cache (no fsync: it is only a cache),
+        unless its signer file is not this key's or a revocation of the key exists."""
+        from dcx.state.signers import check_signer, public_path, revocation_path
+
+        if not self.enabled:
+            return
+        pub = public_path(self.ws, signer.agent_id, signer.key_id)
+        try:
+            data = pub.read_bytes()
+        except OSError:
+            return
+        if revocation_path(self.ws, signer.agent_id, signer.key_id).exists():
+            return
+        checked = check_signer(self.ws, pub, data)
+        if isinstance(checked, str):
+            return
+        try:
+            self.path.parent.mkdir(mode=0o700, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, (self.key(line, data, b"") + "\n").encode())
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+
+
+class Book:
+    """The statements of one workspace, indexed by product, checked on demand.
+
+    ``check=False`` (`dcx log`): nothing is verified, the cache answers or the verdict is
+    ``unchecked``; the crypto library is never imported.
+    """
+
+    def __init__(self, ws: Workspace, *, check: bool = True, now: str | None = None) -> None:
+        self.ws = ws
+        self.check = check
+        self.now = now
+        self.lines: list[Line] = []
+        self.torn = False
+        self.by_product: dict[str, list[Line]] = {}
+        self.cache = Cache(ws)
+        self._tree: Tree | None = None
+        raw_lines, self.torn = read_lines(ws.statements)
+        seen: set[str] = set()
+        for number, raw in enumerate(raw_lines, start=1):
+            if raw in seen:
+                continue  # an identical duplicate (a union merge brought it twice) counts once
+            seen.add(raw)
+            line = Line(number, raw)
+            self.lines.append(line)
+            self._parse(line)
+
+    def _parse(self, line: Line) -> None:
+        try:
+            value = json.loads(line.raw)
+        except ValueError:
+            line.problem = ("statement_malformed", "not JSON (a truncated or edited line?)")
+            return
+        why = _shape(value)
+        if why is not None:
+            line.problem = ("statement_malformed", f"not a {SCHEMA}: {why}")
+            return
+        if value["goal_id"] != self.ws.goal_id:
+            line.problem = ("statement_other_goal", f"a statement of goal {value['goal_id']}")
+            return
+        if self.now is not None and _later(value["observed_at"], self.now):
+            line.problem = (
+                "statement_from_future",
+                f"observed_at {value['observed_at']} is after now",
+            )
+            return
+        line.statement = value
+        for ref in value["products"]:
+            self.by_product.setdefault(ref, []).append(line)
+
+    @property
+    def tree(self) -> Tree:
+        if self._tree is None:
+            from dcx.state.signers import read_tree
+
+            self._tree = read_tree(self.ws)
+        return self._tree
+
+    def statement_verdict(self, line: Line) -> str:
+        """``signed``, a failure code, or (without ``check``) ``unchecked``."""
+        if line.verdict is None:
+            line.verdict = self._judge(line)
+        return line.verdict
+
+    def _judge(self, line: Line) -> str:
+        from dcx.state.signers import public_path, revocation_path
+
+        st = line.statement
+        if st is None:
+            return "bad_signature"  # not reached: lines with a problem index nothing
+        agent, key = st["agent_id"], st["key_id"]
+        pub = public_path(self.ws, agent, key)
+        raw = line.raw.encode()
+        if not self.check:
+            try:
+                data = pub.read_bytes()
+            except OSError:
+                return "unknown_signer"
+            revocation = _bytes(revocation_path(self.ws, agent, key))
+            return SIGNED if self.cache.passed(self.cache.key(raw, data, revocation)) else UNCHECKED
+        signer = self.tree.signers.get(key)
+        if signer is None or signer.agent_id != agent:
+            return "unknown_signer"
+        revoked = self.tree.revoked(key)
+        cache_key = self.cache.key(raw, signer.data, revoked.data if revoked else b"")
+        if self.cache.passed(cache_key):
+            return SIGNED
+        from dcx.core import signing
+
+        body = {k: v for k, v in st.items() if k != "signature"}
+        if not signing.verifies(signer.public, st["signature"], canonical_bytes(body)):
+            return "bad_signature"
+        if revoked is not None and revoked.withdraws(st["observed_at"]):
+            return "revoked_signer"
+        self.cache.add(cache_key)
+        return SIGNED
+
+    def verdict(self, ref: str, agent_id: str | None, *, redacted: bool = False) -> dict[str, Any]:
+        """The verdict on one packet or event: ``{verdict, signer_agent_id?, key_id?}``."""
+        naming = self.by_product.get(ref, [])
+        if redacted:
+            naming = [ln for ln in naming if ln.statement and ln.statement["command"] == "redact"]
+        if not naming:
+            return {"verdict": UNSIGNED}
+        judged = [(ln, self.statement_verdict(ln)) for ln in naming]
+        good = [ln for ln, v in judged if v == SIGNED]
+        for ln in good:
+            st = ln.statement or {}
+            if agent_id is None or st.get("agent_id") == agent_id:
+                return {
+                    "verdict": SIGNED,
+                    "signer_agent_id": st["agent_id"],
+                    "key_id": st["key_id"],
+                }
+        if good:
+            st = good[0].statement or {}
+            return {
+                "verdict": "signer_mismatch",
+                "signer_agent_id": st["agent_id"],
+                "key_id": st["key_id"],
+            }
+        verdicts = {v for _, v in judged}
+        for code in (UNCHECKED, "revoked_signer", "bad_signature", "unknown_signer"):
+            if code in verdicts:
+                st = next(ln for ln, v in judged if v == code).statement or {}
+                return {"verdict": code, "signer_agent_id": st["agent_id"], "key_id": st["key_id"]}
+        return {"verdict": UNSIGNED}  # not reached
+
+
+def _bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _later(observed_at: str, now: str) -> bool:
+    """Whether ``observed_at`` is later than both ``now`` (the command's clock) and the system
+    clock, by more than the allowed skew: a statement cannot have been made after now."""
+    from datetime import UTC, datetime, timedelta
+
+    from dcx.core.clock import parse_ts
+
+    limit = max(parse_ts(now), datetime.now(UTC)) + timedelta(seconds=FUTURE_SKEW_SECONDS)
+    return parse_ts(observed_at) > limit
+
+
+def required(ws: Workspace) -> bool:
+    """``require_signatures = true`` in ``workspace.toml`` (public: every host and reviewer sees it)."""
+    from dcx.core.tomlpeek import may_set
+
+    if not may_set(ws.workspace_toml, "require_signatures"):
+        return False
+    import tomllib
+
+    try:
+        value = tomllib.loads(ws.workspace_toml.read_text(encoding="utf-8")).get(
+            "require_signatures"
+        )
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False  # a damaged workspace.toml is Workspace.goal_id's to report
+    return value is True
