@@ -37,9 +37,8 @@ from pathlib import Path
 
 from dcx.core.canonical import canonical_bytes
 from dcx.core.fsutil import read_lines
-from dcx.core.public import TOKEN_RE
 from dcx.core.workspace import Workspace
-from dcx.state.statements import FIELDS, SCHEMA
+from dcx.packets.signatures import STATEMENT, STATEMENT_SCHEMA
 
 TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
 if TYPE_CHECKING:
@@ -51,7 +50,6 @@ SIGNED = "signed"
 UNSIGNED = "unsigned"
 UNCHECKED = "unchecked"  # `dcx log` only: not verified on this host yet
 FAILURES = ("bad_signature", "unknown_signer", "revoked_signer", "signer_mismatch")
-MAX_REFS = 4096  # refs one statement may name (a prepare writes tens)
 FUTURE_SKEW_SECONDS = 300  # hosts' clocks differ; a statement later than this after now is refused
 
 
@@ -69,35 +67,15 @@ class Line:
 
 
 def _shape(value: Any) -> str | None:
-    """Why ``value`` is not a ``dcx_statement_v0``, or None."""
-    if not isinstance(value, dict):
-        return "not a JSON object"
-    if value.get("schema_version") != SCHEMA:
-        return f"schema_version is not {SCHEMA}"
-    if set(value) != FIELDS:
-        return f"expected exactly the fields {', '.join(sorted(FIELDS))}"
-    for name in ("agent_id", "key_id", "command", "goal_id"):
-        text = value[name]
-        if not isinstance(text, str) or len(text) > 128 or not TOKEN_RE.fullmatch(text):
-            return f"{name} is not a token"
-    if not isinstance(value["signature"], str):
-        return "signature is not text"
-    for name in ("materials", "products"):
-        refs = value[name]
-        if (
-            not isinstance(refs, list)
-            or len(refs) > MAX_REFS
-            or not all(isinstance(r, str) and TOKEN_RE.fullmatch(r) for r in refs)
-        ):
-            return f"{name} is not a list of refs"
-    if not value["products"]:
-        return "products is empty"
-    from dcx.core.clock import parse_ts
+    """Why ``value`` is not a ``dcx_statement_v0`` exactly as it was signed, or None."""
+    from dcx.core.errors import DcxError
 
     try:
-        parse_ts(value["observed_at"], field="observed_at")
-    except Exception:
-        return "observed_at is not an RFC 3339 time"
+        checked = STATEMENT.check(value)
+    except DcxError as exc:
+        return exc.message
+    if checked != value:
+        return "not in its canonical form (lists sorted and unique, times normalised)"
     return None
 
 
@@ -214,7 +192,7 @@ class Book:
             return
         why = _shape(value)
         if why is not None:
-            line.problem = ("statement_malformed", f"not a {SCHEMA}: {why}")
+            line.problem = ("statement_malformed", f"not a {STATEMENT_SCHEMA}: {why}")
             return
         if value["goal_id"] != self.ws.goal_id:
             line.problem = ("statement_other_goal", f"a statement of goal {value['goal_id']}")
@@ -308,6 +286,25 @@ class Book:
         return {"verdict": UNSIGNED}  # not reached
 
 
+SIGNATURE_COUNTS = ("signed", "unsigned", "failed")
+
+
+def signature_counts(ws: Workspace, items: list[tuple[str, Any]]) -> dict[str, int]:
+    """How many of ``items`` ((ref, agent_id) of packets read) are signed, unsigned or failed
+    (`dcx report`; the statements' passes are cached as `dcx verify` caches them)."""
+    counts = dict.fromkeys(SIGNATURE_COUNTS, 0)
+    if not items:
+        return counts
+    book = Book(ws, check=True)
+    for ref, agent in items:
+        verdict = book.verdict(ref, agent if isinstance(agent, str) else None)["verdict"]
+        counts[
+            "signed" if verdict == SIGNED else "unsigned" if verdict == UNSIGNED else "failed"
+        ] += 1
+    book.cache.save()
+    return counts
+
+
 def _bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -340,4 +337,47 @@ def required(ws: Workspace) -> bool:
         )
     except (OSError, ValueError, UnicodeDecodeError):
         return False  # a damaged workspace.toml is Workspace.goal_id's to report
+    if value is not None and not isinstance(value, bool):
+        from dcx.core.errors import InvalidInput
+
+        raise InvalidInput(
+            "workspace.toml: require_signatures must be true or false",
+            field="require_signatures",
+            code="workspace_invalid",
+        )
     return value is True
+
+
+def require_chain(ws: Workspace, chain: dict[str, Any], enabled_agents: Any) -> None:
+    """With ``require_signatures``, refuse (exit 1, ``chain_unsigned``) a chain whose stored packets
+    (evidence, proposal, outcome, review) are not each signed by an agent the profile enables:
+    `dcx commit` and `dcx review` call it before anything is written (SPEC §18)."""
+    if not required(ws):
+        return
+    from dcx.core.errors import Refused
+
+    book: Book | None = None
+    for kind in ("evidence", "proposal", "outcome", "review"):
+        packet = chain.get(kind)
+        if not packet:
+            continue
+        ref = packet["packet_ref"]
+        if not (ws.packets / kind / f"{ref}.json").exists():
+            continue  # being written by this very command (the review of `dcx review`)
+        book = book or Book(ws, check=True)
+        verdict = book.verdict(ref, packet.get("agent_id"))
+        signer = verdict.get("signer_agent_id")
+        why = None
+        if verdict["verdict"] != SIGNED:
+            why = verdict["verdict"]
+        elif signer not in enabled_agents:
+            why = f"signed by {signer}, whom the profile does not enable"
+        if why is not None:
+            raise Refused(
+                f"require_signatures: the chain's {kind} {ref} is not signed by an enabled agent ({why})",
+                code="chain_unsigned",
+                hint="`dcx verify --require-signatures` lists what is unsigned; an enabled agent "
+                "prepares, proposes or records it again",
+            )
+    if book is not None:
+        book.cache.save()

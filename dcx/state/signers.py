@@ -29,34 +29,18 @@ from dcx.core import signing
 from dcx.core.canonical import canonical_bytes, pretty_bytes
 from dcx.core.clock import parse_ts
 from dcx.core.errors import Refused
+from dcx.core.fields import Shape
 from dcx.core.fsutil import atomic_write, file_lock, is_temp, write_private
-from dcx.core.public import TOKEN_RE
 from dcx.core.records import NamedTuple
 from dcx.core.workspace import Workspace
+from dcx.packets.signatures import REVOCATION, REVOCATION_SCHEMA, SIGNER, SIGNER_SCHEMA
 
 TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
 if TYPE_CHECKING:
     from typing import Any
 
-SIGNER_SCHEMA = "dcx_signer_v0"
-REVOCATION_SCHEMA = "dcx_signer_revocation_v0"
 ALGORITHM = "ed25519"
 COMPROMISE = "key_compromise"  # the reason that withdraws every statement of the key
-SIGNER_FIELDS = frozenset(
-    {"schema_version", "goal_id", "agent_id", "key_id", "algorithm", "public_key", "created_at"}
-)
-REVOCATION_FIELDS = frozenset(
-    {
-        "schema_version",
-        "goal_id",
-        "agent_id",
-        "key_id",
-        "reason_code",
-        "revoked_at",
-        "revoked_by_agent_id",
-        "revoked_by_key_id",
-    }
-)
 
 
 class LocalSigner(NamedTuple):
@@ -215,42 +199,32 @@ class Tree(NamedTuple):
         return self.revocations.get(key_id)
 
 
-def _document(path: Path, data: bytes, schema: str, fields: frozenset[str]) -> dict[str, Any] | str:
-    """The parsed, well-formed document, or why it is not one."""
+def _document(data: bytes, shape: Shape) -> dict[str, Any] | str:
+    """The parsed document, exactly as its shape and the pretty form have it, or why it is not."""
+    from dcx.core.errors import DcxError
+
     try:
         doc = json.loads(data)
     except (ValueError, UnicodeDecodeError):
         return "not JSON"
-    if not isinstance(doc, dict):
-        return "not a JSON object"
-    if doc.get("schema_version") != schema:
-        return f"schema_version is not {schema}"
-    if set(doc) != fields | {"signature"}:
-        return f"expected exactly the fields {', '.join(sorted(fields | {'signature'}))}"
-    if any(not isinstance(doc[k], str) for k in doc):
-        return "every field is text"
     try:
-        if pretty_bytes(doc) != data:
-            return "bytes differ from the canonical pretty form (edited by hand?)"
-    except Exception:
-        return "not canonical JSON"
-    for name in ("agent_id", "key_id", "goal_id"):
-        if not TOKEN_RE.fullmatch(doc[name]) or len(doc[name]) > 128:
-            return f"{name} is not a token"
+        checked = shape.check(doc)
+    except DcxError as exc:
+        return exc.message
+    if checked != doc or pretty_bytes(doc) != data:
+        return "bytes differ from the canonical pretty form (edited by hand?)"
     return doc
 
 
 def check_signer(ws: Workspace, path: Path, data: bytes) -> Signer | str:
     """The signer file at ``signers/<agent>/<key-id>.pub``, or why it is not an agent's public key."""
-    doc = _document(path, data, SIGNER_SCHEMA, SIGNER_FIELDS)
+    doc = _document(data, SIGNER)
     if isinstance(doc, str):
         return doc
     if doc["goal_id"] != ws.goal_id:
         return "belongs to another goal"
     if doc["agent_id"] != path.parent.name or doc["key_id"] != path.stem:
         return "its agent_id and key_id are not its folder and file name"
-    if doc["algorithm"] != ALGORITHM:
-        return f"algorithm is not {ALGORITHM}"
     public = signing.decode(doc["public_key"], signing.PUBLIC_BYTES)
     if public is None or not signing.is_public_key(public):
         return "public_key is not an Ed25519 public key"
@@ -259,29 +233,19 @@ def check_signer(ws: Workspace, path: Path, data: bytes) -> Signer | str:
     body = {k: v for k, v in doc.items() if k != "signature"}
     if not signing.verifies(public, doc["signature"], canonical_bytes(body)):
         return "its self-signature does not verify"
-    try:
-        parse_ts(doc["created_at"], field="created_at")
-    except Exception:
-        return "created_at is not an RFC 3339 time"
     return Signer(doc["agent_id"], doc["key_id"], public, doc["created_at"], path, data)
 
 
 def check_revocation(
     ws: Workspace, path: Path, data: bytes, signers: dict[str, Signer]
 ) -> Revocation | str:
-    doc = _document(path, data, REVOCATION_SCHEMA, REVOCATION_FIELDS)
+    doc = _document(data, REVOCATION)
     if isinstance(doc, str):
         return doc
     if doc["goal_id"] != ws.goal_id:
         return "belongs to another goal"
     if doc["agent_id"] != path.parent.name or doc["key_id"] != path.stem:
         return "its agent_id and key_id are not its folder and file name"
-    if not TOKEN_RE.fullmatch(doc["reason_code"]) or len(doc["reason_code"]) > 120:
-        return "reason_code is not a reason code"
-    try:
-        parse_ts(doc["revoked_at"], field="revoked_at")
-    except Exception:
-        return "revoked_at is not an RFC 3339 time"
     by = signers.get(doc["revoked_by_key_id"])
     if by is None or by.agent_id != doc["revoked_by_agent_id"]:
         return "signed by a key that is no signer of this goal"

@@ -30,6 +30,7 @@ from contextvars import ContextVar
 from dcx.core.errors import DcxError
 from dcx.core.fsutil import locked_append
 from dcx.core.workspace import Workspace
+from dcx.packets.signatures import STATEMENT_SCHEMA
 
 TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
 if TYPE_CHECKING:
@@ -38,20 +39,7 @@ if TYPE_CHECKING:
     from dcx.core.clock import Clock
     from dcx.core.result import Result
 
-SCHEMA = "dcx_statement_v0"
-FIELDS = frozenset(
-    {
-        "schema_version",
-        "agent_id",
-        "key_id",
-        "command",
-        "observed_at",
-        "goal_id",
-        "materials",
-        "products",
-        "signature",
-    }
-)
+SCHEMA = STATEMENT_SCHEMA
 COMMANDS = (
     "prepare",
     "propose",

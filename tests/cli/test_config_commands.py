@@ -92,7 +92,10 @@ def test_enable_adds_agents_once_and_disable_turns_off(dcx, fresh_ws: Path) -> N
     again = dcx("-C", str(fresh_ws), "enable", "--agent", "agent-b", "--format", "json").json()[
         "data"
     ]
+    keys = again.pop("signing_keys")  # SPEC §18: the agent's key on this host, made the first time
     assert again == {"enabled": True, "agents_added": [], "changed": False}
+    assert [(k["agent_id"], k["created"]) for k in keys] == [("agent-b", False)]
+    assert (_dc(fresh_ws) / "signers" / "agent-b" / f"{keys[0]['key_id']}.pub").is_file()
     assert dcx("-C", str(fresh_ws), "disable").exit_code == 0
     data = tomllib.loads((_dc(fresh_ws) / "profile.toml").read_text())
     assert (data["enabled"], data["enabled_agents"]) == (False, ["agent-a", "agent-b"])

@@ -295,6 +295,12 @@ def render_report(console: Console, result: Result) -> None:
             f", outcome linkage {'yes' if goal['outcome_linkage'] else 'no'}",
             markup=False,
         )
+    sig = data.get("signatures")
+    if sig:  # SPEC §18: the measured packets by signature
+        console.print(
+            f"signatures: {sig['signed']} signed, {sig['unsigned']} unsigned, {sig['failed']} failed",
+            markup=False,
+        )
     for row in data["left_out"]:
         console.print(styled("[yellow]left out[/] {}: {}", safe(row["goal_id"]), safe(row["file"])))
         console.print(f"    {safe(row['problem'])}", markup=False)
