@@ -117,6 +117,7 @@ def _item_message(item: dict[str, Any]) -> str:
 
 def _statement_lines(checker: Checker, book: Book, logged: dict[str, Any]) -> None:
     ws = checker.ws
+    book.judge()
     for line in book.lines:
         where = f"line {line.number}"
         if line.problem is not None:

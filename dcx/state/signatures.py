@@ -31,12 +31,14 @@ until `dcx verify` runs; the writing commands add their own statements.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
 
 from dcx.core.canonical import canonical_bytes
 from dcx.core.fsutil import read_lines
+from dcx.core.public import TOKEN_RE
 from dcx.core.workspace import Workspace
 from dcx.packets.signatures import STATEMENT, STATEMENT_SCHEMA
 
@@ -94,13 +96,17 @@ class Cache:
         self.path = ws.cache / self.NAME
         self.enabled = ws.private.is_dir()
         self.salt = f"{__version__}\0{ws.goal_id}\0".encode()
-        self.known: set[str] = set()
+        self._known: set[str] | None = None  # read on first use: a writer only appends
         self.new: set[str] = set()
-        if self.enabled:
-            try:
-                self.known = set(self.path.read_text(encoding="ascii").split())
-            except (OSError, UnicodeDecodeError):
-                self.known = set()
+
+    @property
+    def known(self) -> set[str]:
+        if self._known is None:
+            self._known = set()
+            if self.enabled:
+                with contextlib.suppress(OSError, UnicodeDecodeError):
+                    self._known = set(self.path.read_text(encoding="ascii").split())
+        return self._known
 
     def key(self, raw: bytes, signer_file: bytes, revocation: bytes) -> str:
         hasher = self.blake3(self.salt)
@@ -132,8 +138,9 @@ class Cache:
 
     def remember_own(self, line: bytes, signer: LocalSigner) -> None:
         """A statement this host just signed: appended to the cache (no fsync: it is only a cache),
-        unless its signer file is not this key's or a revocation of the key exists."""
-        from dcx.state.signers import check_signer, public_path, revocation_path
+        unless its signer file is not exactly the one this key makes, or the key is revoked."""
+        from dcx.core.canonical import pretty_bytes
+        from dcx.state.signers import public_path, revocation_path, signer_document
 
         if not self.enabled:
             return
@@ -144,8 +151,13 @@ class Cache:
             return
         if revocation_path(self.ws, signer.agent_id, signer.key_id).exists():
             return
-        checked = check_signer(self.ws, pub, data)
-        if isinstance(checked, str):
+        try:  # Ed25519 is deterministic: the valid file is the one this key writes again
+            expected = pretty_bytes(
+                signer_document(self.ws, signer, json.loads(data)["created_at"])
+            )
+        except (ValueError, KeyError, TypeError):
+            return
+        if expected != data:
             return
         try:
             self.path.parent.mkdir(mode=0o700, exist_ok=True)
@@ -159,21 +171,28 @@ class Cache:
 
 
 class Book:
-    """The statements of one workspace, indexed by product, checked on demand.
+    """The statements of one workspace, indexed by product, judged all at once on first use.
 
     ``check=False`` (`dcx log`): nothing is verified, the cache answers or the verdict is
-    ``unchecked``; the crypto library is never imported.
+    ``unchecked``; the crypto library is never imported. With ``check``, a line the cache
+    does not know is checked whole — shape, goal, time, signer, signature, revocation —
+    and the signatures are verified on two threads when there are many (the library
+    releases the GIL while it verifies).
     """
+
+    PARALLEL_FROM = 64  # statements to verify: below this a thread pool costs more than it saves
 
     def __init__(self, ws: Workspace, *, check: bool = True, now: str | None = None) -> None:
         self.ws = ws
         self.check = check
-        self.now = now
+        self.limit = _limit(now) if now is not None else None
         self.lines: list[Line] = []
         self.torn = False
         self.by_product: dict[str, list[Line]] = {}
         self.cache = Cache(ws)
         self._tree: Tree | None = None
+        self._judged = False
+        self._files: dict[tuple[str, str], tuple[bytes, bytes] | None] = {}
         raw_lines, self.torn = read_lines(ws.statements)
         seen: set[str] = set()
         for number, raw in enumerate(raw_lines, start=1):
@@ -182,86 +201,127 @@ class Book:
             seen.add(raw)
             line = Line(number, raw)
             self.lines.append(line)
-            self._parse(line)
-
-    def _parse(self, line: Line) -> None:
-        try:
-            value = json.loads(line.raw)
-        except ValueError:
-            line.problem = ("statement_malformed", "not JSON (a truncated or edited line?)")
-            return
-        why = _shape(value)
-        if why is not None:
-            line.problem = ("statement_malformed", f"not a {STATEMENT_SCHEMA}: {why}")
-            return
-        if value["goal_id"] != self.ws.goal_id:
-            line.problem = ("statement_other_goal", f"a statement of goal {value['goal_id']}")
-            return
-        if self.now is not None and _later(value["observed_at"], self.now):
-            line.problem = (
-                "statement_from_future",
-                f"observed_at {value['observed_at']} is after now",
-            )
-            return
-        line.statement = value
-        for ref in value["products"]:
-            self.by_product.setdefault(ref, []).append(line)
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                line.problem = ("statement_malformed", "not JSON (a truncated or edited line?)")
+                continue
+            if not isinstance(value, dict):
+                line.problem = ("statement_malformed", f"not a {STATEMENT_SCHEMA}: not an object")
+                continue
+            line.statement = value  # checked whole by judge() unless the cache knows it
+            products = value.get("products")
+            for ref in products if isinstance(products, list) else ():
+                if isinstance(ref, str):
+                    self.by_product.setdefault(ref, []).append(line)
 
     @property
     def tree(self) -> Tree:
         if self._tree is None:
             from dcx.state.signers import read_tree
 
-            self._tree = read_tree(self.ws)
+            self._tree = read_tree(self.ws, self.cache)
         return self._tree
+
+    def _signer_files(self, agent: Any, key: Any) -> tuple[bytes, bytes] | None:
+        """(signer file bytes, revocation bytes or b"") of ``key``, if a signer file of ``agent`` holds it."""
+        if not (isinstance(agent, str) and isinstance(key, str)):
+            return None
+        if (agent, key) not in self._files:
+            found: tuple[bytes, bytes] | None = None
+            if self.check:
+                signer = self.tree.signers.get(key)
+                if signer is not None and signer.agent_id == agent:
+                    revoked = self.tree.revoked(key)
+                    found = (signer.data, revoked.data if revoked else b"")
+            elif TOKEN_RE.fullmatch(agent) and TOKEN_RE.fullmatch(key):
+                from dcx.state.signers import public_path, revocation_path
+
+                data = _bytes(public_path(self.ws, agent, key))
+                if data:
+                    found = (data, _bytes(revocation_path(self.ws, agent, key)))
+            self._files[(agent, key)] = found
+        return self._files[(agent, key)]
+
+    def judge(self) -> None:
+        """Every line's verdict (or problem)."""
+        if self._judged:
+            return
+        self._judged = True
+        pending: list[tuple[Line, str]] = []
+        for line in self.lines:
+            st = line.statement
+            if st is None:
+                continue
+            files = self._signer_files(st.get("agent_id"), st.get("key_id"))
+            cache_key = self.cache.key(line.raw.encode(), *files) if files else ""
+            if cache_key and self.cache.passed(cache_key):
+                line.verdict = SIGNED  # this very line passed every check here before
+            elif not self.check:
+                line.verdict = UNCHECKED
+            elif self._problem(line, st) is None:
+                if files is None:
+                    line.verdict = "unknown_signer"
+                else:
+                    pending.append((line, cache_key))
+        self._verify(pending)
+
+    def _problem(self, line: Line, st: dict[str, Any]) -> tuple[str, str] | None:
+        why = _shape(st)
+        if why is not None:
+            line.problem = ("statement_malformed", f"not a {STATEMENT_SCHEMA}: {why}")
+        elif st["goal_id"] != self.ws.goal_id:
+            line.problem = ("statement_other_goal", f"a statement of goal {st['goal_id']}")
+        elif self.limit is not None and _parse(st["observed_at"]) > self.limit:
+            line.problem = (
+                "statement_from_future",
+                f"observed_at {st['observed_at']} is after now",
+            )
+        return line.problem
+
+    def _verify(self, pending: list[tuple[Line, str]]) -> None:
+        if not pending:
+            return
+        from dcx.core import signing
+
+        def one(item: tuple[Line, str]) -> bool:
+            st = item[0].statement or {}
+            signer = self.tree.signers[st["key_id"]]
+            body = {k: v for k, v in st.items() if k != "signature"}
+            return signing.verifies(signer.public, st["signature"], canonical_bytes(body))
+
+        if len(pending) >= self.PARALLEL_FROM and (os.cpu_count() or 1) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                results = list(pool.map(one, pending, chunksize=32))
+        else:
+            results = [one(item) for item in pending]
+        for (line, cache_key), ok in zip(pending, results, strict=True):
+            st = line.statement or {}
+            revoked = self.tree.revoked(st["key_id"])
+            if not ok:
+                line.verdict = "bad_signature"
+            elif revoked is not None and revoked.withdraws(st["observed_at"]):
+                line.verdict = "revoked_signer"
+            else:
+                line.verdict = SIGNED
+                self.cache.add(cache_key)
 
     def statement_verdict(self, line: Line) -> str:
         """``signed``, a failure code, or (without ``check``) ``unchecked``."""
-        if line.verdict is None:
-            line.verdict = self._judge(line)
-        return line.verdict
-
-    def _judge(self, line: Line) -> str:
-        from dcx.state.signers import public_path, revocation_path
-
-        st = line.statement
-        if st is None:
-            return "bad_signature"  # not reached: lines with a problem index nothing
-        agent, key = st["agent_id"], st["key_id"]
-        pub = public_path(self.ws, agent, key)
-        raw = line.raw.encode()
-        if not self.check:
-            try:
-                data = pub.read_bytes()
-            except OSError:
-                return "unknown_signer"
-            revocation = _bytes(revocation_path(self.ws, agent, key))
-            return SIGNED if self.cache.passed(self.cache.key(raw, data, revocation)) else UNCHECKED
-        signer = self.tree.signers.get(key)
-        if signer is None or signer.agent_id != agent:
-            return "unknown_signer"
-        revoked = self.tree.revoked(key)
-        cache_key = self.cache.key(raw, signer.data, revoked.data if revoked else b"")
-        if self.cache.passed(cache_key):
-            return SIGNED
-        from dcx.core import signing
-
-        body = {k: v for k, v in st.items() if k != "signature"}
-        if not signing.verifies(signer.public, st["signature"], canonical_bytes(body)):
-            return "bad_signature"
-        if revoked is not None and revoked.withdraws(st["observed_at"]):
-            return "revoked_signer"
-        self.cache.add(cache_key)
-        return SIGNED
+        self.judge()
+        return line.verdict or UNCHECKED
 
     def verdict(self, ref: str, agent_id: str | None, *, redacted: bool = False) -> dict[str, Any]:
         """The verdict on one packet or event: ``{verdict, signer_agent_id?, key_id?}``."""
-        naming = self.by_product.get(ref, [])
+        self.judge()
+        naming = [ln for ln in self.by_product.get(ref, []) if ln.problem is None]
         if redacted:
-            naming = [ln for ln in naming if ln.statement and ln.statement["command"] == "redact"]
+            naming = [ln for ln in naming if (ln.statement or {}).get("command") == "redact"]
         if not naming:
             return {"verdict": UNSIGNED}
-        judged = [(ln, self.statement_verdict(ln)) for ln in naming]
+        judged = [(ln, ln.verdict or UNCHECKED) for ln in naming]
         good = [ln for ln, v in judged if v == SIGNED]
         for ln in good:
             st = ln.statement or {}
@@ -282,7 +342,11 @@ class Book:
         for code in (UNCHECKED, "revoked_signer", "bad_signature", "unknown_signer"):
             if code in verdicts:
                 st = next(ln for ln, v in judged if v == code).statement or {}
-                return {"verdict": code, "signer_agent_id": st["agent_id"], "key_id": st["key_id"]}
+                return {
+                    "verdict": code,
+                    "signer_agent_id": st.get("agent_id"),
+                    "key_id": st.get("key_id"),
+                }
         return {"verdict": UNSIGNED}  # not reached
 
 
@@ -312,15 +376,18 @@ def _bytes(path: Path) -> bytes:
         return b""
 
 
-def _later(observed_at: str, now: str) -> bool:
-    """Whether ``observed_at`` is later than both ``now`` (the command's clock) and the system
-    clock, by more than the allowed skew: a statement cannot have been made after now."""
-    from datetime import UTC, datetime, timedelta
-
+def _parse(ts: str) -> Any:
     from dcx.core.clock import parse_ts
 
-    limit = max(parse_ts(now), datetime.now(UTC)) + timedelta(seconds=FUTURE_SKEW_SECONDS)
-    return parse_ts(observed_at) > limit
+    return parse_ts(ts)
+
+
+def _limit(now: str) -> Any:
+    """The latest time a statement may carry: the later of ``now`` (the command's clock) and the
+    system clock, plus the skew hosts' clocks may have. A statement cannot be made after now."""
+    from datetime import UTC, datetime, timedelta
+
+    return max(_parse(now), datetime.now(UTC)) + timedelta(seconds=FUTURE_SKEW_SECONDS)
 
 
 def required(ws: Workspace) -> bool:

@@ -216,8 +216,11 @@ def _document(data: bytes, shape: Shape) -> dict[str, Any] | str:
     return doc
 
 
-def check_signer(ws: Workspace, path: Path, data: bytes) -> Signer | str:
-    """The signer file at ``signers/<agent>/<key-id>.pub``, or why it is not an agent's public key."""
+def check_signer(ws: Workspace, path: Path, data: bytes, *, known: bool = False) -> Signer | str:
+    """The signer file at ``signers/<agent>/<key-id>.pub``, or why it is not an agent's public key.
+
+    ``known``: these very bytes at this path passed here before (the verified-statements
+    cache): the shape is read again, the key and self-signature are not re-verified."""
     doc = _document(data, SIGNER)
     if isinstance(doc, str):
         return doc
@@ -226,18 +229,18 @@ def check_signer(ws: Workspace, path: Path, data: bytes) -> Signer | str:
     if doc["agent_id"] != path.parent.name or doc["key_id"] != path.stem:
         return "its agent_id and key_id are not its folder and file name"
     public = signing.decode(doc["public_key"], signing.PUBLIC_BYTES)
-    if public is None or not signing.is_public_key(public):
+    if public is None or not (known or signing.is_public_key(public)):
         return "public_key is not an Ed25519 public key"
     if signing.key_id(public) != doc["key_id"]:
         return "key_id is not the fingerprint of its public key"
     body = {k: v for k, v in doc.items() if k != "signature"}
-    if not signing.verifies(public, doc["signature"], canonical_bytes(body)):
+    if not known and not signing.verifies(public, doc["signature"], canonical_bytes(body)):
         return "its self-signature does not verify"
     return Signer(doc["agent_id"], doc["key_id"], public, doc["created_at"], path, data)
 
 
 def check_revocation(
-    ws: Workspace, path: Path, data: bytes, signers: dict[str, Signer]
+    ws: Workspace, path: Path, data: bytes, signers: dict[str, Signer], *, known: bool = False
 ) -> Revocation | str:
     doc = _document(data, REVOCATION)
     if isinstance(doc, str):
@@ -250,7 +253,7 @@ def check_revocation(
     if by is None or by.agent_id != doc["revoked_by_agent_id"]:
         return "signed by a key that is no signer of this goal"
     body = {k: v for k, v in doc.items() if k != "signature"}
-    if not signing.verifies(by.public, doc["signature"], canonical_bytes(body)):
+    if not known and not signing.verifies(by.public, doc["signature"], canonical_bytes(body)):
         return "its signature does not verify"
     return Revocation(
         doc["agent_id"],
@@ -264,14 +267,33 @@ def check_revocation(
     )
 
 
+def _revoker(data: bytes, signers: dict[str, Signer]) -> bytes:
+    """The bytes of the signer file a revocation names as its signer (b"" when none): its cache
+    key binds them, so a replaced revoker is checked again."""
+    try:
+        by = signers.get(json.loads(data).get("revoked_by_key_id"))
+    except (ValueError, AttributeError, TypeError):
+        return b""
+    return by.data if by else b""
+
+
 def _files(ws: Workspace) -> list[Path]:
     if not ws.signers.is_dir():
         return []
     return sorted(p for p in ws.signers.rglob("*") if not p.is_dir() and not is_temp(p))
 
 
-def read_tree(ws: Workspace) -> Tree:
-    """Check every file under ``signers/``: the signer files first, then the revocations they sign."""
+def read_tree(ws: Workspace, cache: Any = None) -> Tree:
+    """Check every file under ``signers/``: the signer files first, then the revocations they sign.
+
+    ``cache`` (``signatures.Cache``): files whose bytes passed here before are not
+    re-verified, and the ones that pass now are remembered."""
+
+    def seen(kind: str, path: Path, data: bytes, extra: bytes = b"") -> str:
+        if cache is None:
+            return ""
+        return cache.key(f"{kind}\0{path.relative_to(ws.signers).as_posix()}".encode(), data, extra)
+
     problems: list[tuple[Path, str, str]] = []
     found: dict[str, list[Signer]] = {}
     revocations: list[tuple[Path, bytes]] = []
@@ -293,10 +315,13 @@ def read_tree(ws: Workspace) -> Tree:
         if path.suffix != ".pub":
             problems.append((path, "signer_file_unexpected", "not a .pub or .revoked file"))
             continue
-        checked = check_signer(ws, path, data)
+        key = seen("signer", path, data)
+        checked = check_signer(ws, path, data, known=bool(key) and cache.passed(key))
         if isinstance(checked, str):
             problems.append((path, "signer_invalid", f"not a public key of this goal: {checked}"))
             continue
+        if key:
+            cache.add(key)
         found.setdefault(checked.key_id, []).append(checked)
     signers: dict[str, Signer] = {}
     for key, same in found.items():
@@ -309,10 +334,13 @@ def read_tree(ws: Workspace) -> Tree:
         signers[key] = same[0]
     revoked: dict[str, Revocation] = {}
     for path, data in revocations:
-        rev = check_revocation(ws, path, data, signers)
+        key = seen("revocation", path, data, _revoker(data, signers))
+        rev = check_revocation(ws, path, data, signers, known=bool(key) and cache.passed(key))
         if isinstance(rev, str):
             problems.append((path, "bad_revocation", rev))
         else:
+            if key:
+                cache.add(key)
             revoked[rev.key_id] = rev
     return Tree(signers, revoked, problems)
 

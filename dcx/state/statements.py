@@ -192,7 +192,13 @@ def append(
     signer, _ = ensure_signer(ws, agent_id, now=now, wait=wait)
     statement = build(ws, signer, rec.command, now, rec.materials, rec.products)
     line = line_of(statement)
-    locked_append(ws.statements, lambda _lines: line, wait=wait, display=ws.rel(ws.statements))
+    locked_append(
+        ws.statements,
+        lambda _lines: line,
+        wait=wait,
+        display=ws.rel(ws.statements),
+        tail_only=True,
+    )
     Cache(ws).remember_own(line, signer)  # `dcx log` shows it signed without verifying it again
     return statement
 
