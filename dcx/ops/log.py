@@ -173,8 +173,8 @@ def _chain(
     for row in unique:
         del row["_seq"]
         if book is not None:  # who signed it (SPEC §18), from verify's cache: log verifies nothing
-            packet = packets.get(row["ref"])
-            redacted = packet is not None and is_stub(packet)
+            stored = packets.get(row["ref"])
+            redacted = stored is not None and is_stub(stored)
             row["signature"] = book.verdict(row["ref"], row["agent_id"], redacted=redacted)
     return unique
 

@@ -71,9 +71,7 @@ def check(checker: Checker, *, required: bool) -> dict[str, Any]:
         path = (
             ws.events
             if item["kind"] == "event"
-            else checker.store.path_for(
-                BY_PREFIX[REF_RE.fullmatch(item["ref"]).group("prefix")].folder, item["ref"]
-            )  # type: ignore[union-attr]
+            else checker.store.path_for(checker.store.kind_of(item["ref"]), item["ref"])
         )
         checker.problem(path, _item_message(item), ref=item["ref"], field="signature")
     book.cache.save()
