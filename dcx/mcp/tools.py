@@ -344,7 +344,12 @@ def _show(s: Session, a: dict[str, Any]) -> Result:
 def _verify(s: Session, a: dict[str, Any]) -> Result:
     from dcx.ops.verify import verify
 
-    return verify(ws=s.ws, repair=a.get("repair", False), wait=_wait(a))
+    return verify(
+        ws=s.ws,
+        repair=a.get("repair", False),
+        wait=_wait(a),
+        require_signatures=a.get("require_signatures", False),
+    )
 
 
 def _audit(s: Session, a: dict[str, Any]) -> Result:
@@ -628,6 +633,9 @@ TOOLS: tuple[Tool, ...] = (
         "Re-hash every packet and event and check every link; problems are a tool error listing each.",
         {
             "repair": Bool(optional=True, doc="Move a torn last log line to private/log/."),
+            "require_signatures": Bool(
+                optional=True, doc="Make every unsigned packet or event a problem (SPEC §18)."
+            ),
             "wait": WAIT,
         },
         _verify,
