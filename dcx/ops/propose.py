@@ -67,4 +67,19 @@ def propose(
     decisions.append(
         ws, decision_id, "proposal", packet["packet_ref"], packet["observed_at"], wait=wait
     )
-    return Result("propose", {"proposal": packet}, warnings=chains.warnings)
+    return Result("propose", {"proposal": packet}, warnings=[*chains.warnings, *_preview(chains)])
+
+
+def _preview(chains: Chains) -> list[str]:
+    """Said at once, not first at `commit` (``nothing_to_commit``): a proposal bound to a preview
+    assembly's evidence can never be committed (SPEC §8.2)."""
+    from dcx.cycle import PREVIEW_HINT
+
+    own = [
+        e.packet
+        for e in chains.entries
+        if e.kind == "assembly" and e.packet is not None and e.evidence == chains.own_evidence
+    ]
+    if own and all(packet.get("preview") for packet in own):
+        return [f"preview_assembly: {PREVIEW_HINT}"]
+    return []
