@@ -14,6 +14,7 @@ from dcx.ops._common import (
     require_agent,
     validated,
 )
+from dcx.ops.template import missing_hint
 from dcx.packets import evidence, proposal
 from dcx.state import decisions
 from dcx.state.store import Store
@@ -45,7 +46,9 @@ def propose(
 ) -> Result:
     check_decision_id(decision_id)
     agent = require_agent(ws, agent_id)
-    data, display = json_input(source, document, flag="--from", name="proposal")
+    data, display = json_input(
+        source, document, flag="--from", name="proposal", missing_hint=missing_hint("proposal")
+    )
     clean = validated(proposal.INPUT, data, display)
     store = Store(ws)
     chains = read_chains(ws, store, decision_id, agent)
