@@ -15,8 +15,8 @@ the messages of its exceptions left out, goes to ``private/log/``.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import secrets
 import traceback
 from datetime import UTC, datetime

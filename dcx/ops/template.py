@@ -58,10 +58,11 @@ def _rule(field: Field) -> str:
 
 
 def _example(name: str, field: Field, now: str) -> Any:
-    if isinstance(field, Obj):
-        return _object(field.shape, now)
-    if isinstance(field, Records):
-        return [_object(field.shape, now)]
+    if isinstance(field, Obj | Records):
+        if field.shape is None:
+            raise TypeError(f"{name}: a record without a shape")
+        one = _object(field.shape, now)
+        return one if isinstance(field, Obj) else [one]
     if isinstance(field, Enum):
         return field.values[0]
     if isinstance(field, Bool):
@@ -71,7 +72,8 @@ def _example(name: str, field: Field, now: str) -> Any:
     if isinstance(field, Int):
         return field.lo
     if isinstance(field, Number):
-        return round((field.lo + field.hi) / 2, 3)
+        lo, hi = field.lo or 0, field.hi if field.hi is not None else 1
+        return round((lo + hi) / 2, 3)
     if isinstance(field, Timestamp):
         return now
     if isinstance(field, Token):
