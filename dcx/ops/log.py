@@ -221,6 +221,15 @@ def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
         require_review = bool(profile and profile.require_review)
     all_events = events.read_log(ws.events, ws.rel(ws.events))
     ids = [decision_id] if decision_id else decisions.decision_ids(ws)
+    if decision_id and decision_id not in decisions.decision_ids(ws):
+        from dcx.core.errors import InvalidInput
+
+        raise InvalidInput(
+            f"--decision-id: no decision {decision_id} in this workspace",
+            field="--decision-id",
+            code="unknown_decision",
+            hint="`dcx log` lists the decisions",
+        )
     book = Book(ws, check=False)
     rows = []
     for ident in ids:

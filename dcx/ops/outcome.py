@@ -16,6 +16,7 @@ from dcx.ops._common import (
     require_agent,
     validated,
 )
+from dcx.ops.template import missing_hint
 from dcx.packets import outcome, proposal
 from dcx.state import decisions
 from dcx.state.profile import load_profile
@@ -65,7 +66,9 @@ def record_outcome(
 ) -> Result:
     check_decision_id(decision_id)
     agent = require_agent(ws, agent_id)
-    data, display = json_input(source, document, flag="--from", name="outcome")
+    data, display = json_input(
+        source, document, flag="--from", name="outcome", missing_hint=missing_hint("outcome")
+    )
     clean = validated(outcome.INPUT, data, display)
     verified_outcomes = [o for o in clean["observed_outcomes"] if o["status"] == "verified"]
     if clean["verification_status"] == "verified" and not verified_outcomes:
