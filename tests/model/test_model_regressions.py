@@ -83,7 +83,9 @@ def test_a_baseline_is_partial_coverage_since_it_reads_nothing(tmp_path: Path) -
         env={"DCX_AGENT_ID": "agent-a"},
     )
     coverage = json.loads(out.stdout)["data"]["assembly"]["coverage"]
-    assert coverage["status"] == "partial" and "vanish" in coverage["incomplete_required_source_ids"]
+    assert (
+        coverage["status"] == "partial" and "vanish" in coverage["incomplete_required_source_ids"]
+    )
     p0 = next(row for row in coverage["priorities"] if row["priority"] == "p0")
     assert p0["status_counts"].get("unavailable") == 1  # the vanished source failed its scan
 

@@ -50,7 +50,15 @@ def test_propose_on_a_preview_warns_at_once(dcx, example: Path) -> None:
     from tests.support.workspace import REPO
 
     _preview(dcx, example)
-    args = ("-C", str(example), "propose", "--decision-id", D, "--from", str(REPO / "fixtures" / "cycle" / "proposal.json"))
+    args = (
+        "-C",
+        str(example),
+        "propose",
+        "--decision-id",
+        D,
+        "--from",
+        str(REPO / "fixtures" / "cycle" / "proposal.json"),
+    )
     out = dcx(*args, "--format", "json")
     assert out.exit_code == 0
     warned = [w for w in out.json()["warnings"] if w.startswith("preview_assembly")]
