@@ -31,6 +31,10 @@ from dcx.core.vocab import SOURCE_ALERTS, SOURCE_FAILING, SOURCE_STALE
 from dcx.core.workspace import Workspace
 from dcx.state.profile import Source
 
+TYPE_CHECKING = False  # typing stays unimported at run time: `dcx status` reads this module
+if TYPE_CHECKING:
+    from typing import Any
+
 SCHEMA = "dcx_source_health_v0"
 FILE_NAME = "source-health.json"
 
@@ -131,9 +135,9 @@ def standing(
     now: str,
     *,
     failure_alert_after: int,
-) -> list[dict[str, object]]:
+) -> list[dict[str, Any]]:
     """``dcx status``'s view: each enabled source with an active alert or a failure streak at ``now``."""
-    rows: list[dict[str, object]] = []
+    rows: list[dict[str, Any]] = []
     for source in sources:
         record = previous.get(source.source_id)
         if not source.enabled or record is None:
