@@ -189,12 +189,13 @@ class OpenVikingProvider:
         outcome = self._run(["version"], deadline, conf)
         self._common(outcome)
         minimum = parse_version(self.config["minimum_version"])  # validated with the config
-        cli, server = parse_versions(outcome.stdout) if outcome.returncode == 0 else (None, None)
+        cli, server = parse_versions(outcome.stdout)
         found = parse_version(cli) if cli else None
         if found is None or minimum is None or found < minimum:
             raise _Failed("provider_version_incompatible")  # an older `ov` has no `version` line
         self.cli_version = ".".join(map(str, found))
-        if server is None:  # `ov version` drops its Server line when the server does not answer
+        if server is None or outcome.returncode != 0:
+            # `ov version` drops its Server line when the server does not answer (recorded)
             raise _Failed("provider_service_unavailable")
         served = parse_version(server)
         if served is not None:
@@ -248,7 +249,6 @@ class OpenVikingProvider:
         http_timeout: float,
         *,
         levels: list[int] | None,
-        query: str | None = None,
         n: int | None = None,
         read_content: bool = True,
     ) -> list[dict[str, Any]]:
@@ -265,7 +265,7 @@ class OpenVikingProvider:
         if levels is not None:
             options += ["-L", ",".join(map(str, levels))]
         options += ["--read-content", "-o", "json"] if read_content else ["-o", "json"]
-        text = request.query if query is None else query
+        text = request.query
         # keep a leading dash from reading as an option
         args = ["find", *options, "--", text] if text.startswith("-") else ["find", text, *options]
         started = time.monotonic()
