@@ -80,6 +80,17 @@ def _fit(label: str, parts: list[str], width: int | None) -> list[str]:
     return [*out, line]
 
 
+def _alert_lines(alerts: dict[str, Any], colour: bool) -> list[str]:
+    """One line per source with an alert or a failure streak (SPEC §5.5 v4)."""
+    lines = []
+    for row in alerts.get("sources", []):
+        parts = list(row["alerts"])
+        if row["failure_streak"]:
+            parts.append(f"{row['failure_streak']} consecutive failure(s)")
+        lines.append(_paint(f"alert     {row['source_id']}: {', '.join(parts)}", "33", colour))
+    return lines
+
+
 def format_status(data: dict[str, Any], *, colour: bool, width: int | None = None) -> str:
     data = visible_data(
         data
@@ -99,6 +110,7 @@ def format_status(data: dict[str, Any], *, colour: bool, width: int | None = Non
         f"sources   {act['enabled_source_count']} enabled of {act['source_count']}"
         f" · recall: {act['context_provider']}"
     )
+    lines.extend(_alert_lines(data.get("alerts") or {}, colour))
     if act["unavailable_adapter_count"]:
         lines.append(
             _paint(

@@ -63,6 +63,16 @@ def render(console, result: Result) -> None:
         f"{t['stale_or_rejected_claim_count']} stale or rejected",
         markup=False,
     )
+    reasons = t.get("rejection_reason_counts")  # SPEC §8.7 v4; absent on older feedback
+    if reasons:
+        shown = ", ".join(f"{code} {n}" for code, n in sorted(reasons.items()))
+        console.print(f"  stale or rejected by reason: {shown}", markup=False)
+    if "rejected_provider_result_count" in t:
+        console.print(
+            f"  provider results rejected by exact read: {t['rejected_provider_result_count']}"
+            f" of {t['provider_result_count']} ({t['unjudged_provider_result_count']} not judged)",
+            markup=False,
+        )
     if packet["candidate_emitted"]:
         console.print(
             "  candidate: procedural_experience (review required; not ingested)", markup=False

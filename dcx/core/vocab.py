@@ -43,3 +43,9 @@ READ_TERMINAL = ("binary", "oversize", "deleted")
 READ_STATUSES = (VERIFIED, *READ_TERMINAL, "failed")
 
 HEALTH_STATUSES = ("healthy", "degraded", "unavailable")
+
+# a source's alerts (SPEC §5.5 v4): its last success is older than its
+# ``freshness_seconds``; ``failure_alert_after`` consecutive failed attempts
+SOURCE_STALE = "source_stale"
+SOURCE_FAILING = "source_failing"
+SOURCE_ALERTS = (SOURCE_FAILING, SOURCE_STALE)

@@ -36,9 +36,13 @@ if TYPE_CHECKING:
 
 
 def scan_receipt_values(
-    scan: SourceScan, reads: Mapping[str, ReadResult], minter: RefMinter
+    scan: SourceScan,
+    reads: Mapping[str, ReadResult],
+    minter: RefMinter,
+    alerts: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The receipt's fields for one scan and the exact reads made of its items (by resource ref)."""
+    """The receipt's fields for one scan and the exact reads made of its items (by resource ref);
+    ``alerts`` is the attempt's public alerts object (``Assessment.public()``), if any."""
     source_id = scan.source_id
     changes = []
     verified = 0
@@ -79,6 +83,7 @@ def scan_receipt_values(
             "skipped_submodules": scan.telemetry.skipped_submodules,
             "skipped_symlinks": scan.telemetry.skipped_symlinks,
         },
+        "alerts": dict(alerts) if alerts else None,
         "provider_fail_open": True,
     }
     values.update({flag: False for flag in scan_packet.CAPTURE_FLAGS})
@@ -86,10 +91,14 @@ def scan_receipt_values(
 
 
 def build_scan_receipt(
-    ctx: PacketContext, scan: SourceScan, reads: Mapping[str, ReadResult], minter: RefMinter
+    ctx: PacketContext,
+    scan: SourceScan,
+    reads: Mapping[str, ReadResult],
+    minter: RefMinter,
+    alerts: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Build (not store) the receipt; ``ctx.decision_id`` binds it to a decision when given."""
-    return scan_packet.SPEC.build(ctx, scan_receipt_values(scan, reads, minter))
+    return scan_packet.SPEC.build(ctx, scan_receipt_values(scan, reads, minter, alerts))
 
 
 # coverage (decision_source_coverage_v0)

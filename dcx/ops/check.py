@@ -3,7 +3,8 @@
 Unlike plain ``status`` this touches providers: each enabled source's adapter
 health and locator, and whether the recall provider can answer (the bm25
 index opens read-only, the extension resolves to a ready revision, the ``ov``
-binary answers ``--version``). It reads only: no scan, no hash, no write.
+server answers recall's own preflight and a tiny ``find``). It reads only: no
+scan, no hash, no write.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def _recall(ws: Workspace, state: Activation) -> dict[str, Any]:
         provider, OpenVikingProvider
     ):  # the one provider left once the others answered
         raise InternalError(f"check: provider {cp.provider} has no preflight")
-    reason = provider.check(CHECK_TIMEOUT)
+    reason = provider.check(CHECK_TIMEOUT, cp.scope_ref)
     return {
         "provider": "openviking",
         "status": "ready" if reason is None else "unavailable",

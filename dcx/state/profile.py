@@ -104,6 +104,16 @@ _COMMIT = Shape(
     },
 )
 
+# SPEC §5.5 v4: consecutive failed scan/read attempts before a source is `source_failing`
+DEFAULT_FAILURE_ALERT_AFTER = 3
+
+_ALERTS = Shape(
+    "alerts",
+    {
+        "failure_alert_after": Int(lo=1, hi=1000, optional=True),
+    },
+)
+
 PROFILE_SHAPE = Shape(
     "profile",
     {
@@ -114,6 +124,7 @@ PROFILE_SHAPE = Shape(
         "context_provider": Obj(shape=_CONTEXT_PROVIDER, optional=True),
         "bounds": Obj(shape=_BOUNDS, optional=True),
         "commit": Obj(shape=_COMMIT, optional=True),
+        "alerts": Obj(shape=_ALERTS, optional=True),
     },
 )
 
@@ -229,6 +240,7 @@ class Profile(NamedTuple):
     external_event_logs: tuple[str, ...]
     raw: dict[str, Any]
     require_review: bool = False
+    failure_alert_after: int = DEFAULT_FAILURE_ALERT_AFTER
 
     @property
     def digest(self) -> str:
@@ -352,6 +364,9 @@ def parse_profile(data: dict[str, Any], display: str, text: str = "") -> Profile
         external_event_logs=tuple(commit.get("external_event_logs", [])),
         raw=data,
         require_review=commit.get("require_review", False),
+        failure_alert_after=clean.get("alerts", {}).get(
+            "failure_alert_after", DEFAULT_FAILURE_ALERT_AFTER
+        ),
     )
 
 

@@ -120,7 +120,7 @@ def workspace(example: Path, tmp_path: Path) -> tuple[Path, Path]:
     return example, other
 
 
-def _compare(shapes, tmp_path: Path):
+def _compare(shapes, tmp_path: Path, root: Path):
     cases = [
         {
             "args": args,
@@ -129,7 +129,15 @@ def _compare(shapes, tmp_path: Path):
         }
         for _, args, env, _ in shapes
     ]
+    # each scan is an attempt that moves its source's failure streak (SPEC §5.5 v4): both sides
+    # start from the same private record, so they run the same sequence of attempts
+    record = root / ".decision-context" / "private" / "source-health.json"
+    before = record.read_bytes() if record.exists() else None
     fast = _run_side("fast", cases, tmp_path)
+    if before is None:
+        record.unlink(missing_ok=True)
+    else:
+        record.write_bytes(before)
     slow = _run_side("typer", cases, tmp_path)
     return list(zip(shapes, fast, slow, strict=True))
 
@@ -139,7 +147,7 @@ def test_fast_and_typer_scans_print_the_same_bytes(workspace, tmp_path: Path) ->
     # a first scan with changes to list: edit an authority file (the cursors are the example's committed ones)
     doc = next((root / "docs").rglob("*.md"))
     doc.write_text(doc.read_text() + "\nedited after the cursor\n")
-    compared = _compare(_cases(root, other), tmp_path)
+    compared = _compare(_cases(root, other), tmp_path, root)
     codes = set()
     for (name, args, env, path), fast, slow in compared:
         assert (fast["stdout"], fast["stderr"], fast["code"]) == (

@@ -117,7 +117,27 @@ def render(console, result: Result) -> None:
         )  # `dcx show` takes a hex prefix
     if rows:
         grid(console, ("source", "status", "changes", "reason", "receipt"), rows)
+    for line in alert_lines(receipts):
+        console.print(line, markup=False)
     summary = f"{len(receipts)} receipt(s) stored · cursors unchanged"
     if result.status == "partial":
         summary += " · partial: a source was unavailable (fail-open)"
     console.print(summary, markup=False)
+
+
+def alert_lines(receipts: list[dict[str, Any]]) -> list[str]:
+    """One line per source whose receipt raised, holds or cleared an alert (SPEC §5.5 v4)."""
+    lines = []
+    for receipt in receipts:
+        alerts = receipt.get("alerts")
+        if not alerts or not (alerts["active"] or alerts["cleared"]):
+            continue
+        parts = [
+            code + (" (raised)" if code in alerts["raised"] else "") for code in alerts["active"]
+        ]
+        parts += [f"{code} cleared" for code in alerts["cleared"]]
+        streak = alerts["failure_streak"]
+        if streak:
+            parts.append(f"{streak} consecutive failure(s)")
+        lines.append(f"alert: {receipt['source_id']}: " + ", ".join(parts))
+    return lines

@@ -62,6 +62,25 @@ def _cells(*values: Any):
 SHOWN = 50  # decisions and changes listed in text; --format json and --html hold them all
 
 
+def _source_alerts(console: Console, goals: list[dict[str, Any]]) -> None:
+    """Freshness alerts raised and cleared per source kind (SPEC §5.5 v4); nothing when none."""
+    rows = [(g, row) for g in goals for row in g.get("source_alerts", [])]
+    if not rows:
+        return
+    table = _table("source alerts", "goal", "source kind", "alert", "raised", "cleared", left=3)
+    for goal, row in rows:
+        table.add_row(
+            *_cells(
+                safe(goal["goal_id"]),
+                row["source_kind"],
+                row["alert"],
+                row["raised"],
+                row["cleared"],
+            )
+        )
+    console.print(table)
+
+
 def render_report(console: Console, result: Result) -> None:
     data = result.data
     goals, totals = data["goals"], data["totals"]
@@ -190,6 +209,7 @@ def render_report(console: Console, result: Result) -> None:
                     markup=False,
                 )
 
+    _source_alerts(console, goals)
     cal = totals["calibration"]
     bins = _table(
         f"calibration (all goals): Brier {_num(cal['brier_score'])} over {cal['scored']} decision(s)",

@@ -86,6 +86,22 @@ def _cursor_line(packet: dict[str, Any]) -> str:
     return f"{short(packet['cursor_before_ref'])} → {after}"
 
 
+def _alert_facts(packet: dict[str, Any]) -> list[tuple[str, str]]:
+    alerts = packet.get("alerts")  # SPEC §5.5 v4; absent on older receipts and quiet sources
+    if not alerts:
+        return []
+    shown = ", ".join(alerts["active"]) or "none"
+    moved = [f"raised {c}" for c in alerts["raised"]] + [f"cleared {c}" for c in alerts["cleared"]]
+    return [
+        (
+            "alerts",
+            f"{shown} · {alerts['failure_streak']} consecutive failure(s) "
+            f"(failing after {alerts['failure_alert_after']})"
+            + (f" · {', '.join(moved)}" if moved else ""),
+        )
+    ]
+
+
 @view("scan")
 def scan(console: Console, packet: dict[str, Any]) -> None:
     header(console, "Scan receipt", packet, "receipt_ref")
@@ -135,6 +151,7 @@ def scan(console: Console, packet: dict[str, Any]) -> None:
                 ),
             ),
             ("latency", f"{telemetry['latency_ms']} ms"),
+            *_alert_facts(packet),
         ],
     )
     rows = [
