@@ -36,7 +36,7 @@ def _sources(ws: Workspace, state: Activation) -> list[dict[str, Any]]:
                 row.update(status=health.status, reason_code=health.reason_code)
             elif (adapter := registry.binding(source.provider_id).adapter) == "local-file":
                 resolve_locator(ws, source.locator)
-            elif adapter == "git":
+            elif adapter in ("git", "mcp"):
                 import time
 
                 provider.check(source, time.monotonic() + CHECK_TIMEOUT)  # type: ignore[attr-defined]
