@@ -409,7 +409,11 @@ class McpProvider:
     def health(self) -> Health:
         from importlib.util import find_spec
 
-        if find_spec("mcp") is None:
+        try:
+            found = find_spec("mcp") is not None
+        except ValueError:  # ``sys.modules["mcp"]`` is None: import blocked
+            found = False
+        if not found:
             return Health("unavailable", MCP_SDK_MISSING)
         return Health("healthy")
 

@@ -14,7 +14,11 @@ Options (the failure modes the source adapter must survive, SPEC §15.1):
 - ``--crash-after N``: the process exits (status 3) on the N-th list or read request;
 - ``--malformed``: ``resources/list`` is answered by a line that is not JSON;
 - ``--hang-after-list``: the first read never answers;
-- ``--noisy``: writes a line of junk on stderr per request (stderr is never read back).
+- ``--noisy``: writes a line of junk on stderr per request (stderr is never read back);
+- ``--huge N``: one more resource, ``huge.md``, of N bytes of text;
+- ``--pidfile FILE``: writes its pid there; ``--spawn-child FILE``: starts a long ``sleep``
+  grandchild and writes its pid there (both must be gone when dcx is done);
+- ``--env-dump FILE``: writes the names of its environment variables there, one a line.
 
 ``--prefix`` changes the URI prefix (default ``notes://docs/``).
 """
@@ -49,7 +53,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--malformed", action="store_true")
     parser.add_argument("--hang-after-list", action="store_true")
     parser.add_argument("--noisy", action="store_true")
+    parser.add_argument("--huge", type=int, default=0)
+    parser.add_argument("--pidfile")
+    parser.add_argument("--spawn-child")
+    parser.add_argument("--env-dump")
     args = parser.parse_args(argv)
+    if args.pidfile:
+        Path(args.pidfile).write_text(str(os.getpid()))
+    if args.spawn_child:
+        import subprocess
+
+        child = subprocess.Popen(["sleep", "300"])
+        Path(args.spawn_child).write_text(str(child.pid))
+    if args.env_dump:
+        Path(args.env_dump).write_text("".join(f"{name}\n" for name in sorted(os.environ)))
 
     import anyio
     import mcp_types as types
@@ -59,6 +76,7 @@ def main(argv: list[str] | None = None) -> None:
 
     root = Path(args.root)
     requests = 0
+    wire = os.dup(1)  # the SDK's stdio server points sys.stdout away from the wire; this does not
 
     async def tick() -> None:
         nonlocal requests
@@ -76,15 +94,14 @@ def main(argv: list[str] | None = None) -> None:
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         await tick()
         if args.malformed:
-            sys.stdout.buffer.write(b"this is not json-rpc\n")
-            sys.stdout.buffer.flush()
+            os.write(wire, b"this is not json-rpc\n")
             await anyio.sleep(3600)
-        names = _files(root)
+        names = _files(root) + (["huge.md"] if args.huge else [])
         start = int(params.cursor) if params is not None and params.cursor else 0
         end = start + args.page_size if args.page_size else len(names)
         rows = []
         for rel in names[start:end]:
-            data = (root / rel).read_bytes() if args.versions else b""
+            data = (root / rel).read_bytes() if args.versions and rel != "huge.md" else b""
             rows.append(
                 types.Resource(
                     uri=args.prefix + rel, name=rel, _meta=meta(data) if args.versions else None
@@ -100,6 +117,10 @@ def main(argv: list[str] | None = None) -> None:
             await anyio.sleep(3600)
         uri = str(params.uri)
         rel = uri[len(args.prefix) :] if uri.startswith(args.prefix) else None
+        if args.huge and rel == "huge.md":
+            return types.ReadResourceResult(
+                contents=[types.TextResourceContents(uri=uri, text="x" * args.huge)]
+            )
         path = root / rel if rel else None
         if path is None or ".." in rel.split("/") or not path.is_file():
             raise MCPError(-32002, "resource not found")
