@@ -251,8 +251,8 @@ def test_the_server_sees_only_the_allow_list_and_the_locator_env(
     result, _ = scan(fresh_ws)
     assert result.status == "completed"
     names = set(dump.read_text().split())
-    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "PYTHONPATH", "NOTES_TOKEN"}
-    assert {"NOTES_TOKEN", "PYTHONPATH", "HOME", "PATH"} <= names
+    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "NOTES_TOKEN"}
+    assert {"NOTES_TOKEN", "HOME", "PATH"} <= names
     assert {n for n in names if not n.startswith("LC_")} <= allowed
 
 

@@ -1,8 +1,9 @@
 """A small real MCP server (the SDK's own low-level server, stdio) whose resources are files.
 
-Run as ``python -m tests.support.mcp_server DIR [options]``: every file under ``DIR`` is a
-resource ``notes://docs/<relative path>`` (text when it decodes as UTF-8, a base64 blob
-otherwise), so a test adds, changes and removes resources between scans by writing files.
+Run as ``python tests/support/mcp_server.py DIR [options]`` (by path: it imports nothing of
+dcx or of the tests): every file under ``DIR`` is a resource ``notes://docs/<relative path>``
+(text when it decodes as UTF-8, a base64 blob otherwise), so a test adds, changes and removes
+resources between scans by writing files.
 The files are read on every request: nothing is cached in the server.
 
 Options (the failure modes the source adapter must survive, SPEC §15.1):

@@ -22,8 +22,14 @@ SID = "source:notes"
 PROVIDER = "notes"
 
 
+SERVER = REPO / "tests" / "support" / "mcp_server.py"
+
+
 def command(notes: Path, *flags: str) -> list[str]:
-    return [sys.executable, "-m", "tests.support.mcp_server", str(notes), *flags]
+    """The server's argv: the script by path, so it needs nothing of this repository on sys.path
+    (``-P``: its own folder is not put first either, where ``tests/support/mcp.py`` would shadow
+    the SDK)."""
+    return [sys.executable, "-P", str(SERVER), str(notes), *flags]
 
 
 def locator(
@@ -32,9 +38,7 @@ def locator(
     """The inline TOML table of the source's locator (JSON strings are TOML basic strings)."""
     parts = [
         f"command = {json.dumps(command(notes, *flags))}",
-        "env = { "
-        + ", ".join(f"{k} = {json.dumps(v)}" for k, v in {"PYTHONPATH": str(REPO), **env}.items())
-        + " }",
+        "env = { " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items()) + " }",
         f"uri_prefix = {json.dumps(prefix)}",
     ]
     if include:
