@@ -19,7 +19,9 @@ Options (the failure modes the source adapter must survive, SPEC §15.1):
 - ``--huge N``: one more resource, ``huge.md``, of N bytes of text;
 - ``--pidfile FILE``: writes its pid there; ``--spawn-child FILE``: starts a long ``sleep``
   grandchild and writes its pid there (both must be gone when dcx is done);
-- ``--env-dump FILE``: writes the names of its environment variables there, one a line.
+- ``--env-dump FILE``: writes the names of its environment variables there, one a line;
+- ``--control FILE``: read on every request: ``crash`` or ``malformed`` there act as the flags
+  above (so a test breaks and mends the server without touching the registry).
 
 ``--prefix`` changes the URI prefix (default ``notes://docs/``).
 """
@@ -58,6 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pidfile")
     parser.add_argument("--spawn-child")
     parser.add_argument("--env-dump")
+    parser.add_argument("--control")
     args = parser.parse_args(argv)
     if args.pidfile:
         Path(args.pidfile).write_text(str(os.getpid()))
@@ -79,9 +82,17 @@ def main(argv: list[str] | None = None) -> None:
     requests = 0
     wire = os.dup(1)  # the SDK's stdio server points sys.stdout away from the wire; this does not
 
+    def control() -> str:
+        try:
+            return Path(args.control).read_text().strip() if args.control else ""
+        except OSError:
+            return ""
+
     async def tick() -> None:
         nonlocal requests
         requests += 1
+        if control() == "crash":
+            os._exit(3)
         if args.noisy:
             print("noise " * 20, file=sys.stderr, flush=True)
         if args.crash_after and requests >= args.crash_after:
@@ -94,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         await tick()
-        if args.malformed:
+        if args.malformed or control() == "malformed":
             os.write(wire, b"this is not json-rpc\n")
             await anyio.sleep(3600)
         names = _files(root) + (["huge.md"] if args.huge else [])
