@@ -98,6 +98,7 @@ CHECK_SECONDS = 10.0
 RELAY = Path(__file__).with_name("mcp_relay.py")
 RELAY_ENV = "DCX_MCP_RELAY"
 CONNECTION_CLOSED = -32000  # JSON-RPC code the SDK gives a request whose connection closed
+WINDOW = 16  # reads in flight at once: a round trip through the relay costs latency, not work
 
 
 class McpFailure(Exception):
@@ -180,14 +181,24 @@ class Conn:
         self.deadline = deadline
         self.skipped_outside = 0
         self._listing: dict[str, Listed] | None = None
+        self._listing_lock: Any = None
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
 
     async def list_all(self) -> dict[str, Listed]:
-        """Every resource under the locator (paginated), by URI; cached for the session."""
-        if self._listing is not None:
+        """Every resource under the locator (paginated), by URI; listed once per session, however
+        many reads in flight ask."""
+        import anyio
+
+        if self._listing_lock is None:
+            self._listing_lock = anyio.Lock()
+        async with self._listing_lock:
+            if self._listing is None:
+                self._listing = await self._list()
             return self._listing
+
+    async def _list(self) -> dict[str, Listed]:
         import mcp_types as types
         from mcp.shared.exceptions import MCPError
 
@@ -216,7 +227,6 @@ class Conn:
             if cursor in seen:
                 raise McpFailure(MCP_PROTOCOL_ERROR)  # pagination that never ends
             seen.add(cursor)
-        self._listing = found
         return found
 
     async def read(self, uri: str) -> Body | None:
@@ -512,17 +522,22 @@ class McpProvider:
         async def work(conn: Conn) -> list[ReadResult]:
             import anyio
 
-            out = []
-            for item in items:
+            out: list[ReadResult | None] = [None] * len(items)
+
+            async def verify(index: int) -> None:
+                out[index] = await _verify(conn, items[index], max_bytes, observed_at)
+
+            for start in range(0, len(items), WINDOW):  # WINDOW reads in flight at once
                 if conn.remaining() <= 0:
-                    out.append(failed_read(item, observed_at, READ_TIMEOUT))
-                    continue
-                try:
-                    with anyio.fail_after(conn.remaining()):
-                        out.append(await _verify(conn, item, max_bytes, observed_at))
-                except TimeoutError:
-                    out.append(failed_read(item, observed_at, READ_TIMEOUT))
-            return out
+                    break
+                with anyio.move_on_after(conn.remaining()):
+                    async with anyio.create_task_group() as group:
+                        for index in range(start, min(start + WINDOW, len(items))):
+                            group.start_soon(verify, index)
+            return [
+                done if done is not None else failed_read(item, observed_at, READ_TIMEOUT)
+                for item, done in zip(items, out, strict=True)
+            ]
 
         try:
             return list(self._session(source, deadline, work))
@@ -583,9 +598,17 @@ async def _survey(
     import anyio
 
     listing = await conn.list_all()
+    order = sorted(base.keys() | listing.keys())
+    unversioned = [u for u in order if u in listing and listing[u].version is None]
+    bodies: dict[str, Body | None] = {}
+    queued = 0  # unversioned[:queued] have been read (in windows of WINDOW, in flight together)
+
+    async def read_into(uri: str) -> None:
+        bodies[uri] = await conn.read(uri)
+
     seen: dict[str, _Seen] = {}
     changes = 0
-    for uri in sorted(base.keys() | listing.keys()):
+    for uri in order:
         if stop is not None and changes >= stop:
             return Survey(seen, uri, False, conn.skipped_outside)
         listed = listing.get(uri)
@@ -595,13 +618,19 @@ async def _survey(
         if listed.version is not None:
             entry = _Seen(versioned(listed.version))
         else:
-            if conn.remaining() <= 0:
-                return Survey(seen, uri, True, conn.skipped_outside)
-            try:
-                with anyio.fail_after(conn.remaining()):
-                    body = await conn.read(uri)
-            except TimeoutError:
-                return Survey(seen, uri, True, conn.skipped_outside)
+            if uri not in bodies:  # the next window starts here (reads return in any order)
+                window = unversioned[queued : queued + WINDOW]
+                queued += len(window)
+                if conn.remaining() <= 0:
+                    return Survey(seen, uri, True, conn.skipped_outside)
+                try:
+                    with anyio.fail_after(conn.remaining()):
+                        async with anyio.create_task_group() as group:
+                            for one in window:
+                                group.start_soon(read_into, one)
+                except TimeoutError:
+                    return Survey(seen, uri, True, conn.skipped_outside)
+            body = bodies.pop(uri)
             if body is None:
                 entry = _Seen(None, "unreadable")  # listed, but not readable now
             elif body.kind == "binary":
