@@ -345,6 +345,8 @@ def run_session(
         return anyio.run(main)
     except BaseException as exc:
         leaves = _leaves(exc)
+        if any(isinstance(leaf, KeyboardInterrupt) for leaf in leaves):
+            raise KeyboardInterrupt from None  # Ctrl-C stays Ctrl-C (exit 130), never a reason
         relayed = _relay_reason(status_path)
         if state["protocol"]:
             raise McpFailure(MCP_PROTOCOL_ERROR) from None
@@ -364,8 +366,6 @@ def run_session(
                 raise McpFailure(MCP_PROTOCOL_ERROR) from None
             if isinstance(leaf, OSError):
                 raise McpFailure(MCP_START_FAILED) from None
-        if any(isinstance(leaf, KeyboardInterrupt) for leaf in leaves):
-            raise KeyboardInterrupt from None
         raise
     finally:
         with contextlib.suppress(OSError):

@@ -167,3 +167,26 @@ def test_commands_that_start_no_server_import_no_sdk(goal, notes, args):
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "SDK []" in proc.stderr, proc.stderr
+
+
+def test_status_check_starts_the_server_and_lists(goal, notes, tmp_path):
+    assert add(goal, notes).exit_code == 0
+    control = tmp_path / "control"
+    sources = goal / ".decision-context" / "sources.toml"
+    sources.write_text(
+        sources.read_text().replace(
+            json.dumps(str(notes)),
+            json.dumps(str(notes)) + f', "--control", {json.dumps(str(control))}',
+        )
+    )
+
+    def row() -> dict:
+        result = run_dcx("-C", str(goal), "status", "--check", "--format", "json")
+        assert result.exit_code == 0, result.stderr
+        return next(r for r in result.json()["data"]["checks"]["sources"] if r["source_id"] == SID)
+
+    first = row()
+    assert (first["status"], first["reason_code"]) == ("ok", None)
+    control.write_text("crash")
+    second = row()
+    assert (second["status"], second["reason_code"]) == ("unavailable", "mcp_server_exited")
