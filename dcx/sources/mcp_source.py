@@ -99,6 +99,10 @@ RELAY = Path(__file__).with_name("mcp_relay.py")
 RELAY_ENV = "DCX_MCP_RELAY"
 CONNECTION_CLOSED = -32000  # JSON-RPC code the SDK gives a request whose connection closed
 WINDOW = 16  # reads in flight at once: a round trip through the relay costs latency, not work
+# The work keeps the deadline itself (each step is bounded by what remains, so a scan the
+# deadline cuts short still reports what it found); the session's own scope and the relay
+# stop a server past it by this much and twice this much: backstops, never the rule.
+BACKSTOP_SECONDS = 1.0
 
 
 class McpFailure(Exception):
@@ -199,6 +203,7 @@ class Conn:
             return self._listing
 
     async def _list(self) -> dict[str, Listed]:
+        import anyio
         import mcp_types as types
         from mcp.shared.exceptions import MCPError
 
@@ -208,7 +213,8 @@ class Conn:
         while True:
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
             try:
-                page = await self.session.list_resources(params=params)
+                with anyio.fail_after(max(0.0, self.remaining())):
+                    page = await self.session.list_resources(params=params)
             except MCPError as exc:
                 if exc.code == CONNECTION_CLOSED:
                     raise
@@ -304,7 +310,7 @@ def run_session(
         "argv": loc.argv,
         "env": child_env((), loc.env),
         "cwd": str(ws.root),
-        "timeout": remaining,
+        "timeout": remaining + 2 * BACKSTOP_SECONDS,
         "line_cap": line_cap,
         "grace": KILL_GRACE_SECONDS,
         "status_path": status_path,
@@ -333,8 +339,9 @@ def run_session(
                 stdio_client(params, errlog=errlog) as (read, write),
                 ClientSession(read, write, message_handler=on_message) as session,
             ):
-                with anyio.fail_after(max(0.0, deadline - time.monotonic())):
-                    init = await session.initialize()
+                with anyio.fail_after(max(0.0, deadline - time.monotonic()) + BACKSTOP_SECONDS):
+                    with anyio.fail_after(max(0.0, deadline - time.monotonic())):
+                        init = await session.initialize()
                     if init.capabilities.resources is None:
                         raise McpFailure(MCP_NO_RESOURCES)
                     state["stage"] = "talk"

@@ -284,3 +284,36 @@ def test_base64_blob_bytes_are_what_is_hashed(fresh_ws, tmp_path):
     (notes / "x.md").write_text(base64.b64encode(b"\xff\xfe").decode())
     second, _ = scan(fresh_ws, first.cursor_after)
     assert got(second) == diff({}, model(notes))
+
+
+def test_a_deadline_during_the_reads_reports_what_was_found_and_the_next_scan_resumes(
+    fresh_ws, tmp_path
+):
+    """One listing and the first window of reads answer at once, every later read takes 60 s:
+    the scan reports the changes it found (capped, noted ``mcp_timeout``), and a scan from that
+    cursor, with the server answering again, reports exactly the rest."""
+    notes = tmp_path / "notes"
+    write_tree(notes, {f"n{i:02d}.md": f"note {i}\n" for i in range(40)})
+    window = 16  # dcx's reads in flight (dcx.sources.mcp_source.WINDOW), read first
+    register(fresh_ws, notes, "--slow", "60", "--slow-after", str(1 + window), timeout=40)
+    want = diff({}, model(notes))
+    first, _ = scan(fresh_ws)
+    assert (first.status, first.reason_code) == ("completed", "mcp_timeout")
+    assert first.telemetry.result_cap_applied
+    assert got(first) == want[:window]
+    register(fresh_ws, notes)
+    second, _ = scan(fresh_ws, first.cursor_after)
+    assert got(second) == want[window:] and not second.telemetry.result_cap_applied
+
+
+def test_command_env_and_prefix_join_the_private_values(fresh_ws, notes):
+    from dcx.core.workspace import Workspace
+    from dcx.state.privacy import collect
+
+    register(
+        fresh_ws, notes, env={"NOTES_TOKEN": "tok-private-value-1234"}, prefix="wiki://ops-private/"
+    )
+    found = collect(Workspace(fresh_ws))
+    assert found.find("see tok-private-value-1234 here") is not None
+    assert found.find("under wiki://ops-private/ now") is not None
+    assert found.find(f"ran {notes} again") is not None  # an argument of the command

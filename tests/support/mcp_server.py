@@ -11,7 +11,8 @@ Options (the failure modes the source adapter must survive, SPEC §15.1):
 - ``--page-size N``: ``resources/list`` pages of N resources (cursor = the next index);
 - ``--versions``: each resource and each read carries ``_meta.version`` (sha256 of the
   bytes: the server's own revision, independent of dcx's blake3);
-- ``--slow SECONDS``: every list and read answers that much later;
+- ``--slow SECONDS``: every list and read answers that much later (with ``--slow-after N``,
+  only those after the N-th request);
 - ``--crash-after N``: the process exits (status 3) on the N-th list or read request;
 - ``--malformed``: ``resources/list`` is answered by a line that is not JSON;
 - ``--hang-after-list``: the first read never answers;
@@ -52,6 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--page-size", type=int, default=0)
     parser.add_argument("--versions", action="store_true")
     parser.add_argument("--slow", type=float, default=0.0)
+    parser.add_argument("--slow-after", type=int, default=0)
     parser.add_argument("--crash-after", type=int, default=0)
     parser.add_argument("--malformed", action="store_true")
     parser.add_argument("--hang-after-list", action="store_true")
@@ -97,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
             print("noise " * 20, file=sys.stderr, flush=True)
         if args.crash_after and requests >= args.crash_after:
             os._exit(3)
-        if args.slow:
+        if args.slow and requests > args.slow_after:
             await anyio.sleep(args.slow)
 
     def meta(data: bytes) -> dict[str, Any] | None:
