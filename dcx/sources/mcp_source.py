@@ -105,14 +105,6 @@ WINDOW = 16  # reads in flight at once: a round trip through the relay costs lat
 BACKSTOP_SECONDS = 1.0
 
 
-class McpFailure(Exception):
-    """Why a session with the server could not do its work (a public reason code)."""
-
-    def __init__(self, reason_code: str) -> None:
-        super().__init__(reason_code)
-        self.reason_code = reason_code
-
-
 class Listed(NamedTuple):
     uri: str
     version: str | None  # the server's revision annotation, as text
@@ -218,7 +210,7 @@ class Conn:
             except MCPError as exc:
                 if exc.code == CONNECTION_CLOSED:
                     raise
-                raise McpFailure(MCP_REQUEST_FAILED) from None
+                raise SourceUnavailable(MCP_REQUEST_FAILED) from None
             for resource in page.resources:
                 uri = str(resource.uri)
                 if not self.loc.admits(uri):
@@ -231,7 +223,7 @@ class Conn:
             if not cursor:
                 break
             if cursor in seen:
-                raise McpFailure(MCP_PROTOCOL_ERROR)  # pagination that never ends
+                raise SourceUnavailable(MCP_PROTOCOL_ERROR)  # pagination that never ends
             seen.add(cursor)
         return found
 
@@ -259,7 +251,7 @@ class Conn:
                 try:
                     parts.append(base64.b64decode(content.blob, validate=True))
                 except (binascii.Error, ValueError):
-                    raise McpFailure(MCP_PROTOCOL_ERROR) from None
+                    raise SourceUnavailable(MCP_PROTOCOL_ERROR) from None
             else:
                 parts.append(content.text.encode("utf-8", "surrogatepass"))
         return Body("binary" if blob else "text", b"".join(parts), version)
@@ -291,7 +283,8 @@ def run_session(
     line_cap: int,
     work: Callable[[Conn], Awaitable[Any]],
 ) -> Any:
-    """Start the server, initialise, run ``work`` and stop it; ``McpFailure`` says why not."""
+    """Start the server, initialise, run ``work`` and stop it; ``SourceUnavailable`` says why
+    not (its reason code, the session's first cause)."""
     try:
         import anyio
         import pydantic
@@ -299,11 +292,11 @@ def run_session(
         from mcp.client.stdio import stdio_client
         from mcp.shared.exceptions import MCPError
     except ImportError:
-        raise McpFailure(MCP_SDK_MISSING) from None
+        raise SourceUnavailable(MCP_SDK_MISSING) from None
     _quiet_sdk_logs()
     remaining = deadline - time.monotonic()
     if remaining <= 0:
-        raise McpFailure(MCP_TIMEOUT)
+        raise SourceUnavailable(MCP_TIMEOUT)
     fd, status_path = tempfile.mkstemp(prefix="dcx-mcp-", suffix=".status")
     os.close(fd)
     config = {
@@ -343,10 +336,10 @@ def run_session(
                     with anyio.fail_after(max(0.0, deadline - time.monotonic())):
                         init = await session.initialize()
                     if init.capabilities.resources is None:
-                        raise McpFailure(MCP_NO_RESOURCES)
+                        raise SourceUnavailable(MCP_NO_RESOURCES)
                     state["stage"] = "talk"
                     return await work(Conn(session, loc, deadline))
-        raise McpFailure(MCP_PROTOCOL_ERROR)  # cancelled by on_message
+        raise SourceUnavailable(MCP_PROTOCOL_ERROR)  # cancelled by on_message
 
     try:
         return anyio.run(main)
@@ -356,23 +349,23 @@ def run_session(
             raise KeyboardInterrupt from None  # Ctrl-C stays Ctrl-C (exit 130), never a reason
         relayed = _relay_reason(status_path)
         if state["protocol"]:
-            raise McpFailure(MCP_PROTOCOL_ERROR) from None
+            raise SourceUnavailable(MCP_PROTOCOL_ERROR) from None
         for leaf in leaves:
-            if isinstance(leaf, McpFailure):
-                raise McpFailure(relayed or leaf.reason_code) from None
+            if isinstance(leaf, SourceUnavailable):
+                raise SourceUnavailable(relayed or leaf.reason_code) from None
         if relayed is not None:
-            raise McpFailure(relayed) from None
+            raise SourceUnavailable(relayed) from None
         for leaf in leaves:
             if isinstance(leaf, TimeoutError):
-                raise McpFailure(MCP_TIMEOUT) from None
+                raise SourceUnavailable(MCP_TIMEOUT) from None
             if isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED:
-                raise McpFailure(
+                raise SourceUnavailable(
                     MCP_START_FAILED if state["stage"] == "start" else MCP_SERVER_EXITED
                 ) from None
             if isinstance(leaf, MCPError | pydantic.ValidationError):
-                raise McpFailure(MCP_PROTOCOL_ERROR) from None
+                raise SourceUnavailable(MCP_PROTOCOL_ERROR) from None
             if isinstance(leaf, OSError):
-                raise McpFailure(MCP_START_FAILED) from None
+                raise SourceUnavailable(MCP_START_FAILED) from None
         raise
     finally:
         with contextlib.suppress(OSError):
@@ -435,10 +428,7 @@ class McpProvider:
         return Health("healthy")
 
     def _session(self, source: Source, deadline: float, work: Any) -> Any:
-        try:
-            return run_session(self.ws, locate(source), deadline, self.line_cap, work)
-        except McpFailure as exc:
-            raise SourceUnavailable(exc.reason_code) from None
+        return run_session(self.ws, locate(source), deadline, self.line_cap, work)
 
     def check(self, source: Source, deadline: float) -> int:
         """``status --check`` and ``source add --mcp``: the server starts and lists (resources
@@ -575,7 +565,7 @@ class McpProvider:
             out: dict[str, tuple[str, bytes | None]] = {}
             for uri in sorted(await conn.list_all()):
                 if conn.remaining() <= 0:
-                    raise McpFailure(MCP_TIMEOUT)
+                    raise SourceUnavailable(MCP_TIMEOUT)
                 body = await conn.read(uri)
                 if body is None or body.kind != "text" or len(body.data) > self.max_scan_bytes:
                     continue
