@@ -225,8 +225,10 @@ def _gone(pid: int) -> bool:
     return False
 
 
-@pytest.mark.parametrize("flags", [(), ("--slow", "60")])
-def test_the_server_and_its_children_never_outlive_the_session(fresh_ws, notes, tmp_path, flags):
+@pytest.mark.parametrize(("flags", "timeout"), [((), 120), (("--slow", "60"), 3)])
+def test_the_server_and_its_children_never_outlive_the_session(
+    fresh_ws, notes, tmp_path, flags, timeout
+):
     pidfile, childfile = tmp_path / "server.pid", tmp_path / "child.pid"
     register(
         fresh_ws,
@@ -236,7 +238,7 @@ def test_the_server_and_its_children_never_outlive_the_session(fresh_ws, notes, 
         "--spawn-child",
         str(childfile),
         *flags,
-        timeout=3,
+        timeout=timeout,
     )
     result, _ = scan(fresh_ws)
     assert result.status == ("unavailable" if flags else "completed")
