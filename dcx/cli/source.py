@@ -26,7 +26,8 @@ def add(
         typer.Option(
             "--path",
             metavar="PATH",
-            help="A file or folder, relative to the goal root (with --git: inside the repository).",
+            help="A file or folder, relative to the goal root (with --git: inside the repository;"
+            " with --mcp: the URI prefix of its resources).",
         ),
     ] = None,
     include: Annotated[
@@ -72,17 +73,33 @@ def add(
         str | None,
         typer.Option("--ref", metavar="REF", help="With --git: a branch, tag or commit."),
     ] = None,
+    mcp: Annotated[
+        bool,
+        typer.Option(
+            "--mcp", help="Another MCP server's resources: its command goes after -- (checked now)."
+        ),
+    ] = False,
+    command: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[-- CMD ARGS…]", help="With --mcp: the server's command line."),
+    ] = None,
     wait: WaitOpt = 5.0,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
-    """Add a local-file source, or a git source (--git REPO --ref REF); checked before it is written.
+    """Add a local-file source, a git source (--git REPO --ref REF) or an MCP server's resources
+    (--mcp -- CMD ARGS…); checked before it is written.
 
     Example: dcx source add source:authority:docs --path docs --include '**/*.md'
     """
 
     def call(g) -> Result:
+        from dcx.core.errors import InvalidInput
         from dcx.ops.config import source_add
 
+        if command and not mcp:
+            raise InvalidInput(
+                "CMD: a command line only with --mcp", field="CMD", code="usage_error"
+            )
         return source_add(
             ws=g.ws(),
             source_id=source_id,
@@ -95,13 +112,19 @@ def add(
             on_demand=on_demand,
             git=git,
             ref=ref,
+            mcp=(command or []) if mcp else None,
             wait=wait,
         )
 
     def render(console, result: Result) -> None:
         data = result.data
         console.print(
-            f"source {data['source_id']} added ({data['priority']}, {data['scan_mode']})",
+            f"source {data['source_id']} added ({data['priority']}, {data['scan_mode']})"
+            + (
+                f" · {data['resources_listed']} resource(s) listed"
+                if "resources_listed" in data
+                else ""
+            ),
             markup=False,
         )
         console.print("next: dcx index (recall) · dcx prepare --decision-id D", markup=False)

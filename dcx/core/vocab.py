@@ -8,7 +8,7 @@ Declared once, here; everything else imports them.
 from __future__ import annotations
 
 # the source registry (SPEC §4.2)
-BUILTIN_ADAPTERS = ("local-file", "git")
+BUILTIN_ADAPTERS = ("local-file", "git", "mcp")
 PROVIDERS = ("bm25", "openviking", "extension", "none")
 SOURCE_KINDS = ("artifact", "conversation", "document", "external_signal", "person", "repository")
 PRIORITIES = ("p0", "p1", "p2")

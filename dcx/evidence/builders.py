@@ -82,6 +82,7 @@ def scan_receipt_values(
             "adopted_unlisted_count": scan.telemetry.adopted_unlisted_count,
             "skipped_submodules": scan.telemetry.skipped_submodules,
             "skipped_symlinks": scan.telemetry.skipped_symlinks,
+            "skipped_binary": scan.telemetry.skipped_binary,
         },
         "alerts": dict(alerts) if alerts else None,
         "provider_fail_open": True,

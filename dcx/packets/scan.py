@@ -92,6 +92,11 @@ TELEMETRY = Shape(
         "skipped_symlinks": Int(
             lo=0, optional=True, doc="git: symlinks skipped, never followed (git sources only)."
         ),
+        "skipped_binary": Int(
+            lo=0,
+            optional=True,
+            doc="mcp: resources read as blobs, skipped (text only; mcp sources only).",
+        ),
     },
 )
 

@@ -99,6 +99,7 @@ class ScanTelemetry(NamedTuple):
         None  # git: submodule entries skipped (None: the adapter has none)
     )
     skipped_symlinks: int | None = None  # git: symlinks skipped, never followed
+    skipped_binary: int | None = None  # mcp: blob resources skipped (text only, SPEC §15.1)
 
 
 class ScanResult(NamedTuple):

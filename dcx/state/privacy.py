@@ -107,6 +107,12 @@ def collect(ws: Workspace) -> PrivateValues:
             for text in _config_strings(binding.config):
                 found.add(text, "adapter config value")
         for source in registry.sources:
+            if "command" in source.locator:  # an mcp server (SPEC §15.1): argv, env values, prefix
+                command = source.locator["command"]
+                for text in [*command, " ".join(command), *source.locator["env"].values()]:
+                    found.add(text, "mcp server command or env value")
+                found.add(source.locator["uri_prefix"], "mcp uri prefix")
+                continue
             raw = source.locator.get("repo") or source.locator["path"]
             found.add(os.path.realpath(ws.root / raw), "locator")
             if len(raw) >= 8 and len(Path(raw).parts) >= 2:

@@ -133,8 +133,9 @@ class _Locator(Any_):
     """A path string, or ``{path, include, exclude}`` with gitwildmatch patterns.
 
     A table with ``repo`` is a git locator, ``{repo, ref, path?, include?,
-    exclude?}`` (SPEC §15); ``load_registry`` checks that the form matches
-    the binding's adapter.
+    exclude?}`` (SPEC §15); one with ``command`` an mcp locator, ``{command,
+    env?, uri_prefix, include?}`` (SPEC §15.1); ``load_registry`` checks that
+    the form matches the binding's adapter.
     """
 
     def check(self, value: Any, path: str) -> Any:
@@ -142,6 +143,8 @@ class _Locator(Any_):
             value = {"path": value}
         if not isinstance(value, dict):
             raise bad(path, "expected a path or a table { path, include, exclude }", "invalid_type")
+        if "command" in value:
+            return _mcp_locator(value, path)
         git = "repo" in value or "ref" in value
         allowed = (
             {"repo", "ref", "path", "include", "exclude"} if git else {"path", "include", "exclude"}
@@ -173,6 +176,48 @@ class _Locator(Any_):
                 raise bad(f"{path}.{name}", "expected a list of glob patterns")
             out[name] = list(patterns)
         return out
+
+
+def _env_name(name: str) -> bool:
+    """``[A-Za-z_][A-Za-z0-9_]*`` (without ``re``: the registry loads at every start-up)."""
+    return (
+        bool(name)
+        and not name[0].isdigit()
+        and all(c.isascii() and (c.isalnum() or c == "_") for c in name)
+    )
+
+
+def _mcp_locator(value: dict[str, Any], path: str) -> dict[str, Any]:
+    """``{command, env?, uri_prefix, include?}``: the server's argv, the variables it gets beyond
+    the allow-list, the URI prefix of its resources and gitwildmatch globs on the rest."""
+    unknown = sorted(set(value) - {"command", "env", "uri_prefix", "include"})
+    if unknown:
+        raise bad(path, f"unknown field(s): {', '.join(unknown)}", "unknown_field")
+    command = value["command"]
+    if (
+        not isinstance(command, list)
+        or not command
+        or not all(isinstance(c, str) and c and "\0" not in c for c in command)
+    ):
+        raise bad(f"{path}.command", "expected a non-empty list of strings (the argv)")
+    env = value.get("env", {})
+    if not isinstance(env, dict):
+        raise bad(f"{path}.env", 'expected a table of NAME = "value"', "invalid_type")
+    for name, text in env.items():
+        if not _env_name(name) or not isinstance(text, str) or "\0" in text:
+            raise bad(f"{path}.env.{name}", 'expected NAME = "value" (a string)')
+    prefix = value.get("uri_prefix")
+    if not isinstance(prefix, str):
+        raise bad(f"{path}.uri_prefix", 'expected the URI prefix of the resources ("" for all)')
+    patterns = value.get("include", [])
+    if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
+        raise bad(f"{path}.include", "expected a list of glob patterns")
+    return {
+        "command": list(command),
+        "env": dict(env),
+        "uri_prefix": prefix,
+        "include": list(patterns),
+    }
 
 
 _BINDING = Shape(
@@ -400,12 +445,12 @@ def parse_registry(data: dict[str, Any], display: str, text: str = "") -> Regist
                 text,
             )
         adapter = next(b.adapter for b in bindings if b.provider_id == raw["provider_id"])
-        if (adapter == "git") != ("repo" in raw["locator"]):
-            wanted = (
-                "{ repo, ref, path?, include?, exclude? }"
-                if adapter == "git"
-                else "a path or { path, include, exclude }"
-            )
+        form = "git" if "repo" in raw["locator"] else "mcp" if "command" in raw["locator"] else None
+        if form != (adapter if adapter in ("git", "mcp") else None):
+            wanted = {
+                "git": "{ repo, ref, path?, include?, exclude? }",
+                "mcp": "{ command, env?, uri_prefix, include? }",
+            }.get(adapter, "a path or { path, include, exclude }")
             raise locate_error(
                 InvalidInput(
                     f"sources[{index}].locator: adapter {adapter!r} takes {wanted}",

@@ -148,6 +148,11 @@ def scan(console: Console, packet: dict[str, Any]) -> None:
                     " symlink(s) not followed"
                     if "skipped_submodules" in telemetry
                     else ""
+                )
+                + (
+                    f" · {telemetry['skipped_binary']} binary resource(s)"
+                    if "skipped_binary" in telemetry
+                    else ""
                 ),
             ),
             ("latency", f"{telemetry['latency_ms']} ms"),
