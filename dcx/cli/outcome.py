@@ -1,23 +1,42 @@
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
-from dcx.cli._boundary import run
-from dcx.cli._options import AgentOpt, DecisionOpt, FormatOpt, ObservedAtOpt, OutputFormat, WaitOpt
+from dcx.cli._declare import Option, declare
+from dcx.cli._globals import Globals
+from dcx.cli._options import AGENT, DECISION, FORMAT, OBSERVED_AT, WAIT
 from dcx.core.result import Result
 
 
+def render(page, result: Result) -> None:
+    packet = result.data["outcome"]
+    page.line(f"outcome {packet['packet_ref']} · {packet['verification_status']}")
+    page.line(
+        f"  accepted {packet['accepted_decision']['option_id']} by {packet['accepted_decision']['accepted_by']}"
+    )
+    if packet["reward_memory_candidate_eligible"]:
+        page.line("  eligible for a Reward Memory candidate (see `dcx feedback`)")
+
+
+@declare(
+    render=render,
+    decision_id=DECISION,
+    source=Option(
+        "--from", required=True, metavar="FILE", help="The outcome JSON file, or - for stdin."
+    ),
+    agent_id=AGENT,
+    observed_at=OBSERVED_AT,
+    wait=WAIT,
+    fmt=FORMAT,
+)
 def command(
-    ctx: typer.Context,
-    decision_id: DecisionOpt,
-    source: Annotated[str, typer.Option("--from", help="The outcome JSON file, or - for stdin.")],
-    agent_id: AgentOpt = None,
-    observed_at: ObservedAtOpt = None,
-    wait: WaitOpt = 5.0,
-    fmt: FormatOpt = OutputFormat.text,
-) -> None:
+    g: Globals,
+    *,
+    decision_id: str,
+    source: str,
+    agent_id: str | None,
+    observed_at: str | None,
+    wait: float,
+    fmt: str,
+) -> Result:
     """Append an outcome receipt: what was accepted, what changed, what was observed.
 
     Append-only: a later receipt (say verified after pending) is a new packet.
@@ -26,28 +45,13 @@ def command(
 
     Example: dcx outcome --decision-id ttl-2026-12 --from outcome.json
     """
+    from dcx.ops.outcome import record_outcome
 
-    def call(g) -> Result:
-        from dcx.ops.outcome import record_outcome
-
-        return record_outcome(
-            ws=g.ws(),
-            decision_id=decision_id,
-            source=source,
-            agent_id=agent_id,
-            clock=g.clock(observed_at),
-            wait=wait,
-        )
-
-    run(ctx, fmt, call, render)
-
-
-def render(console, result: Result) -> None:
-    packet = result.data["outcome"]
-    console.print(f"outcome {packet['packet_ref']} · {packet['verification_status']}", markup=False)
-    console.print(
-        f"  accepted {packet['accepted_decision']['option_id']} by {packet['accepted_decision']['accepted_by']}",
-        markup=False,
+    return record_outcome(
+        ws=g.ws(),
+        decision_id=decision_id,
+        source=source,
+        agent_id=agent_id,
+        clock=g.clock(observed_at),
+        wait=wait,
     )
-    if packet["reward_memory_candidate_eligible"]:
-        console.print("  eligible for a Reward Memory candidate (see `dcx feedback`)", markup=False)
