@@ -17,8 +17,8 @@ budget). The exit itself is the normal one: buffers flushed, files closed.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing stays unimported on the read paths at run time (SPEC §3.6)
 if TYPE_CHECKING:
     from dcx.cli._declare import Command
 

@@ -31,12 +31,10 @@ Result goes through the one error boundary and renderer (``dcx.cli._answer``).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False  # typing stays unimported on the read paths at run time (SPEC §3.6)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from typing import Any
-
     from dcx.cli._globals import Globals
     from dcx.cli._render import TextRenderer
 

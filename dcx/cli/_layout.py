@@ -26,13 +26,11 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
 from dcx.core.terminal import visible
 
-TYPE_CHECKING = False  # typing stays unimported on the read paths at run time (SPEC §3.6)
 if TYPE_CHECKING:
-    from typing import Any, TextIO
-
     from rich.console import Console
     from rich.text import Text
 

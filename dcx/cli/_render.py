@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from dcx.cli._layout import Page, is_terminal, styled, wants_colour, write_plain, write_rich
 from dcx.core.errors import DcxError
 from dcx.core.result import Result
 from dcx.core.terminal import json_safe, visible, visible_data
 
-TYPE_CHECKING = False  # typing stays unimported on the read paths at run time (SPEC §3.6)
 if TYPE_CHECKING:
-    from typing import Any
-
     from rich.console import Console
 
 __all__ = ["TextRenderer", "console", "dumps", "emit", "emit_error", "styled"]

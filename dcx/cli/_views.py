@@ -9,11 +9,9 @@ the scalar fields, one table per record list.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False  # typing stays unimported on the read paths at run time (SPEC §3.6)
 if TYPE_CHECKING:
-    from typing import Any
-
     from dcx.cli._layout import Page
 
 View = Callable[["Page", "dict[str, Any]"], None]

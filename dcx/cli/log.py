@@ -1,14 +1,12 @@
 from __future__ import annotations
 
+from typing import Any
+
 from dcx.cli._declare import Option, declare
 from dcx.cli._globals import Globals
 from dcx.cli._layout import Page, styled
 from dcx.cli._options import FORMAT
 from dcx.core.result import Result
-
-TYPE_CHECKING = False  # typing stays unimported at run time (SPEC §3.6)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def _lines(page: Page, rows: list[tuple[str, str, Any]]) -> None:

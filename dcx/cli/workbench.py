@@ -2,16 +2,13 @@ from __future__ import annotations
 
 import signal
 import sys
+from typing import Any
 
 from dcx.cli._declare import Option, declare
 from dcx.cli._globals import Globals
 from dcx.cli._options import AGENT, FORMAT
 from dcx.core.errors import ExitCode
 from dcx.core.result import Result
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def _serve(server: Any, *, open_browser: bool) -> int:

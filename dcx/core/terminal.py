@@ -9,25 +9,24 @@ the invisible or reordering characters of SPEC §3.4 are written as escapes
 terminal, move the cursor or reorder what the reader sees. Newline and tab are
 kept only inside content blocks (``block=True``).
 
-A leaf module (only ``re``): the fast ``dcx status`` path uses it without rich.
+A leaf module (only ``re``): ``dcx status`` uses it without rich.
 """
 
 from __future__ import annotations
 
 import re
-
-from dcx.core.lazyre import LazyPattern
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 # The invisible or reordering characters SPEC §3.4 names, beside the separators.
 INVISIBLE = "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u2028\u2029"
 # Every character these match is one ``str.isprintable`` refuses (Cc, Cf, Zl, Zp;
 # tests/core/test_terminal_fast.py checks it), so printable text skips the regex.
-_UNSAFE_LINE = LazyPattern(f"[\x00-\x1f\x7f-\x9f{INVISIBLE}]")
-_UNSAFE_BLOCK = LazyPattern(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE}]")
+_UNSAFE_LINE = f"[\x00-\x1f\x7f-\x9f{INVISIBLE}]"
+_UNSAFE_BLOCK = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE}]"
+_JSON_EXTRA = f"[\x7f-\x9f{INVISIBLE}]"
+# Given to ``re`` as text: compiled (and kept by re's own cache) the first time some
+# text needs it; most text is printable and never does.
+
 # Keys whose string values are content blocks: newline and tab stay as they are.
 BLOCK_KEYS = frozenset({"content"})
 
@@ -41,7 +40,7 @@ def visible(text: str, *, block: bool = False) -> str:
     """``text`` with every character that could act on a terminal written as an escape."""
     if text.isprintable():
         return text  # nothing to escape (see above)
-    return (_UNSAFE_BLOCK if block else _UNSAFE_LINE).sub(_escape, text)
+    return re.sub(_UNSAFE_BLOCK if block else _UNSAFE_LINE, _escape, text)
 
 
 def visible_data(value: Any, *, block: bool = False) -> Any:
@@ -66,7 +65,4 @@ def json_safe(text: str) -> str:
     """
     if text.replace("\n", "").isprintable():
         return text  # JSON text is lines; no character the pattern matches is printable
-    return _JSON_EXTRA.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-_JSON_EXTRA = LazyPattern(f"[\x7f-\x9f{INVISIBLE}]")
+    return re.sub(_JSON_EXTRA, lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -10,12 +10,9 @@ import os
 import re
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from dcx.core.errors import InvalidInput, NoWorkspace
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 DC_DIR = ".decision-context"
 WORKSPACE_SCHEMA = "dcx_workspace_v0"
@@ -123,7 +120,7 @@ class Workspace:
 
     @cached_property
     def goal_id(self) -> str:
-        from dcx.core.tomlpeek import simple_table
+        import tomllib
 
         try:
             text = self.workspace_toml.read_text(encoding="utf-8")
@@ -137,17 +134,12 @@ class Workspace:
             raise InvalidInput(
                 f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid"
             ) from None
-        # what `dcx init` writes is read without importing tomllib (issue 18); all else by it
-        data: dict[str, Any] | None = simple_table(text)
-        if data is None:
-            import tomllib
-
-            try:
-                data = tomllib.loads(text)
-            except tomllib.TOMLDecodeError as exc:
-                raise InvalidInput(
-                    f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid"
-                ) from None
+        try:
+            data: dict[str, Any] = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise InvalidInput(
+                f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid"
+            ) from None
         goal = data.get("goal_id")
         if (
             data.get("schema_version") != WORKSPACE_SCHEMA

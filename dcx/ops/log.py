@@ -14,6 +14,8 @@ chains began.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dcx import cycle
 from dcx.chains import agent_of, evidence_of
 from dcx.core.result import Result
@@ -21,10 +23,6 @@ from dcx.core.workspace import Workspace
 from dcx.state import decisions, events, gates, pending
 from dcx.state.redaction import is_stub
 from dcx.state.store import Store
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def short(ref: str) -> str:
@@ -198,18 +196,14 @@ def _row(
 
 
 def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
-    from dcx.core.tomlpeek import may_set
+    from dcx.state.profile import load_profile
 
     store = Store(ws)
-    require_review = False
-    if may_set(ws.profile, "require_review"):  # else no profile sets it: no TOML parse (issue 18)
-        from dcx.state.profile import load_profile
-
-        try:
-            profile = load_profile(ws)
-        except Exception:
-            profile = None
-        require_review = bool(profile and profile.require_review)
+    try:
+        profile = load_profile(ws)
+    except Exception:  # log reads what was decided even when the profile cannot be used
+        profile = None
+    require_review = bool(profile and profile.require_review)
     all_events = events.read_log(ws.events, ws.rel(ws.events))
     ids = [decision_id] if decision_id else decisions.decision_ids(ws)
     rows = []

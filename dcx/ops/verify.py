@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from dcx.core.canonical import REF_RE, digest_hex
 from dcx.core.errors import ExitCode
@@ -39,10 +40,6 @@ from dcx.packets import BY_PREFIX, KINDS
 from dcx.state import events
 from dcx.state.redaction import is_stub
 from dcx.state.store import Store, verify_file
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def packet_refs(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
@@ -257,10 +254,6 @@ class Checker:
 
     def _external_events(self) -> list[dict[str, Any]]:
         from dcx.core.errors import DcxError
-        from dcx.core.tomlpeek import may_set
-
-        if not may_set(self.ws.profile, "external_event_logs"):
-            return []  # no profile lists one: no TOML parse (dcx/core/tomlpeek.py)
         from dcx.state.profile import load_profile
 
         try:

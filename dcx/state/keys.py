@@ -17,12 +17,12 @@ own key and its refs would stop being comparable with the other hosts'.
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 import blake3
 
 from dcx.core.errors import InvalidInput, NoWorkspace
 from dcx.core.fsutil import atomic_write, file_lock, write_private
-from dcx.core.records import NamedTuple
 from dcx.core.workspace import KEY_BYTES, Workspace
 
 __all__ = ["KEY_BYTES", "Key", "load_key", "pin_key", "pinned_key_id"]

@@ -7,7 +7,9 @@ the manifest projection, which lists policy fields only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from dcx.core.canonical import content_digest
 from dcx.core.errors import InvalidInput
@@ -26,7 +28,6 @@ from dcx.core.fields import (
     Tokens,
     bad,
 )
-from dcx.core.records import NamedTuple
 from dcx.core.tomlerrors import load_toml, locate_error
 from dcx.core.vocab import (
     BUILTIN_ADAPTERS,
@@ -38,10 +39,6 @@ from dcx.core.vocab import (
     SOURCE_KINDS,
 )
 from dcx.core.workspace import Workspace
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 PROFILE_SCHEMA = "decision_context_profile_v0"
 REGISTRY_SCHEMA = "decision_source_registry_v0"
@@ -280,11 +277,36 @@ def _validated(shape: Shape, data: dict[str, Any], display: str, text: str) -> d
         raise locate_error(exc, display, text) from None
 
 
+# Each settings file is parsed once per process (SPEC §3.6): the parsed value is kept
+# with the file's stat, and a file written since (a new inode, size or time) is read again.
+_PARSED: dict[tuple[str, Path], tuple[tuple[int, ...], Any]] = {}
+
+
+def _stat(path: Path) -> tuple[int, ...] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _once(kind: str, path: Path, parse: Callable[[], Any]) -> Any:
+    """``parse()``, or what it returned for this file as it is now."""
+    before = _stat(path)
+    kept = _PARSED.get((kind, path))
+    if before is not None and kept is not None and kept[0] == before:
+        return kept[1]
+    value = parse()
+    if before is not None and _stat(path) == before:  # not rewritten while it was read
+        _PARSED[(kind, path)] = (before, value)
+    return value
+
+
 def load_profile(ws: Workspace) -> Profile | None:
     """The parsed profile, or None when ``profile.toml`` does not exist."""
     if not ws.profile.exists():
         return None
-    return read_profile(ws.profile, ws.rel(ws.profile))
+    return _once("profile", ws.profile, lambda: read_profile(ws.profile, ws.rel(ws.profile)))
 
 
 def read_profile(path: Path, display: str) -> Profile:
@@ -353,8 +375,12 @@ def load_registry(ws: Workspace) -> Registry:
     display = ws.rel(ws.sources)
     if not ws.sources.exists():
         return Registry((), (), {})
-    data, text = load_toml(ws.sources, display)
-    return parse_registry(data, display, text)
+
+    def parse() -> Registry:
+        data, text = load_toml(ws.sources, display)
+        return parse_registry(data, display, text)
+
+    return _once("registry", ws.sources, parse)
 
 
 def parse_registry(data: dict[str, Any], display: str, text: str = "") -> Registry:

@@ -8,12 +8,9 @@ ones are in `dcx show REF --format json`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from dcx.cli._layout import Page, styled
-
-TYPE_CHECKING = False  # typing stays unimported on the read paths at run time (SPEC §3.6)
-if TYPE_CHECKING:
-    from typing import Any
 
 # What a reason code means, in words a reviewer reads without the docs.
 MEANING: dict[str, str] = {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from dcx.cli._render import styled
 from dcx.cli._views import view
 from dcx.cli.views.common import (
@@ -16,10 +18,6 @@ from dcx.cli.views.common import (
     table,
     yes,
 )
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 if TYPE_CHECKING:
     from dcx.cli._layout import Page

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from dcx.cli._layout import Page, styled
 from dcx.core.terminal import visible
 
-TYPE_CHECKING = False  # typing stays unimported on the read paths at run time (SPEC §3.6)
 if TYPE_CHECKING:
-    from typing import Any
-
     from dcx.core.result import Result
 
 

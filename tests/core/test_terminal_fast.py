@@ -1,4 +1,4 @@
-"""Lazy patterns and the printable fast paths of ``visible``/``json_safe``/``unsafe_class`` (issue 18).
+"""The printable fast paths of ``visible``/``json_safe``/``unsafe_class`` (SPEC §3.4.1).
 
 The fast paths skip a regex when ``str.isprintable`` holds; that is exact only if
 every character the regex matches is one ``isprintable`` refuses. The oracle is
@@ -14,7 +14,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dcx.core import public, terminal
-from dcx.core.lazyre import LazyPattern
 
 SKIPPED = {
     "terminal._UNSAFE_LINE": terminal._UNSAFE_LINE,
@@ -27,20 +26,18 @@ SKIPPED = {
 
 def test_every_character_the_skipped_patterns_match_is_not_printable() -> None:
     everything = "".join(map(chr, range(0x110000)))
-    for name, lazy in SKIPPED.items():
-        matched = lazy.compiled().findall(everything)
+    for name, pattern in SKIPPED.items():
+        matched = re.findall(pattern, everything)
         assert matched, name  # not vacuous
         printable = [hex(ord(c)) for c in matched if c.isprintable()]
         assert printable == [], name
     # and newline, which json_safe drops before asking, is not one they hold
-    assert not terminal._JSON_EXTRA.search("\n")
+    assert not re.search(terminal._JSON_EXTRA, "\n")
 
 
 def _old_visible(text: str, block: bool = False) -> str:
-    return (
-        (terminal._UNSAFE_BLOCK if block else terminal._UNSAFE_LINE)
-        .compiled()
-        .sub(terminal._escape, text)
+    return re.sub(
+        terminal._UNSAFE_BLOCK if block else terminal._UNSAFE_LINE, terminal._escape, text
     )
 
 
@@ -57,34 +54,22 @@ def test_visible_is_the_regex_s(text: str, block: bool) -> None:
 
 @given(text=texty)
 def test_json_safe_is_the_regex_s(text: str) -> None:
-    expected = terminal._JSON_EXTRA.compiled().sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    expected = re.sub(terminal._JSON_EXTRA, lambda m: f"\\u{ord(m.group()):04x}", text)
     assert terminal.json_safe(text) == expected
 
 
 @given(text=texty)
 def test_unsafe_class_control_and_invisible_as_before(text: str) -> None:
-    if public._CONTROL_RE.compiled().search(text):
+    if re.search(public._CONTROL_RE, text):
         assert public.unsafe_class(text) == "control_character"
-    elif public._INVISIBLE_RE.compiled().search(text):
+    elif re.search(public._INVISIBLE_RE, text):
         assert public.unsafe_class(text) == "invisible_character"
     else:
         assert public.unsafe_class(text) not in ("control_character", "invisible_character")
 
 
-@given(text=st.text(st.sampled_from(list("aZ09-_.:/ \n[]x"))))
-def test_a_lazy_pattern_answers_as_re_compile(text: str) -> None:
-    for source, flags in ((r"[a-z]+", 0), (r"^(\w)(\d)?", re.IGNORECASE), (r"x|(\[)", 0)):
-        lazy, eager = LazyPattern(source, flags), re.compile(source, flags)
-        assert lazy.pattern == eager.pattern and lazy.flags == flags
-        for method in ("search", "match", "fullmatch"):
-            got, want = getattr(lazy, method)(text), getattr(eager, method)(text)
-            assert (got and got.group()) == (want and want.group())
-        assert lazy.findall(text) == eager.findall(text)
-        assert [m.span() for m in lazy.finditer(text)] == [m.span() for m in eager.finditer(text)]
-        assert lazy.sub("-", text) == eager.sub("-", text)
-
-
-def test_importing_the_core_compiles_none_of_them() -> None:
+def test_importing_the_core_compiles_no_detector_pattern() -> None:
+    """Only the token pattern is compiled at import; the detector's wait for a text that needs them."""
     import subprocess
     import sys
 
@@ -92,10 +77,10 @@ def test_importing_the_core_compiles_none_of_them() -> None:
         "import re\ncompiled = []\nreal = re.compile\n"
         "re.compile = lambda p, f=0: compiled.append(p) or real(p, f)\n"
         "import dcx.core.public, dcx.core.terminal\n"
-        "print(len(compiled))\n"
+        "print(compiled)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "0"
+    assert out.stdout.strip() == repr([public.TOKEN_RE.pattern])
 
 
 ref_like = st.one_of(
