@@ -75,9 +75,10 @@ def main(argv: list[str] | None = None) -> None:
 
         build_app()(args=args, prog_name="dcx")
         return
-    import gc  # here: the package's own `dcx.cli.gc` (the command) would shadow it at the top
+    if argv is None:  # the console script: the process ends here
+        import gc  # here: the package's own `dcx.cli.gc` (the command) would shadow it at the top
 
-    gc.freeze()
+        gc.freeze()
     sys.exit(code)
 
 

@@ -37,7 +37,9 @@ def test_a_rewritten_profile_is_read_again(example: Path) -> None:
     text = ws.profile.read_text()
     # same inode, same size and the same modification time: only the content (and ctime) differ
     stat = ws.profile.stat()
-    changed = text.replace("enabled = true", "enabled = false", 1).replace("# Example", "#Example", 1)
+    changed = text.replace("enabled = true", "enabled = false", 1).replace(
+        "# Example", "#Example", 1
+    )
     assert len(changed) == len(text)
     ws.profile.write_text(changed)
     os.utime(ws.profile, ns=(stat.st_atime_ns, stat.st_mtime_ns))
