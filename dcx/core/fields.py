@@ -136,7 +136,7 @@ _HEX = frozenset("0123456789abcdef")
 
 class RefPattern(Pattern):
     """``(?:p1|p2)-[0-9a-f]{32}``, checked without compiling it: a ref's suffix is fixed, so its
-    prefix is everything before the last 33 characters (read paths check many kinds; issue 18)."""
+    prefix is everything before the last 33 characters (read paths check many kinds; SPEC §3.6)."""
 
     prefixes: frozenset[str] = frozenset()
 
