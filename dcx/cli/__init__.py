@@ -69,7 +69,16 @@ COMMANDS: tuple[str, ...] = (
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
-    code = run(args)
+    try:
+        code = run(args)
+    except (
+        KeyboardInterrupt
+    ):  # while it imported or parsed: the command's own boundary was not there yet
+        from dcx.cli._render import emit_error
+        from dcx.core.errors import DcxError, ExitCode
+
+        emit_error(DcxError("interrupted", code="interrupted"), "text")
+        code = int(ExitCode.INTERRUPTED)
     if code is None:
         from dcx.cli.app import build_app
 
