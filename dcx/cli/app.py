@@ -141,8 +141,32 @@ def _plain(param: Param, value: Any) -> Any:
     return value
 
 
+def _readable(
+    run: Callable[..., None], params: dict[str, Param], doc: str = ""
+) -> Callable[..., None]:
+    """``run(ctx, **values)`` with the signature typer reads: ``ctx``, then each declared parameter."""
+    parameters = [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+    ]
+    for name, param in params.items():
+        info = _typer_param(name, param)
+        if param is GLOBALS["version"]:  # printed before any command is looked at
+            info = typer.Option(
+                False, *param.flags, callback=_version, is_eager=True, help=param.help
+            )
+        parameters.append(
+            inspect.Parameter(
+                name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=_annotation(param)
+            )
+        )
+    run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    run.__annotations__ = {}
+    run.__doc__ = doc
+    return run
+
+
 def typer_callback(declared: Command) -> Callable[..., None]:
-    """A function typer can read (its signature made from the declaration) that runs the command."""
+    """The typer command of a declaration: it runs the command as ``dcx.cli.main`` does."""
 
     def callback(ctx: typer.Context, **values: Any) -> None:
         plain = {name: _plain(declared.params[name], v) for name, v in values.items()}
@@ -150,22 +174,7 @@ def typer_callback(declared: Command) -> Callable[..., None]:
         if code:
             raise typer.Exit(code)
 
-    parameters = [
-        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
-    ]
-    for name, param in declared.params.items():
-        parameters.append(
-            inspect.Parameter(
-                name,
-                inspect.Parameter.KEYWORD_ONLY,
-                default=_typer_param(name, param),
-                annotation=_annotation(param),
-            )
-        )
-    callback.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    callback.__annotations__ = {}
-    callback.__doc__ = declared.help
-    return callback
+    return _readable(callback, declared.params, declared.help)
 
 
 def _version(value: bool) -> None:
@@ -178,30 +187,6 @@ def _root(ctx: typer.Context, **values: Any) -> None:
     ctx.obj = Globals(
         workspace=values["workspace"], verbose=values["verbose"], no_color=values["no_color"]
     )
-
-
-def _root_callback() -> Callable[..., None]:
-    parameters = [
-        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
-    ]
-    for name, option in GLOBALS.items():
-        param = _typer_param(name, option)
-        if name == "version":
-            param = typer.Option(
-                False, *option.flags, callback=_version, is_eager=True, help=option.help
-            )
-        parameters.append(
-            inspect.Parameter(
-                name, inspect.Parameter.KEYWORD_ONLY, default=param, annotation=_annotation(option)
-            )
-        )
-
-    def root(ctx: typer.Context, **values: Any) -> None:
-        _root(ctx, **values)
-
-    root.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    root.__annotations__ = {}
-    return root
 
 
 def build_app() -> typer.Typer:
@@ -221,7 +206,7 @@ def build_app() -> typer.Typer:
         context_settings={"help_option_names": ["-h", "--help"]},
     )
 
-    app.callback()(_root_callback())
+    app.callback()(_readable(_root, dict(GLOBALS)))
     for name in COMMANDS:
         module = import_module(f"dcx.cli.{name}")
         group: Group | None = getattr(module, "group", None)
