@@ -169,9 +169,6 @@ class Command:
         self.options = {name: p for name, p in params.items() if isinstance(p, Option)}
         self.arguments = {name: p for name, p in params.items() if isinstance(p, Argument)}
 
-    def __call__(self, g: Globals, **values: Any) -> Any:
-        return self.fn(g, **values)
-
     def execute(self, g: Globals, values: dict[str, Any]) -> int:
         """Run with parsed ``values`` (from either parser); return the exit code."""
         if self.own_output:

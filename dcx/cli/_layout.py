@@ -56,9 +56,6 @@ class Styled:
     def __str__(self) -> str:
         return "".join(text for text, _ in self.spans)
 
-    def __len__(self) -> int:
-        return sum(len(text) for text, _ in self.spans)
-
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Styled) and other.spans == self.spans
 
