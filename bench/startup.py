@@ -98,7 +98,10 @@ def main() -> None:
             ("dcx verify", [dcx, "-C", str(goal), "verify"]),
             ("dcx sources", [dcx, "-C", str(goal), "sources"]),
             ("dcx recall", [dcx, "-C", str(goal), "recall", *RECALL]),
-            ("dcx recall --format json", [dcx, "-C", str(goal), "recall", *RECALL, "--format", "json"]),
+            (
+                "dcx recall --format json",
+                [dcx, "-C", str(goal), "recall", *RECALL, "--format", "json"],
+            ),
             (
                 "dcx prepare --auto-rebase",
                 [dcx, "-C", str(goal), "prepare", "--decision-id", "bench-d", "--auto-rebase"],
