@@ -37,12 +37,10 @@ if TYPE_CHECKING:
 # A style tag of dcx's templates: words of rich's style grammar (``bold``, ``dim red``), or ``[/]``.
 _TAG = re.compile(r"\[(/|(?:bold|dim|italic|red|green|yellow|blue|cyan|magenta)(?: [a-z]+)*)\]")
 
-NARROW = (
-    48  # below this many terminal columns, a table of several columns prints one record per block
-)
-PROSE_MIN = (
-    24  # columns of free text never get narrower than this on a terminal, if they can help it
-)
+# Below this many terminal columns, a table of several columns prints one record per block.
+NARROW = 48
+# Columns of free text never get narrower than this on a terminal, if they can help it.
+PROSE_MIN = 24
 
 
 class Styled:
