@@ -11,6 +11,7 @@ import os
 import sys
 from typing import Any
 
+from dcx.cli._layout import NARROW
 from dcx.core.terminal import visible_data
 
 STATUS_COLOUR = {
@@ -55,7 +56,7 @@ def _step(row: dict[str, Any]) -> str:
     return step
 
 
-NARROW = 48  # below this many columns the decisions print one block each (as dcx's tables do)
+# below NARROW columns the decisions print one block each, as dcx's tables do
 
 
 def terminal_width() -> int | None:
