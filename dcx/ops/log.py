@@ -206,15 +206,20 @@ def _row(
     }
 
 
-def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
+def _requires_review(ws: Workspace) -> bool:
+    """``[commit] require_review`` of the profile (False when it cannot be used: log still reads)."""
     from dcx.state.profile import load_profile
 
-    store = Store(ws)
     try:
         profile = load_profile(ws)
-    except Exception:  # log reads what was decided even when the profile cannot be used
-        profile = None
-    require_review = bool(profile and profile.require_review)
+    except Exception:
+        return False
+    return bool(profile and profile.require_review)
+
+
+def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
+    store = Store(ws)
+    require_review: bool | None = None  # read from the profile once a next step depends on it
     all_events = events.read_log(ws.events, ws.rel(ws.events))
     ids = [decision_id] if decision_id else decisions.decision_ids(ws)
     rows = []
@@ -238,8 +243,10 @@ def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
         preview = (
             latest is not None and store.get_or_stub(latest, kind="assembly").get("preview") is True
         )
+        if require_review is None and "proposal" in kinds:  # before a proposal it decides nothing
+            require_review = _requires_review(ws)
         where = cycle.standing(
-            kinds, settled, observed, require_review=require_review, latest_is_preview=preview
+            kinds, settled, observed, require_review=bool(require_review), latest_is_preview=preview
         )
         where = cycle.commit_here(
             where,

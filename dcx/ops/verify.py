@@ -186,12 +186,14 @@ class Checker:
         from dcx.state import gates
 
         logs = events.read_log(self.ws.events, self.ws.rel(self.ws.events))
-        foreign = self._external_events()
+        reviews = {ref: p for ref, p in self.packets.items() if ref.startswith("decision-review-")}
+        # a host's own event logs (the profile's [commit] external_event_logs) hold gates only
+        # a review can name: the profile is read when there is a review to check
+        foreign = self._external_events() if reviews else []
         by_id: dict[str, dict[str, Any]] = {}
         for event in logs + foreign:
             if isinstance(event.get("event_id"), str):
                 by_id.setdefault(event["event_id"], event)
-        reviews = {ref: p for ref, p in self.packets.items() if ref.startswith("decision-review-")}
         for ref, packet in reviews.items():
             path = self.store.path_for("review", ref)
             for why in rule_problems(packet):
