@@ -97,6 +97,14 @@ class Option:
         self.max = max
         self.metavar = metavar
 
+    def but(self, **changes: Any) -> Option:
+        """This option with some of its settings changed (``DECISION.but(required=False)``)."""
+        settings = {name: getattr(self, name) for name in self.__slots__ if name != "flags"}
+        settings.update(changes)
+        if settings.pop("count"):
+            settings["count"] = True
+        return Option(*self.flags, **settings)
+
     @property
     def is_flag(self) -> bool:
         return self.type is bool or self.count

@@ -38,6 +38,13 @@ DECISION = Option(
     help="The decision: [a-z0-9][a-z0-9._-]{0,127}.",
 )
 
+# propose and outcome: print the input's skeleton instead (then --decision-id and --from may go)
+TEMPLATE = Option(
+    "--template",
+    type=bool,
+    help="Print a commented skeleton of the input (it validates) and exit.",
+)
+
 # Given before the subcommand, as in git. ``--version`` prints and exits before any command.
 GLOBALS = {
     "workspace": Option(

@@ -53,7 +53,7 @@ def render(page: Page, result: Result) -> None:
             ):  # two agents' chains of one decision, apart
                 current = key
                 lines.append(("|", "", styled("[bold]chain[/] of evidence [cyan]{}[/]", key[-12:])))
-            by = f"  by {link['agent_id']}" if link.get("agent_id") else ""
+            by = _by(link)
             lines.append(
                 (
                     "|",
@@ -84,6 +84,22 @@ def render(page: Page, result: Result) -> None:
                 for scan in scans[:10]
             ],
         )
+
+
+def _by(link: dict[str, Any]) -> str:
+    """ "by agent-x ✓" when a signed statement of agent-x names it (SPEC §18), else what is missing."""
+    agent = link.get("agent_id")
+    sig = (link.get("signature") or {}).get("verdict")
+    if sig == "signed":
+        signer = link["signature"]["signer_agent_id"]
+        return f"  by {agent} ✓" if agent else f"  signed by {signer} ✓"
+    if not agent:
+        return ""
+    if sig in (None, "unsigned"):
+        return f"  by {agent} (unsigned)" if sig else f"  by {agent}"
+    if sig == "unchecked":
+        return f"  by {agent} (signature not checked yet: dcx verify)"
+    return f"  by {agent} ✗ {sig}"
 
 
 @declare(

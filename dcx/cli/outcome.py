@@ -2,11 +2,15 @@ from __future__ import annotations
 
 from dcx.cli._declare import Option, declare
 from dcx.cli._globals import Globals
-from dcx.cli._options import AGENT, DECISION, FORMAT, OBSERVED_AT, WAIT
+from dcx.cli._layout import Page
+from dcx.cli._options import AGENT, DECISION, FORMAT, OBSERVED_AT, TEMPLATE, WAIT
 from dcx.core.result import Result
 
 
-def render(page, result: Result) -> None:
+def render(page: Page, result: Result) -> None:
+    if "content" in result.data:  # --template: the skeleton as it is, to redirect into a file
+        page.write(result.data["content"])  # dcx's own text, byte for byte
+        return
     packet = result.data["outcome"]
     page.line(f"outcome {packet['packet_ref']} · {packet['verification_status']}")
     page.line(
@@ -18,10 +22,9 @@ def render(page, result: Result) -> None:
 
 @declare(
     render=render,
-    decision_id=DECISION,
-    source=Option(
-        "--from", required=True, metavar="FILE", help="The outcome JSON file, or - for stdin."
-    ),
+    decision_id=DECISION.but(required=False),
+    source=Option("--from", metavar="FILE", help="The outcome JSON file, or - for stdin."),
+    template=TEMPLATE,
     agent_id=AGENT,
     observed_at=OBSERVED_AT,
     wait=WAIT,
@@ -30,8 +33,9 @@ def render(page, result: Result) -> None:
 def command(
     g: Globals,
     *,
-    decision_id: str,
-    source: str,
+    decision_id: str | None,
+    source: str | None,
+    template: bool,
     agent_id: str | None,
     observed_at: str | None,
     wait: float,
@@ -43,13 +47,20 @@ def command(
     verification_status verified needs at least one verified observed outcome.
     accepted_by may not be the acting agent unless the profile allows it.
 
+    Start from `dcx outcome --template > outcome.json`, a commented skeleton.
+
     Example: dcx outcome --decision-id ttl-2026-12 --from outcome.json
     """
+    if template:
+        from dcx.ops.template import template as skeleton
+
+        return skeleton(kind="outcome", now=g.clock(observed_at).now())
+    from dcx.ops._common import require_flag
     from dcx.ops.outcome import record_outcome
 
     return record_outcome(
+        decision_id=require_flag(decision_id, "--decision-id"),
         ws=g.ws(),
-        decision_id=decision_id,
         source=source,
         agent_id=agent_id,
         clock=g.clock(observed_at),

@@ -26,17 +26,16 @@ def render(page, result: Result) -> None:
 
 @declare(
     render=render,
-    scope=Option(
-        "--scope",
-        required=True,
-        metavar="SCOPE",
-        help="Scope for this call only: '' (all), source:<id>[,<id>…], viking://…, codex://threads/<id>.",
-    ),
     query_summary=Option(
         "--query-summary",
         required=True,
         metavar="TEXT",
         help="Public-safe description of the query (the query itself is never shown).",
+    ),
+    scope=Option(
+        "--scope",
+        metavar="SCOPE",
+        help="Scope for this call only: '' (all), source:<id>[,<id>…], viking://…, codex://threads/<id>. Default: the profile's scope_ref.",
     ),
     query=Option(
         "--query",
@@ -67,8 +66,8 @@ def render(page, result: Result) -> None:
 def command(
     g: Globals,
     *,
-    scope: str,
     query_summary: str,
+    scope: str | None,
     query: str | None,
     query_file: str | None,
     max_results: int | None,
@@ -80,13 +79,14 @@ def command(
     """Recall advisory context once, for this agent, and persist nothing.
 
     Calls the profile's context provider (bm25 by default) once with a scope
-    and query given for this call only, and prints a transient, local-private
+    (the profile's scope_ref unless --scope names one) and a query given for
+    this call only, and prints a transient, local-private
     decision_context_ephemeral_recall_v0 packet: summaries, scores, keyed refs
     and the recalled content, which is untrusted advisory input, never
     instructions. Writes no file. An unavailable provider still exits 0
     (status partial).
 
-    Example: dcx recall --scope '' --query-file q.txt --query-summary "TTL rollback steps" --format json
+    Example: dcx recall --query-file q.txt --query-summary "TTL rollback steps" --format json
     """
     from dcx.ops.recall import recall
 

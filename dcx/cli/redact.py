@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dcx.cli._declare import Argument, Option, declare
 from dcx.cli._globals import Globals
-from dcx.cli._options import FORMAT, OBSERVED_AT, WAIT
+from dcx.cli._options import AGENT, FORMAT, OBSERVED_AT, WAIT
 from dcx.core.result import Result
 
 
@@ -32,12 +32,20 @@ def render(page, result: Result) -> None:
         metavar="CODE",
         help="Why, as a reason code (a token), e.g. leaked_credential.",
     ),
+    agent_id=AGENT,
     observed_at=OBSERVED_AT,
     wait=WAIT,
     fmt=FORMAT,
 )
 def command(
-    g: Globals, *, ref: str, reason: str, observed_at: str | None, wait: float, fmt: str
+    g: Globals,
+    *,
+    ref: str,
+    reason: str,
+    agent_id: str | None,
+    observed_at: str | None,
+    wait: float,
+    fmt: str,
 ) -> Result:
     """Replace a stored packet by a dcx_redacted_v0 stub: for what `dcx audit` flags.
 
@@ -52,4 +60,11 @@ def command(
     """
     from dcx.ops.redact import redact
 
-    return redact(ws=g.ws(), ref=ref, reason_code=reason, clock=g.clock(observed_at), wait=wait)
+    return redact(
+        ws=g.ws(),
+        ref=ref,
+        reason_code=reason,
+        clock=g.clock(observed_at),
+        wait=wait,
+        agent_id=agent_id,
+    )

@@ -9,6 +9,7 @@ enclosing table's header line.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +157,28 @@ def locate_error(exc: InvalidInput, display: str, text: str) -> InvalidInput:
     if line is not None:
         where += f", line {line}"
     return InvalidInput(f"{where}: {problem}", code=exc.code, hint=exc.hint, field=field or None)
+
+
+# Each settings file is parsed once per process (SPEC §3.6): the parsed value is kept
+# with the file's stat, and a file written since (a new inode, size or time) is read again.
+_PARSED: dict[tuple[str, Path], tuple[tuple[int, ...], Any]] = {}
+
+
+def _stat(path: Path) -> tuple[int, ...] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def once(kind: str, path: Path, parse: Callable[[], Any]) -> Any:
+    """``parse()``, or what it returned for this file as it is now."""
+    before = _stat(path)
+    kept = _PARSED.get((kind, path))
+    if before is not None and kept is not None and kept[0] == before:
+        return kept[1]
+    value = parse()
+    if before is not None and _stat(path) == before:  # not rewritten while it was read
+        _PARSED[(kind, path)] = (before, value)
+    return value

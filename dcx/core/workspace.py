@@ -64,8 +64,20 @@ class Workspace:
         return self.dc / "events.jsonl"
 
     @property
+    def statements(self) -> Path:
+        return self.dc / "statements.jsonl"  # signed statements (SPEC §18)
+
+    @property
+    def signers(self) -> Path:
+        return self.dc / "signers"  # public keys: signers/<agent-id>/<key-id>.pub (SPEC §18)
+
+    @property
     def private(self) -> Path:
         return self.dc / "private"
+
+    @property
+    def signing(self) -> Path:
+        return self.private / "signing"  # this host's signing keys: signing/<agent-id>.key
 
     @property
     def key_path(self) -> Path:
@@ -118,8 +130,18 @@ class Workspace:
         except ValueError:
             return path.name
 
-    @cached_property
-    def goal_id(self) -> str:
+    @property
+    def settings(self) -> dict[str, Any]:
+        """``workspace.toml``, parsed once per process while it is unchanged (SPEC §3.6).
+
+        A missing file is exit 3, one that is not TOML exit 2 (``workspace_invalid``).
+        """
+        from dcx.core.tomlerrors import once
+
+        table: dict[str, Any] = once("workspace", self.workspace_toml, self._read_settings)
+        return table
+
+    def _read_settings(self) -> dict[str, Any]:
         import tomllib
 
         try:
@@ -135,11 +157,15 @@ class Workspace:
                 f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid"
             ) from None
         try:
-            data: dict[str, Any] = tomllib.loads(text)
+            return tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise InvalidInput(
                 f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid"
             ) from None
+
+    @cached_property
+    def goal_id(self) -> str:
+        data = self.settings
         goal = data.get("goal_id")
         if (
             data.get("schema_version") != WORKSPACE_SCHEMA

@@ -62,11 +62,11 @@ _HEX8 = frozenset("0123456789abcdef")
 def pinned_key_id(ws: Workspace) -> str | None:
     """The goal's ``key_id`` pinned in ``workspace.toml``, or None (not pinned yet, or unreadable:
     ``Workspace.goal_id`` reports a damaged file)."""
-    import tomllib
+    from dcx.core.errors import DcxError
 
     try:
-        value = tomllib.loads(ws.workspace_toml.read_text(encoding="utf-8")).get("key_id")
-    except (OSError, ValueError, UnicodeDecodeError):
+        value = ws.settings.get("key_id")
+    except (DcxError, OSError):
         return None
     if isinstance(value, str) and len(value) == 8 and set(value) <= _HEX8:
         return value

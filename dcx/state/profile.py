@@ -7,7 +7,6 @@ the manifest projection, which lists policy fields only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -28,7 +27,7 @@ from dcx.core.fields import (
     Tokens,
     bad,
 )
-from dcx.core.tomlerrors import load_toml, locate_error
+from dcx.core.tomlerrors import load_toml, locate_error, once
 from dcx.core.vocab import (
     BUILTIN_ADAPTERS,
     EVIDENCE_LEVELS,
@@ -75,6 +74,13 @@ _CONTEXT_PROVIDER = Shape(
         "config": _Table(optional=True),
     },
 )
+
+
+def check_provider_key(key: str, value: Any, *, field: str) -> Any:
+    """A ``[context_provider]`` value by the profile's own rule, named as the caller gave it
+    (``--max-results: 99 is outside 1..8``) before anything is written."""
+    return _CONTEXT_PROVIDER.fields[key].check(value, field)
+
 
 _BOUNDS = Shape(
     "bounds",
@@ -277,36 +283,11 @@ def _validated(shape: Shape, data: dict[str, Any], display: str, text: str) -> d
         raise locate_error(exc, display, text) from None
 
 
-# Each settings file is parsed once per process (SPEC §3.6): the parsed value is kept
-# with the file's stat, and a file written since (a new inode, size or time) is read again.
-_PARSED: dict[tuple[str, Path], tuple[tuple[int, ...], Any]] = {}
-
-
-def _stat(path: Path) -> tuple[int, ...] | None:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _once(kind: str, path: Path, parse: Callable[[], Any]) -> Any:
-    """``parse()``, or what it returned for this file as it is now."""
-    before = _stat(path)
-    kept = _PARSED.get((kind, path))
-    if before is not None and kept is not None and kept[0] == before:
-        return kept[1]
-    value = parse()
-    if before is not None and _stat(path) == before:  # not rewritten while it was read
-        _PARSED[(kind, path)] = (before, value)
-    return value
-
-
 def load_profile(ws: Workspace) -> Profile | None:
     """The parsed profile, or None when ``profile.toml`` does not exist."""
     if not ws.profile.exists():
         return None
-    return _once("profile", ws.profile, lambda: read_profile(ws.profile, ws.rel(ws.profile)))
+    return once("profile", ws.profile, lambda: read_profile(ws.profile, ws.rel(ws.profile)))
 
 
 def read_profile(path: Path, display: str) -> Profile:
@@ -380,7 +361,7 @@ def load_registry(ws: Workspace) -> Registry:
         data, text = load_toml(ws.sources, display)
         return parse_registry(data, display, text)
 
-    return _once("registry", ws.sources, parse)
+    return once("registry", ws.sources, parse)
 
 
 def parse_registry(data: dict[str, Any], display: str, text: str = "") -> Registry:

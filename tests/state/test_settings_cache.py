@@ -61,3 +61,15 @@ def test_a_replaced_registry_is_read_again(example: Path) -> None:
     assert [s.source_id for s in after.sources] == [
         s["source_id"] for s in tomllib.loads(ws.sources.read_text())["sources"]
     ]
+
+
+def test_workspace_toml_is_parsed_once_and_again_after_it_is_rewritten(example: Path) -> None:
+    ws = find_workspace(str(example))
+    first = ws.settings
+    assert find_workspace(str(example)).settings is first
+    assert first == tomllib.loads(ws.workspace_toml.read_text())
+    spare = ws.workspace_toml.with_name("workspace.toml.new")
+    spare.write_text(ws.workspace_toml.read_text() + "require_signatures = true\n")
+    spare.replace(ws.workspace_toml)
+    assert ws.settings["require_signatures"] is True
+    assert ws.settings == tomllib.loads(ws.workspace_toml.read_text())

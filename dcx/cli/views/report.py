@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from dcx.cli._layout import Page, styled
 from dcx.core.terminal import visible
+from dcx.report_html import duration
 
 if TYPE_CHECKING:
     from dcx.core.result import Result
@@ -32,15 +33,6 @@ def _reasons(counts: dict[str, int]) -> str:
 def _short(ref: str) -> str:
     prefix, _, hexpart = safe(ref).rpartition("-")
     return f"{prefix}-{hexpart[:8]}"
-
-
-def _duration(seconds: Any) -> str:
-    if seconds is None:
-        return "-"
-    seconds = int(seconds)
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    return f"{days}d {hours}h" if days else f"{hours}h {rest // 60}m"
 
 
 def _titled(
@@ -88,7 +80,7 @@ MEASURES = (
     ("invalidated assumptions", lambda s: s["outcomes"]["invalidated_assumptions"]),
     (
         "time to verified (median)",
-        lambda s: _duration(s["outcomes"]["time_to_verified_seconds"]["median"]),
+        lambda s: duration(s["outcomes"]["time_to_verified_seconds"]["median"]),
     ),
     (
         "Brier score (scored)",
@@ -138,6 +130,11 @@ def render_report(page: Page, result: Result) -> None:
         page.line(
             f"gate {safe(goal['goal_id'])}: stale rejection {'yes' if goal['stale_rejection'] else 'no'}"
             f", outcome linkage {'yes' if goal['outcome_linkage'] else 'no'}"
+        )
+    sig = data.get("signatures")
+    if sig:  # SPEC §18: the measured packets by signature
+        page.line(
+            f"signatures: {sig['signed']} signed, {sig['unsigned']} unsigned, {sig['failed']} failed"
         )
     for row in data["left_out"]:
         page.line(styled("[yellow]left out[/] {}: {}", safe(row["goal_id"]), safe(row["file"])))
@@ -256,7 +253,7 @@ def _decisions(page: Page, decisions: list[dict[str, Any]]) -> int:
             safe(row["started_at"]).replace("T", " ").removesuffix(":00Z"),
             _num(row["confidence"], 2),
             row["outcome"],
-            _duration(row["time_to_verified_seconds"]),
+            duration(row["time_to_verified_seconds"]),
             len(row["invalidated_assumptions"]),
         ]
         for row in shown
