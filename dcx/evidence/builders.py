@@ -9,6 +9,7 @@ returns the body; each ``build_*`` the validated packet (built, not stored).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from dcx.core.clock import normalise_ts, seconds_between
 from dcx.core.envelope import PacketContext
@@ -20,10 +21,6 @@ from dcx.packets import retrieval as retrieval_packet
 from dcx.packets import scan as scan_packet
 from dcx.sources.plane import content_kind_after_read, read_complete
 from dcx.state.profile import Registry
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 if TYPE_CHECKING:
     from dcx.providers.base import Retrieval

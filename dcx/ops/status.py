@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 from dcx import cycle
 from dcx.core.clock import Clock, clock_from_env
@@ -15,10 +16,6 @@ from dcx.core.fsutil import is_temp, read_lines
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.state.activation import activation
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 # kept for readers that import it from here
 CYCLE = cycle.CYCLE

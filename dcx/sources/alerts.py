@@ -25,11 +25,10 @@ has made it a ``SourceScan``: no adapter implements any of this.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
-from dcx.core.records import NamedTuple
 from dcx.state.source_health import SourceHealth, active_alerts
 
-TYPE_CHECKING = False  # `dcx status` imports this module: the scan machinery stays unloaded
 if TYPE_CHECKING:
     from dcx.sources.base import ReadResult
     from dcx.sources.plane import SourceScan

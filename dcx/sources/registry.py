@@ -26,6 +26,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 from dcx.core.workspace import Workspace
 from dcx.sources.base import (
@@ -48,10 +49,6 @@ from dcx.sources.base import (
     is_token,
 )
 from dcx.state.profile import Binding, Profile, Registry, Source
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 ENTRY_POINT_GROUP = "dcx.source_providers"
 REQUEST_SCHEMA = "dcx_source_worker_request_v0"

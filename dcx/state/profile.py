@@ -8,6 +8,7 @@ the manifest projection, which lists policy fields only.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from dcx.core.canonical import content_digest
 from dcx.core.errors import InvalidInput
@@ -26,8 +27,7 @@ from dcx.core.fields import (
     Tokens,
     bad,
 )
-from dcx.core.records import NamedTuple
-from dcx.core.tomlerrors import load_toml, locate_error
+from dcx.core.tomlerrors import load_toml, locate_error, once
 from dcx.core.vocab import (
     BUILTIN_ADAPTERS,
     EVIDENCE_LEVELS,
@@ -38,10 +38,6 @@ from dcx.core.vocab import (
     SOURCE_KINDS,
 )
 from dcx.core.workspace import Workspace
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 PROFILE_SCHEMA = "decision_context_profile_v0"
 REGISTRY_SCHEMA = "decision_source_registry_v0"
@@ -348,7 +344,7 @@ def load_profile(ws: Workspace) -> Profile | None:
     """The parsed profile, or None when ``profile.toml`` does not exist."""
     if not ws.profile.exists():
         return None
-    return read_profile(ws.profile, ws.rel(ws.profile))
+    return once("profile", ws.profile, lambda: read_profile(ws.profile, ws.rel(ws.profile)))
 
 
 def read_profile(path: Path, display: str) -> Profile:
@@ -420,8 +416,12 @@ def load_registry(ws: Workspace) -> Registry:
     display = ws.rel(ws.sources)
     if not ws.sources.exists():
         return Registry((), (), {})
-    data, text = load_toml(ws.sources, display)
-    return parse_registry(data, display, text)
+
+    def parse() -> Registry:
+        data, text = load_toml(ws.sources, display)
+        return parse_registry(data, display, text)
+
+    return once("registry", ws.sources, parse)
 
 
 def parse_registry(data: dict[str, Any], display: str, text: str = "") -> Registry:

@@ -21,19 +21,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from dcx.core.clock import normalise_ts, seconds_between
 from dcx.core.errors import InvalidInput
 from dcx.core.fsutil import DEFAULT_WAIT, file_lock, write_private
 from dcx.core.public import TOKEN_RE
-from dcx.core.records import NamedTuple
 from dcx.core.vocab import SOURCE_ALERTS, SOURCE_FAILING, SOURCE_STALE
 from dcx.core.workspace import Workspace
 from dcx.state.profile import Source
-
-TYPE_CHECKING = False  # typing stays unimported at run time: `dcx status` reads this module
-if TYPE_CHECKING:
-    from typing import Any
 
 SCHEMA = "dcx_source_health_v0"
 FILE_NAME = "source-health.json"

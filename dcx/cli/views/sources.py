@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from dcx.cli._views import view
 from dcx.cli.views.common import (
     banner,
@@ -15,12 +17,8 @@ from dcx.cli.views.common import (
     yes,
 )
 
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
 if TYPE_CHECKING:
-    from typing import Any
-
-if TYPE_CHECKING:
-    from rich.console import Console
+    from dcx.cli._layout import Page
 
 SCAN_FLAGS = {
     "raw_content_captured": "content",
@@ -34,15 +32,14 @@ SCAN_FLAGS = {
 
 
 @view("manifest")
-def manifest(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Source manifest", packet, "manifest_ref")
-    console.print(
+def manifest(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Source manifest", packet, "manifest_ref")
+    page.line(
         f"{plural(packet['source_count'], 'source')}, {packet['enabled_source_count']} enabled · "
-        "policy only: no locator, provider config or cursor",
-        highlight=False,
+        "policy only: no locator, provider config or cursor"
     )
     table(
-        console,
+        page,
         "Sources",
         ("source", "via", "kind", "priority", "evidence level", "objectives"),
         [
@@ -58,7 +55,7 @@ def manifest(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     table(
-        console,
+        page,
         "Policy",
         ("source", "scan", "exact read", "fresh for", "max changes", "conflict rule"),
         [
@@ -103,8 +100,8 @@ def _alert_facts(packet: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 @view("scan")
-def scan(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Scan receipt", packet, "receipt_ref")
+def scan(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Scan receipt", packet, "receipt_ref")
     status = packet["status"]
     verdict = f"{packet['source_id']} · {status}"
     if packet.get("reason_code") and status in ("failed", "unavailable"):
@@ -115,10 +112,10 @@ def scan(console: Console, packet: dict[str, Any]) -> None:
         f"\n{plural(packet['changed_count'], 'change')}, "
         f"{packet['exact_read_count']} confirmed by exact read"
     )
-    banner(console, verdict, "yellow" if status in ("failed", "unavailable") else "")
+    banner(page, verdict, "yellow" if status in ("failed", "unavailable") else "")
     telemetry = packet["telemetry"]
     facts(
-        console,
+        page,
         [
             (
                 "provider",
@@ -170,30 +167,30 @@ def scan(console: Console, packet: dict[str, Any]) -> None:
         for c in packet["changes"]
     ]
     table(
-        console,
+        page,
         "Changes (opaque refs: `dcx show REF --reveal` on a terminal resolves them)",
         ("change", "revision", "content", "exact read", "observed"),
         rows,
         constant={"observed": packet["observed_at"]},
     )
-    never_captured(console, packet, SCAN_FLAGS)
+    never_captured(page, packet, SCAN_FLAGS)
 
 
 @view("coverage")
-def coverage(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Coverage", packet, "coverage_ref")
+def coverage(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Coverage", packet, "coverage_ref")
     incomplete = packet["incomplete_required_source_ids"]
     required = packet["required_priority"]
     if packet["status"] == "partial":
         banner(
-            console,
+            page,
             f"PARTIAL — required ({required}) source(s) not covered completely: "
             f"{', '.join(incomplete)}",
             "yellow",
         )
     else:
         banner(
-            console,
+            page,
             f"complete — every required ({required}) source was scanned and read completely",
         )
     rows = [
@@ -209,7 +206,7 @@ def coverage(console: Console, packet: dict[str, Any]) -> None:
         for row in sorted(packet["priorities"], key=lambda r: r["priority"])
     ]
     table(
-        console,
+        page,
         "By priority",
         ("priority", "required", "sources", "complete", "exact read incomplete", "scan statuses"),
         rows,
@@ -217,13 +214,13 @@ def coverage(console: Console, packet: dict[str, Any]) -> None:
 
 
 @view("freshness")
-def freshness(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Freshness", packet, "freshness_ref")
+def freshness(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Freshness", packet, "freshness_ref")
     alerts = packet["alert_source_ids"]
     if alerts:
-        banner(console, f"{plural(len(alerts), 'source')} not fresh: {', '.join(alerts)}", "yellow")
+        banner(page, f"{plural(len(alerts), 'source')} not fresh: {', '.join(alerts)}", "yellow")
     else:
-        banner(console, "every source was exact-read within its freshness window")
+        banner(page, "every source was exact-read within its freshness window")
     rows = [
         (
             row["source_id"],
@@ -237,7 +234,7 @@ def freshness(console: Console, packet: dict[str, Any]) -> None:
         for row in packet["sources"]
     ]
     table(
-        console,
+        page,
         "Sources",
         ("source", "priority", "scan", "fresh for", "last exact read", "age", "status"),
         rows,
