@@ -67,6 +67,9 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
+SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -97,6 +100,15 @@ def run(args: list[str]) -> int | None:
 
     if "_DCX_COMPLETE" in os.environ:  # shell completion is typer's
         return None
+    if len(args) == 2 and args[0] == "--show-completion" and args[1] in SHELLS:
+        # typer's flag guesses the shell from the process tree; a named shell is that shell's
+        import typer._completion_shared as completion
+
+        script = completion.get_completion_script(
+            prog_name="dcx", complete_var="_DCX_COMPLETE", shell=args[1]
+        )
+        sys.stdout.write(script.rstrip("\n") + "\n")
+        return 0
     from dcx.cli._declare import parse_globals
     from dcx.cli._options import GLOBALS
 

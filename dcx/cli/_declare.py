@@ -152,6 +152,10 @@ class Argument:
 
 Param = Option | Argument
 
+# The one global option every command also takes after its name (`dcx log --no-color`),
+# as people type it; the others (-C, -v) stay before the command, as in git.
+NO_COLOR = Option("--no-color", type=bool, help="No colour (NO_COLOR works too).")
+
 
 class Command:
     """A declared command: its parameters, its function and its text renderer.
@@ -170,15 +174,20 @@ class Command:
         own_output: bool = False,
     ) -> None:
         self.fn = fn
-        self.params = params
+        self.params = {**params, "no_color": NO_COLOR}
         self.render = render
         self.own_output = own_output
         self.help = fn.__doc__ or ""
-        self.options = {name: p for name, p in params.items() if isinstance(p, Option)}
-        self.arguments = {name: p for name, p in params.items() if isinstance(p, Argument)}
+        self.options = {name: p for name, p in self.params.items() if isinstance(p, Option)}
+        self.arguments = {name: p for name, p in self.params.items() if isinstance(p, Argument)}
 
     def execute(self, g: Globals, values: dict[str, Any]) -> int:
         """Run with parsed ``values`` (from either parser); return the exit code."""
+        values = dict(values)
+        if values.pop("no_color", False):
+            from dcx.cli._globals import Globals
+
+            g = Globals(workspace=g.workspace, verbose=g.verbose, no_color=True)
         if self.own_output:
             return int(self.fn(g, **values))
         from dcx.cli._answer import answer

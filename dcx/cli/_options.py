@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dcx.cli._declare import Option
+from dcx.cli._declare import NO_COLOR, Option
 
 FORMAT = Option(
     "--format",
@@ -53,7 +53,7 @@ GLOBALS = {
         metavar="PATH",
         help="Run as if dcx started in this goal root (env DCX_WORKSPACE).",
     ),
-    "no_color": Option("--no-color", type=bool, help="No colour (NO_COLOR works too)."),
+    "no_color": NO_COLOR,
     "verbose": Option("-v", "--verbose", count=True, help="Show tracebacks of internal errors."),
     "version": Option("--version", type=bool, help="Print the version and exit."),
 }

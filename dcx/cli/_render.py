@@ -50,15 +50,36 @@ def console(*, stderr: bool = False, no_color: bool = False) -> Console:
 
 
 def emit(result: Result, fmt: str, render: TextRenderer | None, *, no_color: bool = False) -> None:
+    try:
+        _write(result, fmt, render, no_color)
+    except BrokenPipeError:
+        # the reader left (`dcx log | head -1`): quietly, and with the command's own
+        # code (0 unless it found problems, as verify does), never a refusal of its own
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush must not fail again
+        raise SystemExit(int(result.exit_code)) from None
+    if fmt != "json" and result.warnings:
+        sys.stderr.write("".join(f"warning: {visible(warning)}\n" for warning in result.warnings))
+        sys.stderr.flush()
+
+
+def _write(result: Result, fmt: str, render: TextRenderer | None, no_color: bool) -> None:
     if fmt == "json":
         if result.raw_json is not None:
             sys.stdout.buffer.write(result.raw_json)
-            sys.stdout.flush()
         else:
             sys.stdout.write(dumps(result.envelope()))
+        sys.stdout.flush()
         return
     safe = Result(
-        result.command, visible_data(result.data), result.status, result.warnings, result.exit_code
+        result.command,
+        visible_data(result.data),
+        result.status,
+        result.warnings,
+        result.exit_code,
+        text_only=visible_data(result.text_only),
     )
     terminal = is_terminal(sys.stdout)
     page = Page(terminal=terminal, colour=wants_colour(no_color))
@@ -66,21 +87,11 @@ def emit(result: Result, fmt: str, render: TextRenderer | None, *, no_color: boo
         render(page, safe)
     else:
         page.write(dumps(safe.data))
-    try:
-        if terminal and any(block[0] != "raw" for block in page.blocks):
-            write_rich(page, console(no_color=no_color))
-        else:
-            write_plain(page, sys.stdout)
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader left (`| head -1`): quietly, as git does
-        import os
-
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        raise SystemExit(1) from None
-    if result.warnings:
-        sys.stderr.write("".join(f"warning: {visible(warning)}\n" for warning in result.warnings))
-        sys.stderr.flush()
+    if terminal and any(block[0] != "raw" for block in page.blocks):
+        write_rich(page, console(no_color=no_color))
+    else:
+        write_plain(page, sys.stdout)
+    sys.stdout.flush()
 
 
 def emit_error(exc: DcxError, fmt: str) -> None:

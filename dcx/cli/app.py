@@ -119,6 +119,7 @@ def _typer_param(name: str, param: Param) -> Any:
         extra["case_sensitive"] = param.case_sensitive
     if param.count:
         extra["count"] = True
+        extra["show_default"] = False  # a count starts at none: "[default: 0]" says nothing
     if param.min is not None:
         extra["min"] = param.min
     if param.max is not None:
@@ -211,10 +212,23 @@ def build_app() -> typer.Typer:
         module = import_module(f"dcx.cli.{name}")
         group: Group | None = getattr(module, "group", None)
         if group is None:
-            app.command(name=name)(typer_callback(module.command))
+            declared = module.command
+            app.command(name=name, short_help=first_sentence(declared.help))(
+                typer_callback(declared)
+            )
             continue
         sub = typer.Typer(help=group.help, no_args_is_help=True)
         for sub_name, declared in group.commands.items():
-            sub.command(sub_name)(typer_callback(declared))
-        app.add_typer(sub, name=name)
+            sub.command(sub_name, short_help=first_sentence(declared.help))(
+                typer_callback(declared)
+            )
+        app.add_typer(sub, name=name, short_help=first_sentence(group.help))
     return app
+
+
+def first_sentence(doc: str) -> str:
+    """The help's first sentence, whole: the command lists wrap it, never cut it mid-way
+    (click's own short help stops at a width, "overwriting..." for "overwriting nothing")."""
+    paragraph = " ".join(inspect.cleandoc(doc).split("\n\n", 1)[0].split())
+    end = paragraph.find(". ")
+    return paragraph if end < 0 else paragraph[: end + 1]

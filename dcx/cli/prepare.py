@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dcx.cli._declare import Option, declare
 from dcx.cli._globals import Globals
-from dcx.cli._layout import styled
+from dcx.cli._layout import Styled, styled
 from dcx.cli._options import AGENT, DECISION, FORMAT, OBSERVED_AT, WAIT
 from dcx.core.result import Result
 
@@ -23,7 +23,7 @@ def render(page, result: Result) -> None:
             else:
                 page.block(item["content"])
         for item in content["recall_results"]:
-            page.rule(f"recall {item['provider_ref']} · score {item['score']}")
+            page.rule(f"recall {item['location']} · {item['provider_ref']} · score {item['score']}")
             page.block(item["content"])
         return
     asm = result.data["assembly"]
@@ -50,11 +50,12 @@ def render(page, result: Result) -> None:
             s["stale_or_rejected_claims"],
         )
     )
+    where = result.text_only.get("locations", {})
     for claim in ev["recalled_claims"]:
-        page.line(styled("  [green]accepted[/] {}: {}", claim["claim_id"], claim["summary"]))
+        page.line(_claim(where, claim, "  [green]accepted[/] {}: {}", claim["claim_id"]))
     for claim in ev["stale_or_rejected_claims"]:
         page.line(
-            styled("  [red]{}[/] {}: {}", claim["reason_code"], claim["claim_id"], claim["summary"])
+            _claim(where, claim, "  [red]{}[/] {}: {}", claim["reason_code"], claim["claim_id"])
         )
     page.line(styled("[bold]{}[/]", "cursor checkpoint"))
     checkpoint = []
@@ -71,6 +72,15 @@ def render(page, result: Result) -> None:
             page.line(
                 f"  or, nothing material changed: dcx review --decision-id {asm['decision_id']} --no-change"
             )
+
+
+def _claim(where: dict[str, str], claim: dict, template: str, *values: str) -> Styled:
+    """A claim's line, ending `· from FILE (SOURCE)` when this run recalled it
+    (where a hit came from is private: text only, never the JSON answer)."""
+    location = where.get(claim.get("provider_ref") or "")
+    if location is None:
+        return styled(template, *values, claim["summary"])
+    return styled(template + " [dim]· from {}[/]", *values, claim["summary"], location)
 
 
 @declare(

@@ -17,9 +17,13 @@ def render(page, result: Result) -> None:
     page.line(
         f"{head} · {receipt['provider']} · {receipt['result_count']} result(s) · advisory, untrusted"
     )
+    where = result.text_only.get("locations", {})
     for row in packet["results"]:
         score = "-" if row["score"] is None else f"{row['score']:.4g}"
-        page.line(f"[{row['rank']}] {row['summary']} · score {score} · {row['provider_ref']}")
+        page.line(
+            f"[{row['rank']}] {where.get(row['provider_ref'], '-')} · {row['summary']} · score {score}"
+            f" · {row['provider_ref']}"
+        )
         for line in row["content"].splitlines():
             page.line(f"    {line}")
 

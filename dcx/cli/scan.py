@@ -28,12 +28,35 @@ def render(page, result: Result) -> None:
         )  # `dcx show` takes a hex prefix
     if rows:
         page.table(("source", "status", "changes", "reason", "receipt"), rows)
+    for line in skipped_lines(receipts):
+        page.line(line)
     for line in alert_lines(receipts):
         page.line(line)
     summary = f"{len(receipts)} receipt(s) stored · cursors unchanged"
     if result.status == "partial":
         summary += " · partial: a source was unavailable (fail-open)"
     page.line(summary)
+
+
+# What a scan left out, by its telemetry counter (SPEC §5.4): words for the text view.
+SKIPPED = (
+    ("skipped_outside_locator", "symlink(s) leaving the source, not followed"),
+    ("skipped_symlinks", "symlink(s), never followed"),
+    ("skipped_submodules", "submodule(s)"),
+    ("skipped_oversize", "file(s) over max_scan_bytes, not hashed"),
+    ("skipped_binary", "binary resource(s)"),
+)
+
+
+def skipped_lines(receipts: list[dict[str, Any]]) -> list[str]:
+    """One line per source that skipped something, as `dcx index` says what it could not search."""
+    lines = []
+    for receipt in receipts:
+        telemetry = receipt["telemetry"]
+        parts = [f"{telemetry[key]} {words}" for key, words in SKIPPED if telemetry.get(key)]
+        if parts:
+            lines.append(f"skipped: {receipt['source_id']}: " + ", ".join(parts))
+    return lines
 
 
 def alert_lines(receipts: list[dict[str, Any]]) -> list[str]:

@@ -12,7 +12,9 @@ Status = Literal["ok", "partial", "error"]
 class Result:
     """``data`` is the machine projection; ``exit_code`` is non-zero only for a
     result that is still worth printing whole (verify's problem list, status of
-    an invalid profile). ``raw_json``: `show --format json` prints stored bytes."""
+    an invalid profile). ``raw_json``: `show --format json` prints stored bytes.
+    ``text_only``: what only the text view may show (private, transient values
+    such as where a recalled hit came from): never in the JSON envelope."""
 
     def __init__(
         self,
@@ -22,6 +24,7 @@ class Result:
         warnings: list[str] | None = None,
         exit_code: ExitCode = ExitCode.OK,
         raw_json: bytes | None = None,
+        text_only: dict[str, Any] | None = None,
     ) -> None:
         self.command = command
         self.data = data
@@ -29,6 +32,7 @@ class Result:
         self.warnings = list(warnings or [])
         self.exit_code = exit_code
         self.raw_json = raw_json
+        self.text_only = dict(text_only or {})
 
     def envelope(self) -> dict[str, Any]:
         return {

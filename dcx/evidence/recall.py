@@ -27,7 +27,9 @@ observed_at, labels=None) -> RetrievalRequest``
 ``RecallRun``: ``request``; ``retrieval`` (validated; ``items`` in rank order,
 with ``resource_ref`` and ``content`` — in-process only, never persist them);
 ``provider_refs`` (``provider_refs[i]`` belongs to ``retrieval.items[i]``);
-``pairs()`` → ``[(provider_ref, item), …]``; ``receipt(ctx)`` → the validated
+``pairs()`` → ``[(provider_ref, item), …]``; ``locations()`` → ``{provider_ref:
+where the item came from}`` for private, transient views only (``hit_location``);
+``receipt(ctx)`` → the validated
 ``context_provider_retrieval_v0`` packet with its ref (``decision_id`` from ``ctx``).
 """
 
@@ -63,8 +65,26 @@ class RecallRun(NamedTuple):
     def pairs(self) -> list[tuple[str, RetrievalItem]]:
         return list(zip(self.provider_refs, self.retrieval.items, strict=True))
 
+    def locations(self) -> dict[str, str]:
+        return {ref: hit_location(item) for ref, item in self.pairs()}
+
     def receipt(self, ctx: PacketContext) -> dict[str, Any]:
         return build_receipt(ctx, self.retrieval, self.provider_refs)
+
+
+def hit_location(item: RetrievalItem) -> str:
+    """Where a recalled item came from, for a person: the file and its source for
+    a bm25 chunk, the provider's own resource ref otherwise (an OpenViking URI).
+
+    Private and transient (SPEC §6.7): shown by recall's and prepare's text and
+    the workbench page, never stored; a public packet keeps only ``provider_ref``.
+    """
+    from dcx.providers.bm25 import parse_resource_ref
+
+    chunk = parse_resource_ref(item.resource_ref)
+    if chunk is None:
+        return item.resource_ref
+    return f"{chunk.path} ({chunk.source_id})"
 
 
 def build_request(

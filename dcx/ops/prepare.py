@@ -151,6 +151,8 @@ def _provider_health(scans, run, observed_at: str) -> list[dict[str, Any]]:
 
 
 def _show_content(changes: list[Change], run: RecallRun | None) -> Result:
+    from dcx.evidence.recall import hit_location
+
     items = [
         {
             "source_id": c.source_id,
@@ -164,7 +166,13 @@ def _show_content(changes: list[Change], run: RecallRun | None) -> Result:
         for c in changes
     ]
     results = [
-        {"provider_ref": ref, "summary": item.summary, "score": item.score, "content": item.content}
+        {
+            "provider_ref": ref,
+            "summary": item.summary,
+            "location": hit_location(item),
+            "score": item.score,
+            "content": item.content,
+        }
         for ref, item in (run.pairs() if run is not None else [])
     ]
     packet = {
@@ -619,4 +627,5 @@ def _result(seen: Observed, acct: Account, packets: Packets, mode: str) -> Resul
         },
         status="partial" if partial else "ok",
         warnings=warnings,
+        text_only={"locations": seen.run.locations() if seen.run is not None else {}},
     )

@@ -196,9 +196,11 @@ def recall_once(
         pairs=run.pairs(),
         provider_readiness=run.retrieval.provider_readiness,
     )
+    # where each hit came from: for people (text, the workbench page), never the JSON answer
+    where = {"locations": run.locations()}
     if run.retrieval.ok:
-        return Result("recall", packet)
+        return Result("recall", packet, text_only=where)
     reason = run.retrieval.reason_code
     advice = hint(reason)
     warning = f"recall unavailable ({reason})" + (f": {advice}" if advice else "")
-    return Result("recall", packet, status="partial", warnings=[warning])
+    return Result("recall", packet, status="partial", warnings=[warning], text_only=where)

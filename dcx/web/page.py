@@ -173,7 +173,7 @@ footer { padding:0 24px 20px; color:var(--muted); font-size:12px; }
     }).finally(function () { button.disabled = false; });
   });
 
-  function showHits(packet) {
+  function showHits(packet, where) {
     var list = $("hits");
     list.replaceChildren();
     packet.results.forEach(function (row) {
@@ -186,7 +186,7 @@ footer { padding:0 24px 20px; color:var(--muted); font-size:12px; }
       score.textContent = "score " + (row.score === null ? "-" : Number(row.score).toPrecision(4));
       var trust = document.createElement("span"); trust.className = "trust"; trust.textContent = "untrusted advisory";
       head.append(rank, summary, score, trust);
-      var ref = document.createElement("div"); ref.className = "meta"; ref.textContent = row.provider_ref;
+      var ref = document.createElement("div"); ref.className = "meta"; ref.textContent = (where[row.provider_ref] || "-") + " · " + row.provider_ref;
       var content = document.createElement("pre"); content.className = "content"; content.textContent = row.content;
       item.append(head, ref, content);
       list.append(item);
@@ -208,7 +208,7 @@ footer { padding:0 24px 20px; color:var(--muted); font-size:12px; }
       }
       var packet = r.json.data;
       var receipt = packet.retrieval;
-      showHits(packet);
+      showHits(packet, (r.json.view && r.json.view.locations) || {});
       if (packet.status !== "completed") {
         var text = "recall " + packet.status + ": " + packet.reason_code + (r.json.hint ? "\\nhint: " + r.json.hint : "");
         setStatus($("recall-status"), text, "warn");

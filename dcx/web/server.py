@@ -261,6 +261,8 @@ class Handler(BaseHTTPRequestHandler):
         envelope = result.envelope()
         if isinstance(result.data, dict) and result.data.get("reason_code"):
             envelope["hint"] = reason_hint(result.data["reason_code"])
+        if result.text_only:  # the page is a view for the person at this host, as text is
+            envelope["view"] = result.text_only
         self._send_json(HTTPStatus.OK, envelope)
 
     def _method_not_allowed(self) -> None:

@@ -18,12 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dcx.cli import COMMANDS
-from dcx.cli._declare import Argument, Command, Group, Option, parse_globals
+from dcx.cli._declare import NO_COLOR, Argument, Command, Group, Option, parse_globals
 from dcx.cli._options import AGENT, FORMAT, GLOBALS, OBSERVED_AT, WAIT
 from dcx.cli.app import build_app
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "commands.md"
-SHARED = (FORMAT, AGENT, OBSERVED_AT, WAIT)  # documented once, at the top of commands.md
+SHARED = (FORMAT, AGENT, OBSERVED_AT, WAIT, NO_COLOR)  # documented once, at the top of commands.md
 
 
 def declared() -> dict[str, Command]:

@@ -150,7 +150,7 @@ def test_show_into_a_closed_pipe_exits_quietly(cycled: Path) -> None:
     assert b"Traceback" not in proc.stderr and b"AttributeError" not in proc.stderr, (
         proc.stderr.decode()
     )
-    assert proc.returncode == 1
+    assert proc.returncode == 0  # as `git log | head -1`: the reader chose to stop
 
 
 def test_feedback_view_shows_an_emitted_candidate(dcx, cycled: Path) -> None:

@@ -68,6 +68,7 @@ def test_try_a_query_read_hits_as_text_and_clear(bench: Workbench, page) -> None
     texts = [hits.nth(i).inner_text() for i in range(hits.count())]
     assert all("UNTRUSTED ADVISORY" in text.upper() for text in texts)
     hostile = next(text for text in texts if "<script>" in text)
+    assert "hostile-note.md (source:authority:docs)" in hostile  # which file the hit came from
     # shown as text, and nothing in it ran or became an element
     assert '<img src=x onerror="window.__pwned=1">' in hostile and "<b>bold?</b>" in hostile
     assert page.evaluate("window.__pwned === undefined")

@@ -246,6 +246,12 @@ def test_recall_answers_what_dcx_recall_prints(bench: Workbench, goal: Path) -> 
     ]
     assert packet["retrieval"]["retrieval_ref"] == cli["retrieval"]["retrieval_ref"]
     assert any("<script>" in r["content"] for r in packet["results"])
+    # the page names each hit's file for the person here; dcx recall's JSON does not
+    where = answer["view"]["locations"]
+    assert set(where) == {r["provider_ref"] for r in packet["results"]}
+    hostile = next(r["provider_ref"] for r in packet["results"] if "<script>" in r["content"])
+    assert where[hostile] == "hostile-note.md (source:authority:docs)"
+    assert "hostile-note.md" not in json.dumps(cli)
 
 
 def test_the_posted_profile_is_what_recalls(bench: Workbench, goal: Path) -> None:
