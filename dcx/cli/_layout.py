@@ -131,10 +131,18 @@ class Page:
         styles: Sequence[str] = (),
         min_widths: Sequence[int] = (),
         gap: int = 1,
+        rail: bool = False,
     ) -> None:
-        """Cells in columns without a header; every column but the last stays whole."""
+        """Cells in columns without a header; every column but the last stays whole.
+
+        On a terminal the last column wraps at word breaks under itself, and a
+        word (a ref) is folded only when no line could hold it. ``rail``: the
+        first column (``dcx log``'s ``|``) is repeated on every wrapped line, and
+        where the last column would be too narrow for its longest word, it goes
+        under the row's other cells, indented, still beside the rail.
+        """
         if rows:
-            self.blocks.append(("grid", [list(row) for row in rows], styles, min_widths, gap))
+            self.blocks.append(("grid", [list(row) for row in rows], styles, min_widths, gap, rail))
 
     def table(
         self,
@@ -195,7 +203,7 @@ def _plain_block(kind: str, *args: Any) -> list[str]:
     if kind in ("block", "panel"):
         return args[0].split("\n")
     if kind == "grid":
-        rows, _, min_widths, gap = args
+        rows, _, min_widths, gap, _rail = args
         return _padded([[_plain(c) for c in row] for row in rows], gap, min_widths)
     if kind == "table":
         columns, rows, _, right = args
@@ -242,8 +250,9 @@ def write_rich(page: Page, console: Console) -> None:
     for kind, *args in page.blocks:
         if kind == "raw":
             console.file.write(args[0])
-        elif kind == "line":
-            console.print(_text(Styled(args[0])))
+        elif kind == "line":  # prose: rich wraps it at word breaks; no line ends in spaces
+            for line in _text(Styled(args[0])).wrap(console, console.width):
+                _print_line(console, line)
         elif kind == "block":
             from rich.text import Text
 
@@ -270,8 +279,13 @@ def _rich_grid(
     styles: Sequence[str],
     min_widths: Sequence[int],
     gap: int,
+    rail: bool,
 ) -> None:
     from rich.table import Table
+
+    if rail:
+        _rich_rail(console, rows, styles, min_widths, gap)
+        return
 
     count = max(len(row) for row in rows)
     grid = Table.grid(padding=(0, gap))
@@ -286,6 +300,65 @@ def _rich_grid(
     for row in rows:
         grid.add_row(*(_text(cell) for cell in row))
     console.print(grid)
+
+
+def _rich_rail(
+    console: Console,
+    rows: list[list[Cell]],
+    styles: Sequence[str],
+    min_widths: Sequence[int],
+    gap: int,
+) -> None:
+    """A grid whose first column is a rail on every line (see :meth:`Page.grid`).
+
+    The last column is wrapped by rich (:meth:`rich.text.Text.wrap`); dcx only
+    decides where each wrapped line starts.
+    """
+    from rich.text import Text
+
+    count = max(len(row) for row in rows)
+    plain = [[_plain(cell) for cell in row] for row in rows]
+    widths = [max([0, *(len(row[i]) for row in plain if i < len(row))]) for i in range(count - 1)]
+    for index, least in enumerate(min_widths[: count - 1]):
+        widths[index] = max(widths[index], least)
+    longest = max([1, *(len(word) for row in plain for word in row[-1].split())])
+    space = " " * gap
+
+    def style_of(i: int) -> str:
+        return styles[i] if i < len(styles) else ""
+
+    def head(row: list[Cell], upto: int, last_line: bool) -> Text:
+        out = Text()
+        for i in range(upto):
+            cell = row[i] if i < len(row) else ""
+            if i and not last_line:
+                cell = ""  # the rail alone on the lines that follow
+            text = _text(cell, style_of(i))
+            text.pad_right(widths[i] - text.cell_len)
+            out.append_text(text)
+            out.append(space)
+        return out
+
+    beside = console.width - sum(widths) - gap * (count - 1)
+    for row in rows:
+        last = _text(row[-1], style_of(count - 1))
+        if beside >= longest:  # the text beside the row's cells
+            lines = last.wrap(console, beside, overflow="fold")
+            for number, line in enumerate(lines):
+                _print_line(console, Text.assemble(head(row, count - 1, number == 0), line))
+            continue
+        # too narrow: the row's cells, then the text under them, beside the rail
+        _print_line(console, head(row, count - 1, True))
+        indent = widths[0] + gap + 2
+        for line in last.wrap(console, max(console.width - indent, 1), overflow="fold"):
+            prefix = head(row, 1, False)
+            prefix.append(" " * 2)
+            _print_line(console, Text.assemble(prefix, line))
+
+
+def _print_line(console: Console, line: Text) -> None:
+    line.rstrip()  # in place: no padding at the end of a terminal line either
+    console.print(line, soft_wrap=True)
 
 
 def _rich_table(

@@ -12,7 +12,9 @@ from dcx.core.result import Result
 def _lines(page: Page, rows: list[tuple[str, str, Any]]) -> None:
     """Gutter, kind, then text that wraps under itself (the gutter stays on every line)."""
     page.grid(
-        [(styled("[yellow]{}[/]", g) if g else "", k, t) for g, k, t in rows], min_widths=(0, 9)
+        [(styled("[yellow]{}[/]", g) if g else "", k, t) for g, k, t in rows],
+        min_widths=(0, 9),
+        rail=True,
     )
 
 

@@ -141,3 +141,24 @@ def test_writeback_piped_keeps_the_event_id_on_its_line(cycled: Path) -> None:
     )
     event_lines = [line for line in out.splitlines() if "dcx-event-" in line]
     assert event_lines and all(re.search(r"dcx-event-[0-9a-f]{32}", line) for line in event_lines)
+
+
+@pytest.mark.parametrize("width", [40, 52, 64, 80, 100])
+def test_log_keeps_its_rail_and_its_refs_whole(scanned: Path, width: int) -> None:
+    """Every line of a decision's chain starts with the rail; every short ref is on one line."""
+    text = on_pty(("log",), scanned, width)
+    refs = [
+        link["short_ref"]
+        for row in json.loads(piped(("log", "--format", "json"), scanned))["data"]["decisions"]
+        for link in row["chain"]
+    ]
+    assert refs
+    lines = text.splitlines()
+    for ref in refs:
+        assert any(ref in line for line in lines), (ref, width)
+    chain = lines[lines.index(next(line for line in lines if line.startswith("* "))) :]
+    body = [
+        line for line in chain[1 : chain.index("|") + 1] if not line.startswith(("* ", "complete"))
+    ]
+    assert body and all(line.startswith("|") for line in body), (width, body)
+    assert all(line == line.rstrip() for line in lines)
