@@ -156,6 +156,13 @@ def decision_uris(ws: Workspace) -> list[tuple[str, str]]:
     ]
 
 
+def packet_uris(ws: Workspace) -> list[tuple[str, str, str]]:
+    """(uri, ref, kind) of every stored packet file, by kind then ref; a read verifies it."""
+    from dcx.state.store import Store
+
+    return [(PACKETS + path.stem, path.stem, kind) for kind, path in Store(ws).iter_files()]
+
+
 def read_resource(ws: Workspace, uri: str) -> tuple[str, str]:
     """(text, mime type) of a ``dcx://`` URI: public, verified records only. Raises DcxError."""
     if uri.startswith(PACKETS):

@@ -80,6 +80,7 @@ def build(session: Session) -> Server[Any]:
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         async with serial:
             rows = await anyio.to_thread.run_sync(_decisions, session)
+            packets = await anyio.to_thread.run_sync(_packets, session)
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
@@ -90,6 +91,16 @@ def build(session: Session) -> Server[Any]:
                     description="The decision's chain of packets and its next step.",
                 )
                 for uri, decision_id in rows
+            ]
+            + [
+                types.Resource(
+                    uri=uri,
+                    name=ref,
+                    title=f"{kind} packet",
+                    mime_type="application/json",
+                    description="A stored packet, verified when read: its stored JSON exactly.",
+                )
+                for uri, ref, kind in packets
             ]
         )
 
@@ -141,6 +152,13 @@ def _decisions(session: Session) -> list[tuple[str, str]]:
         return answers.decision_uris(session.ws)
     except DcxError:
         return []  # a damaged decision index is verify's to report; the list is just empty
+
+
+def _packets(session: Session) -> list[tuple[str, str, str]]:
+    try:
+        return answers.packet_uris(session.ws)
+    except OSError:
+        return []  # an unreadable packets/ folder is verify's to report
 
 
 def _read(session: Session, uri: str) -> tuple[str, str, dict[str, Any] | None]:

@@ -171,7 +171,13 @@ def test_each_step_answers_with_the_data_the_cli_prints(cycle) -> None:
 
 def test_resources_are_the_stored_records(cycle) -> None:
     out, root, _, _ = cycle
-    assert out["resources"] == [f"dcx://decisions/{D}"]
+    packets = sorted(
+        (path.parent.name, path.stem)
+        for path in (root / ".decision-context" / "packets").glob("*/*.json")
+    )
+    assert out["resources"] == [f"dcx://decisions/{D}"] + [
+        f"dcx://packets/{ref}" for _, ref in packets
+    ]
     assert json.loads(out["decision_resource"]) == out["log"]["decisions"][0]
     text, ref = out["packet_resource"]
     stored = (root / ".decision-context" / "packets" / "proposal" / f"{ref}.json").read_text()

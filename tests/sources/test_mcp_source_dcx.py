@@ -22,14 +22,14 @@ SID = "source:goal-b"
 PREFIX = "dcx://decisions/"
 
 
-def register(root: Path, other: Path) -> None:
+def register(root: Path, other: Path, prefix: str = PREFIX) -> None:
     locator = (
         "{ command = "
         + json.dumps([DCX_EXE, "-C", str(other), "mcp"])
         + ", env = { DCX_NOW = "
         + json.dumps(FIXED_NOW)
         + " }, uri_prefix = "
-        + json.dumps(PREFIX)
+        + json.dumps(prefix)
         + " }"
     )
     configure(root, binding_block("goals", "mcp") + source_block(SID, locator, provider_id="goals"))
@@ -75,3 +75,20 @@ def test_another_goals_dcx_mcp_is_an_authority_source(fresh_ws, cycled):
     )
     third, _ = scan(fresh_ws, second.cursor_after)
     assert third.status == "no_change"
+
+
+def test_another_goals_packets_are_resources_read_byte_for_byte(fresh_ws, cycled):
+    """``dcx://packets/``: one resource per stored packet file of goal B, its bytes exactly."""
+    prefix = "dcx://packets/"
+    register(fresh_ws, cycled, prefix)
+    first, providers = scan(fresh_ws)
+    assert first.status == "completed", first.reason_code
+    files = {
+        prefix + path.stem: path
+        for path in (cycled / ".decision-context" / "packets").glob("*/*.json")
+    }
+    assert files and {i.resource_ref for i in first.items} == set(files)
+    reads = exact_read_scan(providers, first, clock=CLOCK)
+    assert read_complete(first, reads)
+    for uri, read in reads.items():
+        assert read.content == files[uri].read_text()
