@@ -143,6 +143,9 @@ class _Writer:
     def commit(self) -> int:
         opstamp = int(self.writer.commit())
         self.writer.wait_merging_threads()  # merges finish (and free deleted rows) before we exit
+        for path in self.directory.iterdir():  # tantivy creates its files with the umask's mode
+            if path.is_file() and path.stat().st_mode & 0o077:
+                os.chmod(path, 0o600)
         return opstamp
 
     def rollback(self) -> None:
