@@ -79,9 +79,13 @@ def tokenizer_name(analyzer: str) -> str:
     return f"dcx_{analyzer}"
 
 
+def text_analyzer(name: str | None = None) -> Any:
+    """The tantivy ``TextAnalyzer`` called ``name`` (one of ``ANALYZERS``; this dcx's by default)."""
+    return _analyzer(name or ANALYZER)
+
+
 @cache
-def text_analyzer(name: str = ANALYZER) -> Any:
-    """The tantivy ``TextAnalyzer`` called ``name`` (one of ``ANALYZERS``)."""
+def _analyzer(name: str) -> Any:
     import tantivy
 
     builder = (
@@ -98,9 +102,10 @@ def text_analyzer(name: str = ANALYZER) -> Any:
     return builder.build()
 
 
-def schema(analyzer: str = ANALYZER) -> Any:
+def schema(analyzer: str | None = None) -> Any:
     import tantivy
 
+    analyzer = analyzer or ANALYZER
     builder = tantivy.SchemaBuilder()
     builder.add_text_field(
         "text", stored=True, tokenizer_name=tokenizer_name(analyzer), index_option="freq"

@@ -129,15 +129,18 @@ class _Writer:
         self, source_id: str, path: str, revision: str, kind: str, chunks: list[str]
     ) -> None:
         key = file_key(source_id, path)
+        document, add = self.tantivy.Document, self.writer.add_document
         for ordinal, text in enumerate(chunks):
-            doc = self.tantivy.Document()
-            doc.add_text("text", text)
-            doc.add_text("source", source_id)
-            doc.add_text("file", key)
-            doc.add_text("path", path)
-            doc.add_text("revision", revision)
-            doc.add_integer("ordinal", ordinal)
-            self.writer.add_document(doc)
+            add(
+                document(
+                    text=text,
+                    source=source_id,
+                    file=key,
+                    path=path,
+                    revision=revision,
+                    ordinal=ordinal,  # an int: the integer field's i64
+                )
+            )
         self.files.setdefault(source_id, {})[path] = [revision, kind, len(chunks)]
 
     def commit(self) -> int:
