@@ -48,12 +48,28 @@ def run(plan: str, analyzer: str, tmp: Path) -> dict[str, float]:
     )
     copy = HERE / f".study-{analyzer}-{plan}.toml"
     bm25_only(HERE / f"{plan}.toml", copy)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+    }
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "dcx", "compare", str(copy), "--format", "json",
-             "--report", str(tmp / f"{analyzer}-{plan}")],
-            cwd=REPO, env=env, capture_output=True, text=True, check=False,
+            [
+                sys.executable,
+                "-m",
+                "dcx",
+                "compare",
+                str(copy),
+                "--format",
+                "json",
+                "--report",
+                str(tmp / f"{analyzer}-{plan}"),
+            ],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
         )
     finally:
         copy.unlink(missing_ok=True)
@@ -74,7 +90,11 @@ def main() -> None:
         for analyzer in args.analyzers:
             rows[analyzer] = {plan: run(plan, analyzer, Path(tmp)) for plan in PLANS}
             print(f"{analyzer}: done", file=sys.stderr)
-    print("| analyzer | " + " | ".join(f"{p} nDCG@5 / R@8" for p in PLANS) + " | mean nDCG@5 | mean R@8 |")
+    print(
+        "| analyzer | "
+        + " | ".join(f"{p} nDCG@5 / R@8" for p in PLANS)
+        + " | mean nDCG@5 | mean R@8 |"
+    )
     print("|---" * (len(PLANS) + 3) + "|")
     for analyzer, by_plan in rows.items():
         cells = [f"{by_plan[p]['ndcg5']:.3f} / {by_plan[p]['recall8']:.3f}" for p in PLANS]

@@ -165,7 +165,7 @@ class Bm25Provider:
                 [(tantivy.Occur.Must, text), (tantivy.Occur.Must, where)]
             )
         searcher = index.searcher()
-        items: list[RetrievalItem] = []
+        items: tuple[RetrievalItem, ...] = ()
         dropped, capped = 0, False
         # one hit past the limit says whether the cap applied; when items are dropped
         # (a ref over 512 characters, the content budget) more candidates are ranked
@@ -193,7 +193,10 @@ class Bm25Provider:
             doc = searcher.doc(address)
             source_id = doc.get_first("source")
             ref = ChunkRef(
-                source_id, doc.get_first("path"), int(doc.get_first("ordinal")), doc.get_first("revision")
+                source_id,
+                doc.get_first("path"),
+                int(doc.get_first("ordinal")),
+                doc.get_first("revision"),
             )
             out.append(
                 RetrievalItem(
@@ -212,8 +215,6 @@ def find_by_content(ws: Workspace, content: str, limit: int) -> list[tuple[str, 
     For matching a recalled item to its authority (``dcx.evidence.assembler``):
     at most ``limit`` hits within 5 seconds; an unreadable index finds nothing.
     """
-    import time
-
     request = RetrievalRequest(
         namespace="decision-context",
         scope_ref="",

@@ -111,7 +111,9 @@ def schema(analyzer: str | None = None) -> Any:
         "text", stored=True, tokenizer_name=tokenizer_name(analyzer), index_option="freq"
     )
     for name in ("source", "file"):
-        builder.add_text_field(name, stored=name == "source", tokenizer_name="raw", index_option="basic")
+        builder.add_text_field(
+            name, stored=name == "source", tokenizer_name="raw", index_option="basic"
+        )
     for name in ("path", "revision"):
         builder.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_integer_field("ordinal", stored=True)

@@ -315,7 +315,9 @@ def update_index(
         )
         indexed = tuple(sorted(r.source_id for r in reports if r.status == "indexed"))
         new = Record(ANALYZER, writer.directory.name, opstamp, count, now, indexed)
-        atomic_write(record_path, (json.dumps(new.body(), sort_keys=True) + "\n").encode(), mode=0o600)
+        atomic_write(
+            record_path, (json.dumps(new.body(), sort_keys=True) + "\n").encode(), mode=0o600
+        )
         fsync_dir(ws.index)
         if fresh and record is not None and record.directory != new.directory:
             shutil.rmtree(ws.index / record.directory, ignore_errors=True)

@@ -78,7 +78,7 @@ def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 
 def _near_empty(text: str) -> bool:
-    first, _, rest = text.partition("\n")
+    _, _, rest = text.partition("\n")
     if "#" not in rest and len(rest.strip()) >= NEAR_EMPTY:
         return False  # one heading line at most, and enough text after it (the common case)
     body = [

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from dcx.core.workspace import Workspace
@@ -203,7 +202,9 @@ def test_an_fts5_index_of_an_earlier_dcx_is_removed_and_rebuilt_said_once(dcx, e
     first = dcx("-C", str(example), "index", "--format", "json").json()
     assert first["data"]["created"] is True and first["data"]["replaced_legacy"] is True
     assert [w for w in first["warnings"] if "FTS5" in w]
-    assert not (index_dir / "bm25.sqlite").exists() and not (index_dir / "bm25.sqlite.lock").exists()
+    assert (
+        not (index_dir / "bm25.sqlite").exists() and not (index_dir / "bm25.sqlite.lock").exists()
+    )
     assert _recall_json(dcx, example)["status"] == "completed"
     second = dcx("-C", str(example), "index", "--format", "json").json()
     assert second["data"]["replaced_legacy"] is False

@@ -267,7 +267,9 @@ def test_diacritics_and_case_fold(fresh_ws: Path, tree) -> None:
 
 def test_a_term_in_every_chunk_still_matches_and_counts(fresh_ws: Path, tree) -> None:
     """No term is pruned: tantivy's IDF is positive even for a term in every chunk."""
-    files = {f"f{i:02d}.md": " ".join(["storefront"] * (1 + i % 3) + ["pad"] * i) for i in range(24)}
+    files = {
+        f"f{i:02d}.md": " ".join(["storefront"] * (1 + i % 3) + ["pad"] * i) for i in range(24)
+    }
     files["rare.md"] = "storefront storefront storefront rare"
     ws = _setup(fresh_ws, tree, files)
     index(clock=clock_from_env(), ws=ws, agent_id=None)

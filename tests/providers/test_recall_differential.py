@@ -8,8 +8,8 @@ as docs/recall.md says (simple tokenizer, tokens over 40 characters removed,
 lower case, ASCII folding), and scores **every** chunk that holds a query term
 with Okapi BM25 as a textbook writes it:
 
-    score(d) = Σ_t idf(t) · tf(t,d)·(k1+1) / (tf(t,d) + k1·(1 − b + b·|d|/avgdl))
-    idf(t)   = ln(1 + (N − n(t) + 0.5) / (n(t) + 0.5))        (tantivy's IDF)
+    score(d) = Σ_t idf(t) · tf(t,d)·(k1+1) / (tf(t,d) + k1·(1 - b + b·|d|/avgdl))
+    idf(t)   = ln(1 + (N - n(t) + 0.5) / (n(t) + 0.5))        (tantivy's IDF)
 
 with k1 = 1.2, b = 0.75, N, n(t) and avgdl over the whole index (one shared
 scorer: the scope filters, it does not change the statistics), distinct query
@@ -38,6 +38,7 @@ Knob: ``DCX_HYPOTHESIS_PROFILE=deep`` (about 20x the examples).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -92,7 +93,9 @@ def join_near_empty(sections: list[str]) -> list[str]:
     """The documented rule: a section with under 64 characters besides its heading joins the next."""
     out: list[str] = []
     for section in sections:
-        said = "\n".join(line for line in (out[-1] if out else "").splitlines() if not line.startswith("## "))
+        said = "\n".join(
+            line for line in (out[-1] if out else "").splitlines() if not line.startswith("## ")
+        )
         if out and len(said.strip()) < NEAR_EMPTY:
             out[-1] = out[-1] + "\n\n" + section
         else:
@@ -220,9 +223,7 @@ class Oracle:
             if not any(t in tf for t in terms):
                 continue
             norm = K1 * (1 - B + B * length / self.avgdl)
-            score = sum(
-                self.idf(t) * tf[t] * (K1 + 1) / (tf[t] + norm) for t in terms if t in tf
-            )
+            score = sum(self.idf(t) * tf[t] * (K1 + 1) / (tf[t] + norm) for t in terms if t in tf)
             rows.append((chunk, score))
         rows.sort(key=lambda r: (-r[1], r[0].source_id, r[0].path, r[0].ordinal))
         return rows
@@ -243,7 +244,7 @@ def check_ranking(
         assert chunk[:3] in oracle, (why, "not a matching chunk of the scope", chunk)
         assert close(score, oracle[chunk[:3]]), (why, chunk, score, oracle[chunk[:3]])
         assert close(oracle[chunk[:3]], want[i][1]), (why, i, got, want)
-    for (a, _), (b, _) in zip(got, got[1:], strict=False):
+    for (a, _), (b, _) in itertools.pairwise(got):
         if oracle[a[:3]] == oracle[b[:3]]:
             assert a[:3] < b[:3], (why, "exact tie out of index order", a, b)
 
