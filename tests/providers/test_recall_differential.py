@@ -5,7 +5,7 @@ it chunks the generated files by the documented rule (an ATX heading starts a
 chunk; a chunk with under 64 characters besides its headings joins the one
 that follows), splits each chunk into tokens with tantivy's own parts chained
 as docs/recall.md says (simple tokenizer, tokens over 40 characters removed,
-lower case, ASCII folding), and scores **every** chunk that holds a query term
+lower case, ASCII folding, English stemming), and scores **every** chunk that holds a query term
 with Okapi BM25 as a textbook writes it:
 
     score(d) = Σ_t idf(t) · tf(t,d)·(k1+1) / (tf(t,d) + k1·(1 - b + b·|d|/avgdl))
@@ -81,6 +81,7 @@ def _analyzer():
         .filter(tantivy.Filter.remove_long(40))
         .filter(tantivy.Filter.lowercase())
         .filter(tantivy.Filter.ascii_fold())
+        .filter(tantivy.Filter.stemmer("english"))
         .build()
     )
 
