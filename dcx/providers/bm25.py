@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from typing import Any, NamedTuple
@@ -104,6 +105,12 @@ class Bm25Provider:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.version = VERSION
+        # the engine loads with the provider, before the retrieval's clock starts (as
+        # sqlite3 did with the module): a receipt's latency_ms is the search's, not
+        # Python's import of tantivy (a few ms once per process). A failed import
+        # fails the retrieval, where it is contained.
+        with contextlib.suppress(ImportError):
+            import tantivy  # noqa: F401
 
     def retrieve(self, request: RetrievalRequest, *, deadline: float) -> Retrieval:
         scope = parse_scope(request.scope_ref)
