@@ -165,9 +165,14 @@ class Bm25Provider:
         query = text
         if sources:
             # a filter that scores nothing: the scope's own best chunks, at whole-index scores
-            where = tantivy.Query.const_score_query(
-                tantivy.Query.term_set_query(schema, "source", sources), 0.0
+            # term queries, not a term set: their postings seek (a set is read whole)
+            named = [tantivy.Query.term_query(schema, "source", sid, "basic") for sid in sources]
+            either = (
+                named[0]
+                if len(named) == 1
+                else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in named])
             )
+            where = tantivy.Query.const_score_query(either, 0.0)
             query = tantivy.Query.boolean_query(
                 [(tantivy.Occur.Must, text), (tantivy.Occur.Must, where)]
             )
