@@ -38,8 +38,8 @@ from dcx.providers.bm25_index import IndexUnavailable, Record, open_read_only, t
 from dcx.providers.validate import admit
 
 NAME = "bm25"
-# the scorer and index format (SQLite's own version is not part of it: results
-# must not change their receipts from one machine to the next)
+# the scorer and index format (the tantivy package's own version is not part of it:
+# pyproject.toml pins one minor release, and receipts must not differ by machine)
 VERSION = "dcx-bm25-tantivy-v1"
 REF_PREFIX = "bm25:"
 _OVERFETCH = 2
@@ -105,10 +105,9 @@ class Bm25Provider:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.version = VERSION
-        # the engine loads with the provider, before the retrieval's clock starts (as
-        # sqlite3 did with the module): a receipt's latency_ms is the search's, not
-        # Python's import of tantivy (a few ms once per process). A failed import
-        # fails the retrieval, where it is contained.
+        # the engine loads with the provider, before the retrieval's clock starts: a
+        # receipt's latency_ms is the search's, not Python's import of tantivy (a few
+        # ms once per process). A failed import fails the retrieval, where it is contained.
         with contextlib.suppress(ImportError):
             import tantivy  # noqa: F401
 

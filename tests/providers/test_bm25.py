@@ -226,7 +226,7 @@ def test_missing_and_corrupt_index_degrade_to_unavailable(fresh_ws: Path, tree) 
     ws = _setup(fresh_ws, tree)
     assert _recall(ws, "quokka").reason_code == "index_missing"
     index(clock=clock_from_env(), ws=ws, agent_id=None)
-    index_path(ws.index).write_bytes(b"this is not an sqlite database" * 100)
+    index_path(ws.index).write_bytes(b"this is not a dcx index record" * 100)
     result = _recall(ws, "quokka")
     assert (result.status, result.reason_code, result.items) == ("unavailable", "index_corrupt", ())
 
