@@ -211,3 +211,12 @@ def test_an_fts5_index_of_an_earlier_dcx_is_removed_and_rebuilt_said_once(dcx, e
     assert not [w for w in second["warnings"] if "FTS5" in w]
     text = dcx("-C", str(example), "index", "--rebuild")
     assert "FTS5" not in text.stdout + text.stderr
+    # for people: the run that replaces one says it in one line, the next says nothing
+    (index_dir / "bm25.sqlite").write_bytes(b"an FTS5 database of dcx before v4")
+    replaced = dcx("-C", str(example), "index")
+    assert replaced.exit_code == 0, replaced.stderr
+    said = [line for line in (replaced.stdout + replaced.stderr).splitlines() if "FTS5" in line]
+    assert len(said) == 1 and "bm25.sqlite" in said[0], said
+    assert not (index_dir / "bm25.sqlite").exists()
+    again = dcx("-C", str(example), "index")
+    assert "FTS5" not in again.stdout + again.stderr
