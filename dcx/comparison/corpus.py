@@ -13,9 +13,12 @@ Matching normalises line endings (CRLF/CR → LF) and trailing spaces of every
 line on both sides, trims the item's leading and trailing blank lines, and
 looks for the item as a substring. At file granularity the item belongs to
 the first document (path order) that contains it. At section granularity it
-belongs to the section where its first occurrence starts; an item that runs
-on past that section (a whole-file hit, say) is still matched there and
-counted as ``spanning``. An item found nowhere is ``unmatched``.
+belongs to the section that holds the most of its first occurrence (the
+first such section on a tie): a chunk that carries a title heading and its
+date line into the section they introduce is that section's, and a
+whole-file hit is its largest section's. An item that runs past the section
+it is matched to is counted as ``spanning``. An item found nowhere is
+``unmatched``.
 """
 
 from __future__ import annotations
@@ -126,9 +129,15 @@ class Matcher:
             at = doc.text.find(needle)
             if at < 0:
                 continue
+            end = at + len(needle)
+            best, share = None, -1
             for unit in self.by_path[doc.path]:
-                if unit.start <= at < unit.end or (at == unit.end == len(doc.text)):
-                    return Match(unit.docid, at + len(needle) > unit.end)
+                overlap = min(end, unit.end) - max(at, unit.start)
+                if overlap > share:
+                    best, share = unit, overlap
+            if best is None:
+                return Match(None, False)
+            return Match(best.docid, at < best.start or end > best.end)
         return Match(None, False)
 
 

@@ -58,10 +58,10 @@ def _recall(ws: Workspace, state: Activation) -> dict[str, Any]:
     if cp.provider == "none":
         return {"provider": "none", "status": "disabled", "reason_code": None}
     if cp.provider == "bm25":
-        from dcx.providers.bm25_index import IndexUnavailable, index_path, open_read_only
+        from dcx.providers.bm25_index import IndexUnavailable, open_read_only
 
         try:
-            open_read_only(index_path(ws.index), busy_timeout=1.0)[0].close()
+            open_read_only(ws.index)
         except IndexUnavailable as exc:
             return {"provider": "bm25", "status": "unavailable", "reason_code": exc.reason_code}
         return {"provider": "bm25", "status": "ready", "reason_code": None}

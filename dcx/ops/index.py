@@ -57,12 +57,18 @@ def index(
         "chunk_count": report.chunk_count,
         "files_indexed": sum(r["files_indexed"] for r in sources),
         "files_removed": sum(r["files_removed"] for r in sources),
+        "replaced_legacy": report.replaced_legacy,
         "sources": sources,
     }
     provider = profile.context_provider.provider
     data["recall_provider"] = provider
     unavailable = [r for r in sources if r["status"] == "unavailable"]
     warnings = [f"{r['source_id']}: not indexed ({r['reason_code']})" for r in unavailable]
+    if report.replaced_legacy:  # said by the one run that replaces it
+        warnings.append(
+            "removed the SQLite FTS5 index of an earlier dcx (private/index/bm25.sqlite); "
+            "the tantivy index was built whole in its place"
+        )
     if provider != "bm25":
         use = (
             "recall is off"

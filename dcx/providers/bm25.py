@@ -1,32 +1,29 @@
 """The built-in ``bm25`` provider (SPEC §6.3): lexical recall over the local index.
 
-- Scorer: Okapi BM25 as FTS5's ``bm25()`` computes it (k1 = 1.2, b = 0.75;
-  IDF = ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6). ``score`` is the
-  negated value, so higher is better.
-- Query: tokenised like the index (Unicode letters and digits; FTS5 itself
-  lower-cases and strips diacritics inside each quoted string), de-duplicated,
-  each term a quoted FTS5 string, OR-ed. Raw MATCH syntax never reaches FTS5.
-- Ranking: exact top-k without ranking every match. ``bm25_search.postings_top_k``
-  reads the index's own posting lists (``bm25_postings``) and scores with
-  FTS5's arithmetic, MaxScore bounds proving the rest lose; a query with a
-  non-ASCII term, or an index of the earlier format, goes to FTS5's ``bm25()``
-  (``bm25_search.search``). Equal scores come in index order (a first build:
-  source id, path, chunk ordinal).
-- Scope: empty (every indexed source) or ``source:<id>[,<id>…]``; the scores
-  are the whole index's (one shared scorer), the scope only filters.
-- Read-only: the index is opened with ``mode=ro``; recall never re-indexes
-  (a stale index is how stale recall arises, and the decision cycle catches it).
-  The deadline is checked before and after the search, between SQLite VM
-  steps (a progress handler) and before each block of each posting list the
-  search reads; an answer that arrives late is not used.
+- Engine: tantivy (``bm25_index``). Scorer: Okapi BM25 as tantivy computes it
+  (k1 = 1.2, b = 0.75, IDF = ln(1 + (N - n + 0.5) / (n + 0.5)), the chunk's
+  length as tantivy's field norm); ``score`` is tantivy's, higher is better.
+- Query: split by the index's own analyzer (``bm25_index.text_analyzer``), the
+  terms de-duplicated after it ("Purge purge PURGE" is one term), each a term
+  query, OR-ed. Query syntax never reaches a parser: there is none.
+- Scope: empty (every indexed source) or ``source:<id>[,<id>…]``: a term filter
+  on the ``source`` field inside the query, scoring nothing, so the scope's
+  best chunks are found however few they are; the statistics stay the whole
+  index's (one shared scorer, the scope only filters).
+- Equal scores come in index order (a first build: source id, path, chunk
+  ordinal).
+- Read-only: the index is opened without creating or writing a file; recall
+  never re-indexes (a stale index is how stale recall arises, and the decision
+  cycle catches it). The deadline is checked before opening, before the search
+  and after it (a tantivy search is one uninterruptible call of a few
+  milliseconds); an answer that arrives late is not used.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
-import sqlite3
 import time
-import unicodedata
 from typing import Any, NamedTuple
 
 from dcx.core.workspace import Workspace
@@ -37,16 +34,14 @@ from dcx.providers.base import (
     completed,
     unavailable,
 )
-from dcx.providers.bm25_index import IndexUnavailable, classify, index_path, open_read_only
-from dcx.providers.bm25_search import Term, postings_top_k, scope_filter, search, term_stats
+from dcx.providers.bm25_index import IndexUnavailable, Record, open_read_only, text_analyzer
 from dcx.providers.validate import admit
 
 NAME = "bm25"
-# the scorer and index format (SQLite's own version is not part of it: results
-# must not change their receipts from one machine to the next)
-VERSION = "dcx-bm25-fts5-v0"
+# the scorer and index format (the tantivy package's own version is not part of it:
+# pyproject.toml pins one minor release, and receipts must not differ by machine)
+VERSION = "dcx-bm25-tantivy-v1"
 REF_PREFIX = "bm25:"
-_TERM_RE = re.compile(r"[^\W_]+")
 _OVERFETCH = 2
 
 
@@ -84,11 +79,8 @@ def parse_resource_ref(value: str) -> ChunkRef | None:
 
 
 def query_terms(query: str) -> list[str]:
-    """Distinct query terms in order of first appearance (NFC, letters and digits)."""
-    seen: dict[str, None] = {}
-    for term in _TERM_RE.findall(unicodedata.normalize("NFC", query)):
-        seen.setdefault(term, None)
-    return list(seen)
+    """Distinct terms of ``query`` after the index's analyzer, in order of first appearance."""
+    return list(dict.fromkeys(text_analyzer().analyze(query)))
 
 
 def parse_scope(scope_ref: str) -> list[str] | None:
@@ -113,6 +105,11 @@ class Bm25Provider:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.version = VERSION
+        # the engine loads with the provider, before the retrieval's clock starts: a
+        # receipt's latency_ms is the search's, not Python's import of tantivy (a few
+        # ms once per process). A failed import fails the retrieval, where it is contained.
+        with contextlib.suppress(ImportError):
+            import tantivy  # noqa: F401
 
     def retrieve(self, request: RetrievalRequest, *, deadline: float) -> Retrieval:
         scope = parse_scope(request.scope_ref)
@@ -121,69 +118,76 @@ class Bm25Provider:
                 request, NAME, "provider_scope_unsupported", provider_version=self.version
             )
         try:
-            conn, current = open_read_only(
-                index_path(self.ws.index), busy_timeout=min(2.0, deadline - time.monotonic())
-            )
+            if time.monotonic() > deadline:
+                raise IndexUnavailable("provider_search_timeout")
+            index, record = open_read_only(self.ws.index)
+            sources = self._sources(record, scope)
         except IndexUnavailable as exc:
             return unavailable(request, NAME, exc.reason_code, provider_version=self.version)
         try:
-            # FTS5 ranks inside one VM step, so the handler bounds the rest; the
-            # checks before and after keep a late answer from being used
-            conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
-            if time.monotonic() > deadline:
-                raise IndexUnavailable("provider_search_timeout")
-            answer = self._search(conn, request, scope, postings=current, deadline=deadline)
-            if time.monotonic() > deadline:
-                raise IndexUnavailable("provider_search_timeout")
-            return answer
+            return self._search(index, request, sources, deadline=deadline)
         except IndexUnavailable as exc:
-            return unavailable(request, NAME, exc.reason_code, provider_version=self.version)
-        except sqlite3.Error as exc:
             return unavailable(
-                request, NAME, classify(exc), provider_version=self.version, search_performed=True
+                request, NAME, exc.reason_code, provider_version=self.version, search_performed=True
             )
-        finally:
-            conn.close()
+        except Exception:  # tantivy reports a damaged segment as ValueError/OSError text
+            return unavailable(
+                request, NAME, "index_corrupt", provider_version=self.version, search_performed=True
+            )
 
-    def _sids(self, conn: sqlite3.Connection, scope: list[str]) -> list[int]:
-        """The scope's source numbers; [] when it names every indexed source (no filter)."""
+    def _sources(self, record: Record, scope: list[str]) -> list[str]:
+        """The scope's source ids; [] when it names every indexed source (no filter)."""
         if not scope:
             return []
-        known = dict(conn.execute("SELECT source_id, sid FROM sources").fetchall())
-        sids = []
+        known = set(record.sources)
+        out = []
         for name in scope:
-            sid = known.get(name, known.get(f"source:{name}"))
-            if sid is None:
+            sid = name if name in known else f"source:{name}"
+            if sid not in known:
                 raise IndexUnavailable("scope_source_not_indexed")
-            sids.append(int(sid))
-        return [] if set(sids) >= set(known.values()) else sids
+            out.append(sid)
+        return [] if set(out) >= known else sorted(set(out))
 
     def _search(
-        self,
-        conn: sqlite3.Connection,
-        request: RetrievalRequest,
-        scope: list[str],
-        *,
-        postings: bool,
-        deadline: float,
+        self, index: Any, request: RetrievalRequest, sources: list[str], *, deadline: float
     ) -> Retrieval:
-        sids = self._sids(conn, scope)
-        phrases = query_terms(request.query)
-        fallback = None
-        # one row past the limit says whether the cap applied; when items are dropped
+        import tantivy
+
+        terms = query_terms(request.query)
+        schema = index.schema
+        text = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", t, "freq"))
+                for t in terms
+            ]
+        )
+        query = text
+        if sources:
+            # a filter that scores nothing: the scope's own best chunks, at whole-index scores
+            # term queries, not a term set: their postings seek (a set is read whole)
+            named = [tantivy.Query.term_query(schema, "source", sid, "basic") for sid in sources]
+            either = (
+                named[0]
+                if len(named) == 1
+                else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in named])
+            )
+            where = tantivy.Query.const_score_query(either, 0.0)
+            query = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, text), (tantivy.Occur.Must, where)]
+            )
+        searcher = index.searcher()
+        items: tuple[RetrievalItem, ...] = ()
+        dropped, capped = 0, False
+        # one hit past the limit says whether the cap applied; when items are dropped
         # (a ref over 512 characters, the content budget) more candidates are ranked
         for limit in (request.max_results + 1, request.max_results * _OVERFETCH + 1):
-            ranked = (
-                postings_top_k(conn, phrases, limit=limit, sids=sids, deadline=deadline)
-                if postings
-                else None
-            )
-            if ranked is None:  # an index of the earlier format, or a term that is not ASCII
-                if fallback is None:
-                    fallback = self._fallback(conn, phrases, sids)
-                ranked = search(conn, fallback[0], limit=limit, **fallback[1])
-            items, dropped, capped = admit(self._items(conn, ranked), request)
-            if not dropped or len(ranked) < limit:
+            if time.monotonic() > deadline:
+                raise IndexUnavailable("provider_search_timeout")
+            hits = searcher.search(query, limit, count=False).hits if terms else []
+            if time.monotonic() > deadline:
+                raise IndexUnavailable("provider_search_timeout")
+            items, dropped, capped = admit(self._items(searcher, hits), request)
+            if not dropped or len(hits) < limit:
                 break
         return completed(
             request,
@@ -194,52 +198,22 @@ class Bm25Provider:
             result_cap_applied=capped,
         )
 
-    def _fallback(
-        self, conn: sqlite3.Connection, phrases: list[str], sids: list[int]
-    ) -> tuple[list[Term], dict[str, Any]]:
-        """The FTS5 search's inputs (``bm25_search.search``)."""
-        meta = dict(
-            conn.execute("SELECT key, value FROM meta WHERE key IN ('chunk_count', 'total_tokens')")
-        )
-        total, tokens = int(meta["chunk_count"]), int(meta["total_tokens"])
-        where = scope_filter(conn, sids, total=total)
-        return term_stats(conn, phrases), {
-            "total": total,
-            "scope": where,
-            "avgdl": tokens / total if total else 0.0,
-        }
-
-    def _items(
-        self, conn: sqlite3.Connection, ranked: list[tuple[int, float]]
-    ) -> list[RetrievalItem]:
-        if not ranked:
-            return []
-        marks = ",".join("?" * len(ranked))
-        rowids = [r for r, _ in ranked]
-        # FTS5's content table itself: a rowid IN (...) on the FTS5 table runs one FTS5
-        # query per rowid
-        bodies = dict(
-            conn.execute(f"SELECT id, c0 FROM chunks_content WHERE id IN ({marks})", rowids)
-        )
-        where = {
-            rowid: (source_id, path, ordinal, revision)
-            for rowid, ordinal, path, revision, source_id in conn.execute(
-                "SELECT cf.rowid, cf.ordinal, f.path, f.revision, s.source_id FROM chunk_files cf "
-                "JOIN files f ON f.fid = cf.fid JOIN sources s ON s.sid = f.sid "
-                f"WHERE cf.rowid IN ({marks})",
-                rowids,
-            )
-        }
+    def _items(self, searcher: Any, hits: list[tuple[float, Any]]) -> list[RetrievalItem]:
         out = []
-        for rowid, score in ranked:
-            source_id, path, ordinal, revision = where[rowid]
+        for score, address in hits:
+            doc = searcher.doc(address)
+            source_id = doc.get_first("source")
+            ref = ChunkRef(
+                source_id,
+                doc.get_first("path"),
+                int(doc.get_first("ordinal")),
+                doc.get_first("revision"),
+            )
             out.append(
                 RetrievalItem(
-                    resource_ref=format_resource_ref(
-                        ChunkRef(source_id, path, int(ordinal), revision)
-                    ),
+                    resource_ref=format_resource_ref(ref),
                     summary=f"Local lexical match in {source_id}",
-                    content=bodies[rowid],
+                    content=doc.get_first("text"),
                     score=round(float(score), 6),
                 )
             )
@@ -252,8 +226,6 @@ def find_by_content(ws: Workspace, content: str, limit: int) -> list[tuple[str, 
     For matching a recalled item to its authority (``dcx.evidence.assembler``):
     at most ``limit`` hits within 5 seconds; an unreadable index finds nothing.
     """
-    import time
-
     request = RetrievalRequest(
         namespace="decision-context",
         scope_ref="",

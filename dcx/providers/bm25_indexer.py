@@ -10,32 +10,45 @@ revision differs from the indexed one are read, chunked and re-inserted. Files g
 indexable set, are deleted. Files over ``max_read_bytes`` and files that are
 not UTF-8 are recorded (so they are not re-read next time) but not indexed.
 
-One run is one transaction: a reader sees the index before or after, never
-half of it. A first build and ``--rebuild`` write a temp file that replaces
-the index only when complete, so a crash leaves the previous index (or none).
+One run is one tantivy commit: a reader sees the index before or after, never
+half of it. A changed file's chunks are deleted by its ``file`` term and added
+again (SPEC §6.3 v4: incremental by file revision). A first build,
+``--rebuild``, an index of an earlier format and an index whose list of files
+is out of step with its commit (a crash between the two) are built whole in a
+new directory that the record names only when it is complete, so a crash
+leaves the previous index (or none). The FTS5 index of an earlier dcx is
+removed by the run that replaces it (``IndexReport.replaced_legacy``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
-import sqlite3
+import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from dcx.core.errors import LockBusy, Refused
-from dcx.core.fsutil import create_file, ensure_dir, file_lock, fsync_dir
+from dcx.core.errors import Refused
+from dcx.core.fsutil import atomic_write, ensure_dir, file_lock, fsync_dir
 from dcx.core.workspace import Workspace
-from dcx.providers.bm25_bounds import BoundsBuilder
 from dcx.providers.bm25_index import (
-    INDEX_NAME,
+    ANALYZER,
+    DIR_RE,
+    FILES_NAME,
+    LEGACY_NAMES,
+    LEGACY_TMP,
+    LOCK_NAME,
     IndexUnavailable,
-    check_schema,
-    classify,
-    create_schema,
+    Record,
+    file_key,
     index_path,
-    is_legacy,
+    read_files,
+    read_record,
+    schema,
+    text_analyzer,
+    tokenizer_name,
 )
 from dcx.providers.chunking import chunk_text
 from dcx.state.profile import Registry, Source
@@ -70,9 +83,77 @@ SKIPPED_SHOWN = 50
 
 
 class IndexReport(NamedTuple):
-    created: bool  # a new index file was written (first build or --rebuild)
+    created: bool  # a new index was built whole (first build, --rebuild, a format change)
     chunk_count: int
     sources: tuple[SourceReport, ...]
+    replaced_legacy: bool = False  # this run removed the FTS5 index of an earlier dcx
+
+
+Files = dict[str, list[Any]]  # path -> [revision, kind, chunk count]
+# one writer thread keeps the documents in the order they are added (a first build:
+# source id, path, chunk ordinal), which is the order of equal scores
+_WRITER_THREADS = 1
+_WRITER_HEAP = 200_000_000
+
+
+class _Writer:
+    """One tantivy commit over the index's directory, and its list of files."""
+
+    def __init__(self, directory: Path, *, fresh: bool, files: dict[str, Files]) -> None:
+        import tantivy
+
+        self.directory = directory
+        self.fresh = fresh
+        self.files = files
+        if fresh:
+            ensure_dir(directory)
+            self.index = tantivy.Index(schema(), path=str(directory), reuse=False)
+        else:
+            self.index = tantivy.Index.open(str(directory))
+        self.index.register_tokenizer(tokenizer_name(ANALYZER), text_analyzer(ANALYZER))
+        self.writer = self.index.writer(heap_size=_WRITER_HEAP, num_threads=_WRITER_THREADS)
+        self.tantivy = tantivy
+
+    def drop_file(self, source_id: str, path: str) -> None:
+        old = self.files.get(source_id, {}).pop(path, None)
+        if old is not None and old[2]:
+            self.writer.delete_documents_by_term("file", file_key(source_id, path))
+
+    def drop_source(self, source_id: str) -> int:
+        gone = self.files.pop(source_id, {})
+        if any(row[2] for row in gone.values()):
+            self.writer.delete_documents_by_term("source", source_id)
+        return len(gone)
+
+    def put_file(
+        self, source_id: str, path: str, revision: str, kind: str, chunks: list[str]
+    ) -> None:
+        key = file_key(source_id, path)
+        document, add = self.tantivy.Document, self.writer.add_document
+        for ordinal, text in enumerate(chunks):
+            add(
+                document(
+                    text=text,
+                    source=source_id,
+                    file=key,
+                    path=path,
+                    revision=revision,
+                    ordinal=ordinal,  # an int: the integer field's i64
+                )
+            )
+        self.files.setdefault(source_id, {})[path] = [revision, kind, len(chunks)]
+
+    def commit(self) -> int:
+        opstamp = int(self.writer.commit())
+        self.writer.wait_merging_threads()  # merges finish (and free deleted rows) before we exit
+        for path in self.directory.iterdir():  # tantivy creates its files with the umask's mode
+            if path.is_file() and path.stat().st_mode & 0o077:
+                os.chmod(path, 0o600)
+        return opstamp
+
+    def rollback(self) -> None:
+        with contextlib.suppress(Exception):
+            self.writer.rollback()
 
 
 def indexable(registry: Registry, source: Source) -> str | None:
@@ -84,87 +165,6 @@ def indexable(registry: Registry, source: Source) -> str | None:
     if not registry.binding(source.provider_id).builtin:
         return "adapter_not_indexable"
     return None
-
-
-class _Writer:
-    """One transaction over an open index."""
-
-    def __init__(self, conn: sqlite3.Connection, *, fresh: bool) -> None:
-        self.conn = conn
-        self.fresh = fresh
-        self.bounds = BoundsBuilder()
-        row = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM chunk_files").fetchone()
-        self.next_rowid = int(row[0]) + 1
-
-    def sid(self, source_id: str) -> int:
-        self.conn.execute("INSERT OR IGNORE INTO sources (source_id) VALUES (?)", (source_id,))
-        return int(
-            self.conn.execute(
-                "SELECT sid FROM sources WHERE source_id = ?", (source_id,)
-            ).fetchone()[0]
-        )
-
-    def files(self, sid: int) -> dict[str, tuple[int, str, int]]:
-        rows = self.conn.execute(
-            "SELECT path, fid, revision, chunk_count FROM files WHERE sid = ?", (sid,)
-        )
-        return {path: (fid, revision, count) for path, fid, revision, count in rows}
-
-    def drop_file(self, fid: int) -> None:
-        (sid,) = self.conn.execute("SELECT sid FROM files WHERE fid = ?", (fid,)).fetchone()
-        self.bounds.remove(
-            self.conn.execute(
-                "SELECT rowid, body FROM chunks WHERE rowid IN (SELECT rowid FROM chunk_files WHERE fid = ?)",
-                (fid,),
-            ),
-            sid,
-        )
-        self.conn.execute(
-            "DELETE FROM chunks WHERE rowid IN (SELECT rowid FROM chunk_files WHERE fid = ?)",
-            (fid,),
-        )
-        self.conn.execute("DELETE FROM chunk_files WHERE fid = ?", (fid,))
-        self.conn.execute("DELETE FROM files WHERE fid = ?", (fid,))
-
-    def drop_source(self, sid: int) -> int:
-        fids = [fid for (fid,) in self.conn.execute("SELECT fid FROM files WHERE sid = ?", (sid,))]
-        for fid in fids:
-            self.drop_file(fid)
-        self.conn.execute("DELETE FROM sources WHERE sid = ?", (sid,))
-        return len(fids)
-
-    def put_file(self, sid: int, path: str, revision: str, kind: str, chunks: list[str]) -> None:
-        cur = self.conn.execute(
-            "INSERT INTO files (sid, path, revision, kind, chunk_count) VALUES (?, ?, ?, ?, ?)",
-            (sid, path, revision, kind, len(chunks)),
-        )
-        fid = cur.lastrowid
-        rowids = range(self.next_rowid, self.next_rowid + len(chunks))
-        self.next_rowid += len(chunks)
-        self.conn.executemany(
-            "INSERT INTO chunks (rowid, body, sid) VALUES (?, ?, ?)",
-            [(r, c, sid) for r, c in zip(rowids, chunks, strict=True)],
-        )
-        self.conn.executemany(
-            "INSERT INTO chunk_files (rowid, fid, ordinal, dl) VALUES (?, ?, ?, ?)",
-            [
-                (r, fid, ordinal, self.bounds.add(r, c, sid) or 0)
-                for ordinal, (r, c) in enumerate(zip(rowids, chunks, strict=True))
-            ],
-        )
-
-    def finish_bounds(self) -> int:
-        """Count the deferred chunks' tokens, store the run's bounds; return the total token count."""
-        lengths = self.bounds.resolve_deferred(self.conn)
-        self.conn.executemany(
-            "UPDATE chunk_files SET dl = ? WHERE rowid = ?", [(n, r) for r, n in lengths.items()]
-        )
-        count, tokens = self.conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(dl), 0) FROM chunk_files"
-        ).fetchone()
-        self.bounds.store(self.conn, tokens / count if count else 0.0)
-        self.bounds.postings.store(self.conn, fresh=self.fresh)
-        return int(tokens)
 
 
 class Listing(Protocol):
@@ -183,22 +183,21 @@ Lister = Callable[[Source, Callable[[int], None] | None], Listing]
 
 
 def _index_source(writer: _Writer, source: Source, listing: Listing) -> SourceReport:
-    sid = writer.sid(source.source_id)
-    indexed = writer.files(sid)
+    sid = source.source_id
+    indexed = dict(writer.files.get(sid, {}))
     if listing.unavailable is not None:
         removed = writer.drop_source(sid)
-        return SourceReport(
-            source.source_id, "unavailable", listing.unavailable, files_removed=removed
-        )
+        return SourceReport(sid, "unavailable", listing.unavailable, files_removed=removed)
     changed = [
         rel
         for rel in sorted(listing.revisions)
-        if (old := indexed.get(rel)) is None or old[1] != listing.revisions[rel]
+        if (old := indexed.get(rel)) is None or old[0] != listing.revisions[rel]
     ]
     bodies = listing.read(changed) if changed else {}
     if isinstance(bodies, str):
         removed = writer.drop_source(sid)
-        return SourceReport(source.source_id, "unavailable", bodies, files_removed=removed)
+        return SourceReport(sid, "unavailable", bodies, files_removed=removed)
+    writer.files.setdefault(sid, {})
     stats = {
         "files_hashed": listing.hashed,
         "files_indexed": 0,
@@ -210,9 +209,7 @@ def _index_source(writer: _Writer, source: Source, listing: Listing) -> SourceRe
         body = bodies.get(rel)
         if body is None:
             continue  # unreadable now: indexed when it reads
-        old = indexed.get(rel)
-        if old is not None:
-            writer.drop_file(old[0])
+        writer.drop_file(sid, rel)
         if body.data is None:
             writer.put_file(sid, rel, body.revision, "oversize", [])
             stats["skipped_oversize"] += 1
@@ -225,37 +222,51 @@ def _index_source(writer: _Writer, source: Source, listing: Listing) -> SourceRe
             continue
         writer.put_file(sid, rel, body.revision, "text", chunk_text(text))
         stats["files_indexed"] += 1
-    gone = [fid for rel, (fid, _, _) in indexed.items() if rel not in listing.revisions]
-    for fid in gone:
-        writer.drop_file(fid)
+    gone = [rel for rel in indexed if rel not in listing.revisions]
+    for rel in gone:
+        writer.drop_file(sid, rel)
     stats["files_removed"] = len(gone)
-    chunks = writer.conn.execute(
-        "SELECT COALESCE(SUM(chunk_count), 0), COUNT(*) FROM files WHERE sid = ?", (sid,)
-    ).fetchone()
+    files = writer.files[sid]
     skipped: tuple[tuple[str, str], ...] = ()
     if listing.lists_skipped:
         skipped = tuple(
-            (str(path), str(kind))
-            for path, kind in writer.conn.execute(
-                "SELECT path, kind FROM files WHERE sid = ? AND kind != 'text' ORDER BY path LIMIT ?",
-                (sid, SKIPPED_SHOWN),
-            )
-        )
+            (path, str(row[1])) for path, row in sorted(files.items()) if row[1] != "text"
+        )[:SKIPPED_SHOWN]
     return SourceReport(
-        source.source_id,
+        sid,
         "indexed",
         None,
-        files=int(chunks[1]),
-        chunks=int(chunks[0]),
+        files=len(files),
+        chunks=sum(int(row[2]) for row in files.values()),
         skipped=skipped,
         **stats,
     )
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
-    conn.execute("PRAGMA cache_size = -65536")
-    return conn
+def _corrupt(ws: Workspace) -> Refused:
+    return Refused(
+        f"{ws.rel(index_path(ws.index))} is corrupt or not a dcx bm25 index",
+        code="index_corrupt",
+        hint="rebuild it with `dcx index --rebuild`",
+    )
+
+
+def _remove_legacy(index_dir: Path) -> bool:
+    """Remove the FTS5 index of an earlier dcx (we hold the lock); True if there was one."""
+    found = (index_dir / LEGACY_NAMES[0]).exists()
+    for name in LEGACY_NAMES:
+        with contextlib.suppress(FileNotFoundError):
+            (index_dir / name).unlink()
+    for stale in index_dir.glob(LEGACY_TMP):
+        stale.unlink(missing_ok=True)
+    return found
+
+
+def _remove_orphans(index_dir: Path, keep: str | None) -> None:
+    """Directories of builds that never became the index (killed mid-way; we hold the lock)."""
+    for path in index_dir.iterdir():
+        if path.is_dir() and DIR_RE.fullmatch(path.name) and path.name != keep:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def update_index(
@@ -270,120 +281,101 @@ def update_index(
 ) -> IndexReport:
     """Bring the index up to date with the registry's indexable sources (see module doc)."""
     ensure_dir(ws.index)
-    target = index_path(ws.index)
-    with file_lock(target, wait=wait, display=ws.rel(target)):
-        for stale in ws.index.glob(
-            f".{INDEX_NAME}.*.tmp*"
-        ):  # a build killed mid-way; we hold the lock
-            stale.unlink(missing_ok=True)
-        # an index of an earlier format is rebuilt whole (it lacks what this one keeps)
-        fresh = rebuild or not target.exists() or is_legacy(target)
-        path = ws.index / f".{INDEX_NAME}.{os.urandom(6).hex()}.tmp" if fresh else target
-        conn: sqlite3.Connection | None = None
+    record_path = index_path(ws.index)
+    with file_lock(ws.index / LOCK_NAME, wait=wait, display=ws.rel(ws.index / LOCK_NAME)):
+        legacy = _remove_legacy(ws.index)
         try:
-            create_file(
-                path, 0o600
-            )  # before sqlite creates it with its own mode (and its journal with it)
-            conn = _connect(path)
-            if fresh:
-                conn.execute("PRAGMA journal_mode = OFF")  # a temp file: a crash discards it whole
-                create_schema(conn)
-            else:
-                conn.execute(
-                    "PRAGMA journal_mode = DELETE"
-                )  # never WAL: readers must create no files
-                check_schema(conn)
-            reports = _apply(registry, list_files, conn, now=now, fresh=fresh, progress=progress)
-            count = int(
-                conn.execute("SELECT value FROM meta WHERE key = 'chunk_count'").fetchone()[0]
-            )
-        except (IndexUnavailable, sqlite3.DatabaseError) as exc:
-            if conn is not None:
-                conn.close()
-            if fresh:
-                _discard(path)
-            reason = exc.reason_code if isinstance(exc, IndexUnavailable) else classify(exc)
-            if reason == "index_busy":  # another process (not dcx: we hold our lock) writes it
-                raise LockBusy(
-                    f"{ws.rel(target)} is busy", hint="retry when the other writer is done"
-                ) from None
-            raise Refused(
-                f"{ws.rel(target)} is corrupt or not a dcx bm25 index",
-                code="index_corrupt",
-                hint="rebuild it with `dcx index --rebuild`",
-            ) from None
+            record = read_record(ws.index)
+        except IndexUnavailable:
+            if not rebuild:
+                raise _corrupt(ws) from None
+            record = None
+        _remove_orphans(ws.index, record.directory if record else None)
+        writer = None
+        if record is not None and not rebuild and record.analyzer == ANALYZER:
+            writer = _reopen(ws, record)
+        fresh = writer is None
+        if writer is None:
+            name = f"bm25-{os.urandom(6).hex()}"
+            writer = _Writer(ws.index / name, fresh=True, files={})
+        try:
+            reports = _apply(registry, list_files, writer, progress=progress)
+            opstamp = writer.commit()
         except BaseException:
-            if conn is not None:
-                conn.close()
+            writer.rollback()
             if fresh:
-                _discard(path)
+                shutil.rmtree(writer.directory, ignore_errors=True)
             raise
-        conn.close()
-        if fresh:
-            os.chmod(path, 0o600)
-            with open(path, "rb") as handle:
-                os.fsync(handle.fileno())
-            # a hot journal left by a crashed writer belongs to the old file: it must
-            # never be replayed into the new one
-            with contextlib.suppress(FileNotFoundError):
-                (ws.index / f"{INDEX_NAME}-journal").unlink()
-            os.replace(path, target)
-            fsync_dir(ws.index)
-    return IndexReport(fresh, count, reports)
+        count = sum(int(row[2]) for files in writer.files.values() for row in files.values())
+        files_body = {"opstamp": opstamp, "sources": writer.files}
+        atomic_write(
+            writer.directory / FILES_NAME,
+            json.dumps(files_body, sort_keys=True, separators=(",", ":")).encode(),
+            mode=0o600,
+        )
+        indexed = tuple(sorted(r.source_id for r in reports if r.status == "indexed"))
+        new = Record(ANALYZER, writer.directory.name, opstamp, count, now, indexed)
+        atomic_write(
+            record_path, (json.dumps(new.body(), sort_keys=True) + "\n").encode(), mode=0o600
+        )
+        fsync_dir(ws.index)
+        if fresh and record is not None and record.directory != new.directory:
+            shutil.rmtree(ws.index / record.directory, ignore_errors=True)
+    return IndexReport(fresh, count, reports, replaced_legacy=legacy)
 
 
-def _discard(path: Path) -> None:
-    for leftover in (path, path.with_name(path.name + "-journal")):
-        with contextlib.suppress(FileNotFoundError):
-            leftover.unlink()
+def _reopen(ws: Workspace, record: Record) -> _Writer | None:
+    """A writer on the current index, or None when it must be built whole again: its list of
+    files is missing or out of step with its commit (a crash between the two writes)."""
+    directory = ws.index / record.directory
+    listed = read_files(directory)
+    if listed is None or listed[0] != record.opstamp:
+        return None
+    try:
+        writer = _Writer(directory, fresh=False, files=listed[1])
+    except Exception:  # tantivy cannot open it: damaged
+        raise _corrupt(ws) from None
+    if int(writer.writer.commit_opstamp) != record.opstamp:
+        writer.rollback()
+        del writer
+        return None
+    return writer
 
 
 def _apply(
     registry: Registry,
     list_files: Lister,
-    conn: sqlite3.Connection,
+    writer: _Writer,
     *,
-    now: str,
-    fresh: bool,
     progress: Progress | None,
 ) -> tuple[SourceReport, ...]:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        writer = _Writer(conn, fresh=fresh)
-        reports: list[SourceReport] = []
-        wanted: set[str] = set()
-        for source in sorted(registry.sources, key=lambda s: s.source_id):
-            why_not = indexable(registry, source)
-            if why_not is not None:
-                reports.append(SourceReport(source.source_id, "skipped", why_not))
-                continue
-            tick = (lambda done, sid=source.source_id: progress(sid, done)) if progress else None
-            report = _index_source(writer, source, list_files(source, tick))
-            if report.status == "indexed":
-                wanted.add(source.source_id)
-            reports.append(report)
-        stale = [
-            (sid, sid_name)
-            for sid, sid_name in conn.execute("SELECT sid, source_id FROM sources")
-            if sid_name not in wanted
-        ]
-        for sid, _ in stale:
-            writer.drop_source(sid)
-        total = int(conn.execute("SELECT COUNT(*) FROM chunk_files").fetchone()[0])
-        tokens = writer.finish_bounds()
-        changed = sum(r.files_indexed + r.files_removed for r in reports)
-        conn.executemany(
-            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            [("chunk_count", str(total)), ("total_tokens", str(tokens)), ("updated_at", now)],
-        )
-        files = int(conn.execute("SELECT COUNT(*) FROM files").fetchone()[0])
-        if fresh or changed * 10 > files:  # a large change: merge segments again
-            conn.execute(
-                "INSERT INTO chunks (chunks) VALUES ('optimize')"
-            )  # one segment: faster queries
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
+    reports: list[SourceReport] = []
+    wanted: set[str] = set()
+    for source in sorted(registry.sources, key=lambda s: s.source_id):
+        why_not = indexable(registry, source)
+        if why_not is not None:
+            reports.append(SourceReport(source.source_id, "skipped", why_not))
+            continue
+        tick = (lambda done, sid=source.source_id: progress(sid, done)) if progress else None
+        report = _index_source(writer, source, list_files(source, tick))
+        if report.status == "indexed":
+            wanted.add(source.source_id)
+        reports.append(report)
+    for stale in [sid for sid in writer.files if sid not in wanted]:
+        writer.drop_source(stale)
     return tuple(reports)
+
+
+def indexed_paths(ws: Workspace) -> list[tuple[str, str]]:
+    """Every (source_id, path) the bm25 index holds, sorted: the paths that are this
+    workspace's private values (SPEC §3.4). Empty when there is no readable index."""
+    try:
+        record = read_record(ws.index)
+    except IndexUnavailable:
+        return []
+    if record is None:
+        return []
+    listed = read_files(ws.index / record.directory)
+    if listed is None:
+        return []
+    return sorted((sid, path) for sid, files in listed[1].items() for path in files)

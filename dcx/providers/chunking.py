@@ -10,6 +10,10 @@ checked against the authority's current text by plain substring search.
   end, stays within ``MAX_CHUNK`` characters.
 - A paragraph longer than that is cut at line ends, a line longer than that
   at the last whitespace, and a run with no whitespace at exactly ``MAX_CHUNK``.
+- A near-empty chunk — its headings and fewer than ``NEAR_EMPTY`` characters of
+  other text (a ``# Title`` line and a date) — is merged into the chunk that
+  follows when both fit in ``MAX_CHUNK`` (SPEC §6.3 v4): alone it would take a
+  result slot while saying nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import re
 
 MAX_CHUNK = 2000
+NEAR_EMPTY = 64  # characters of non-heading text below which a chunk says nothing on its own
 _LINE_RE = re.compile(r"[^\n]*\n|[^\n]+$")
 _HEADING_RE = re.compile(r"#{1,6}(?:[ \t]|$)")
 
@@ -72,6 +77,28 @@ def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
+def _near_empty(text: str) -> bool:
+    _, _, rest = text.partition("\n")
+    if "#" not in rest and len(rest.strip()) >= NEAR_EMPTY:
+        return False  # one heading line at most, and enough text after it (the common case)
+    body = [
+        line
+        for line in text.splitlines()
+        if not (_HEADING_RE.match(line.lstrip(" ")[:8]) and len(line) - len(line.lstrip(" ")) < 4)
+    ]
+    return len("\n".join(body).strip()) < NEAR_EMPTY
+
+
+def _merge_near_empty(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        if out and _near_empty(text[out[-1][0] : out[-1][1]]) and end - out[-1][0] <= MAX_CHUNK:
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
+
+
 def chunk_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) offsets of the chunks of ``text``, in order."""
     chunks: list[tuple[int, int]] = []
@@ -88,7 +115,7 @@ def chunk_spans(text: str) -> list[tuple[int, int]]:
             current = (s, e)
     if current is not None:
         chunks.append(current)
-    return chunks
+    return _merge_near_empty(text, chunks)
 
 
 def chunk_text(text: str) -> list[str]:

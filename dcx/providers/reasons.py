@@ -10,7 +10,7 @@ HINTS: dict[str, str] = {
     "context_provider_disabled": "set [context_provider] provider in .decision-context/profile.toml",
     "index_missing": "build the bm25 index with `dcx index`",
     "index_corrupt": "rebuild the bm25 index with `dcx index --rebuild`",
-    "index_busy": "`dcx index` is writing the index (or was interrupted): run `dcx index`, then recall again",
+    "index_busy": "`dcx index --rebuild` replaced the index while recall opened it: recall again",
     "scope_source_not_indexed": "check the source ids in the scope, and run `dcx index` after adding a source",
     "provider_scope_unsupported": "bm25 takes '' or source:<id>[,<id>…]; openviking takes a viking:// URI",
     "provider_search_timeout": "raise --timeout or [context_provider] timeout_seconds (at most 120)",

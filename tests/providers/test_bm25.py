@@ -1,10 +1,10 @@
-"""The bm25 provider and its persistent, incremental FTS5 index (SPEC §6.3)."""
+"""The bm25 provider and its persistent, incremental tantivy index (SPEC §6.3)."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
-import sqlite3
 import time
 from pathlib import Path
 
@@ -13,7 +13,7 @@ import pytest
 from dcx.core.clock import clock_from_env
 from dcx.core.workspace import Workspace
 from dcx.ops.index import index
-from dcx.providers import bm25, bm25_search
+from dcx.providers import bm25
 from dcx.providers.bm25 import (
     Bm25Provider,
     ChunkRef,
@@ -22,6 +22,7 @@ from dcx.providers.bm25 import (
     query_terms,
 )
 from dcx.providers.bm25_index import index_path
+from dcx.providers.bm25_indexer import indexed_paths
 from tests.support.recall import enable, request
 from tests.support.sources import file_revision
 
@@ -46,18 +47,24 @@ def _recall(ws: Workspace, query: str, **kw) -> object:
     return Bm25Provider(ws).retrieve(request(query=query, **kw), deadline=deadline)
 
 
-def _rows(ws: Workspace) -> dict[str, list[int]]:
-    conn = sqlite3.connect(index_path(ws.index))
-    try:
-        rows = conn.execute(
-            "SELECT f.path, cf.rowid FROM chunk_files cf JOIN files f ON f.fid = cf.fid ORDER BY cf.rowid"
-        ).fetchall()
-    finally:
-        conn.close()
-    out: dict[str, list[int]] = {}
-    for path, rowid in rows:
-        out.setdefault(path, []).append(rowid)
-    return out
+def _rows(ws: Workspace) -> dict[str, list[tuple[int, str]]]:
+    """path -> [(chunk ordinal, revision)] of every live document, read with tantivy itself."""
+    import tantivy
+
+    record = json.loads(index_path(ws.index).read_text())
+    index = tantivy.Index.open(str(ws.index / record["directory"]))
+    searcher = index.searcher()
+    out: dict[str, list[tuple[int, str]]] = {}
+    for _, address in searcher.search(tantivy.Query.all_query(), 10_000).hits:
+        doc = searcher.doc(address)
+        out.setdefault(doc.get_first("path"), []).append(
+            (doc.get_first("ordinal"), doc.get_first("revision"))
+        )
+    return {path: sorted(rows) for path, rows in out.items()}
+
+
+def _opstamp(ws: Workspace) -> int:
+    return json.loads(index_path(ws.index).read_text())["opstamp"]
 
 
 def test_distinctive_query_returns_the_planted_passage_first(fresh_ws: Path, tree) -> None:
@@ -85,7 +92,7 @@ def test_unanswerable_query_is_completed_with_no_items(fresh_ws: Path, tree) -> 
     )
 
 
-def test_scores_are_okapi_bm25_with_k1_1_2_and_b_0_75(fresh_ws: Path, tree) -> None:
+def test_scores_are_okapi_bm25_with_k1_1_2_and_b_0_75_and_tantivy_idf(fresh_ws: Path, tree) -> None:
     docs = {
         "a.md": "apple banana cherry",
         "b.md": "apple apple durian elderberry fig grape",
@@ -104,7 +111,7 @@ def test_scores_are_okapi_bm25_with_k1_1_2_and_b_0_75(fresh_ws: Path, tree) -> N
         total = 0.0
         for term in ("apple", "durian"):
             df = sum(term in t for t in tokens.values())
-            idf = max(math.log((n_docs - df + 0.5) / (df + 0.5)), 1e-6)
+            idf = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
             tf = doc.count(term)
             total += idf * tf * 2.2 / (tf + 1.2 * (1 - 0.75 + 0.75 * len(doc) / avgdl))
         return total
@@ -123,7 +130,7 @@ def test_editing_one_file_reindexes_only_that_file(fresh_ws: Path, tree) -> None
         os.utime(path, (past, past))  # older than the stat cache: the cache may answer for them
     first = index(clock=clock_from_env(), ws=ws, agent_id=None).data
     assert first["created"] and first["files_indexed"] == 13
-    before = _rows(ws)
+    before, stamp = _rows(ws), _opstamp(ws)
     (fresh_ws / "docs" / "note-3.md").write_text(
         "# Note 3\n\nRewritten: the pelican runbook moved.\n"
     )
@@ -140,6 +147,10 @@ def test_editing_one_file_reindexes_only_that_file(fresh_ws: Path, tree) -> None
         p: r for p, r in before.items() if p != "note-3.md"
     }
     assert after["note-3.md"] != before["note-3.md"]
+    # tantivy stamps each operation (a deleted term, an added document, the commit): the
+    # first build was 13 additions and a commit; this run deleted note-3's chunks (one
+    # term), added its one new chunk and committed, nothing else
+    assert stamp == 14 and _opstamp(ws) - stamp == 3
     assert _recall(ws, "pelican").items[0].content.endswith("the pelican runbook moved.")
     third = index(clock=clock_from_env(), ws=ws, agent_id=None).data["sources"][0]
     assert (
@@ -215,7 +226,7 @@ def test_missing_and_corrupt_index_degrade_to_unavailable(fresh_ws: Path, tree) 
     ws = _setup(fresh_ws, tree)
     assert _recall(ws, "quokka").reason_code == "index_missing"
     index(clock=clock_from_env(), ws=ws, agent_id=None)
-    index_path(ws.index).write_bytes(b"this is not an sqlite database" * 100)
+    index_path(ws.index).write_bytes(b"this is not a dcx index record" * 100)
     result = _recall(ws, "quokka")
     assert (result.status, result.reason_code, result.items) == ("unavailable", "index_corrupt", ())
 
@@ -223,10 +234,8 @@ def test_missing_and_corrupt_index_degrade_to_unavailable(fresh_ws: Path, tree) 
 def test_index_of_another_schema_is_corrupt(fresh_ws: Path, tree) -> None:
     ws = _setup(fresh_ws, tree)
     index(clock=clock_from_env(), ws=ws, agent_id=None)
-    conn = sqlite3.connect(index_path(ws.index))
-    conn.execute("UPDATE meta SET value = 'dcx_bm25_index_v9' WHERE key = 'schema_version'")
-    conn.commit()
-    conn.close()
+    record = json.loads(index_path(ws.index).read_text())
+    index_path(ws.index).write_text(json.dumps({**record, "schema_version": "dcx_bm25_index_v9"}))
     assert _recall(ws, "quokka").reason_code == "index_corrupt"
 
 
@@ -252,60 +261,50 @@ def test_diacritics_and_case_fold(fresh_ws: Path, tree) -> None:
     ws = _setup(fresh_ws, tree, {"a.md": "Le CAFÉ de la gare sert un crème brûlée"})
     index(clock=clock_from_env(), ws=ws, agent_id=None)
     assert _recall(ws, "cafe creme brulee").items
-    assert query_terms("Café, CAFÉ; foo_bar") == ["Café", "CAFÉ", "foo", "bar"]
+    # terms are the analyzer's, de-duplicated after it (SPEC §6.3 v4)
+    assert query_terms("Café, CAFÉ; foo_bar cafe") == ["cafe", "foo", "bar"]
 
 
-def test_near_zero_idf_terms_are_scored_not_dropped(fresh_ws: Path, tree, monkeypatch) -> None:
-    """A term in half the index is kept out of the SQL (large indexes) but still scored and matched."""
+def test_a_term_in_every_chunk_still_matches_and_counts(fresh_ws: Path, tree) -> None:
+    """No term is pruned: tantivy's IDF is positive even for a term in every chunk."""
     files = {
-        f"f{i:02d}.md": " ".join(
-            ["storefront"] * (1 + i % 3)
-            + ["mid"] * (i < 8) * (1 + i % 4)
-            + ["rare"] * (i in (3, 11))
-            + ["pad"] * i
-            + ["Café"] * (i % 2) * (1 + i % 5)
-        )
-        for i in range(24)
+        f"f{i:02d}.md": " ".join(["storefront"] * (1 + i % 3) + ["pad"] * i) for i in range(24)
     }
+    files["rare.md"] = "storefront storefront storefront rare"
     ws = _setup(fresh_ws, tree, files)
     index(clock=clock_from_env(), ws=ws, agent_id=None)
-    queries = [
-        (q, n)
-        for q in (
-            "storefront",
-            "storefront mid",
-            "mid storefront rare",
-            "rare storefront",
-            "cafe mid",
-            "mid CAFÉ rare",
-        )
-        for n in (1, 2, 4)
-    ]
-    plain = {(q, n): _recall(ws, q, max_results=n).items for q, n in queries}
-    assert (
-        len(plain[("storefront", 4)]) == 4
-    )  # in every chunk: FTS5 floors its IDF, it still matches
-    monkeypatch.setattr(
-        bm25_search, "WEAK_MIN_CHUNKS", 1
-    )  # take the weak-term path in this small index
-    statements: list[str] = []
-    real = bm25_search.search
+    common = _recall(ws, "storefront", max_results=4).items
+    assert len(common) == 4 and all(i.score > 0 for i in common)
+    both = _recall(ws, "rare storefront", max_results=2).items
+    assert parse_resource_ref(both[0].resource_ref).path == "rare.md"
+    alone = {i.resource_ref: i.score for i in _recall(ws, "rare", max_results=2).items}
+    assert both[0].score > alone[both[0].resource_ref]  # the common term added its share
 
-    def traced(conn, *args, **kwargs):
-        conn.set_trace_callback(statements.append)
-        return real(conn, *args, **kwargs)
 
-    monkeypatch.setattr(bm25, "search", traced)
-    scored_beside = 0
-    for (query, n), items in plain.items():
-        statements.clear()
-        assert _recall(ws, query, max_results=n).items == items, (query, n)
-        scored_beside += any(
-            "chunks_docsize" in s for s in statements
-        )  # the weak share's row lengths
-    assert (
-        scored_beside >= 3
-    )  # (when the strong terms cannot fill the limit, FTS5 ranks every match)
+def test_repeated_query_terms_weigh_once(fresh_ws: Path, tree) -> None:
+    ws = _setup(fresh_ws, tree)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
+    once = _recall(ws, "quokka catalog").items
+    assert once
+    assert _recall(ws, "Quokka quokka QUOKKA catalog CATALOG").items == once
+
+
+def test_scope_is_a_filter_inside_the_query(fresh_ws: Path, tree) -> None:
+    """The scope's own best chunks come back however many better ones lie outside it,
+    at the scores the whole index gives them (one shared scorer)."""
+    sources = ({"source_id": "big", "locator": "big"}, {"source_id": "small", "locator": "small"})
+    ws = enable(fresh_ws, sources=sources)
+    big = {f"b{i:03d}.md": "heron heron heron migration plan " + "x " * (i % 5) for i in range(200)}
+    small = {"s.md": "a note that mentions a heron once among many other words here"}
+    tree(fresh_ws, {"big": big, "small": small})
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
+    scoped = _recall(ws, "heron", scope_ref="source:small", max_results=8).items
+    assert [parse_resource_ref(i.resource_ref).path for i in scoped] == ["s.md"]
+    everything = _recall(ws, "heron", max_results=8).items
+    assert all(parse_resource_ref(i.resource_ref).source_id == "big" for i in everything)
+    assert scoped[0].score < everything[-1].score
+    both = _recall(ws, "heron", scope_ref="source:big,small", max_results=8).items
+    assert both == everything  # a scope naming every indexed source filters nothing
 
 
 def test_a_passed_deadline_interrupts_the_search(fresh_ws: Path, tree) -> None:
@@ -339,3 +338,63 @@ def test_resource_ref_round_trips_and_rejects_others() -> None:
         "bm25:docs",
     ):
         assert parse_resource_ref(bad) is None
+
+
+def test_recall_creates_and_writes_no_file(fresh_ws: Path, tree) -> None:
+    """SPEC §6.7: tantivy's reader flocks ``.tantivy-meta.lock``, which the writer leaves;
+    without it the index is refused rather than have a reader create it."""
+    ws = _setup(fresh_ws, tree)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
+
+    def state() -> dict[str, tuple[bytes, int]]:
+        return {
+            str(p.relative_to(fresh_ws)): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted((fresh_ws / ".decision-context").rglob("*"))
+            if p.is_file()
+        }
+
+    before = state()
+    assert _recall(ws, "quokka").items and _recall(ws, "quokka", scope_ref="source:docs").items
+    assert state() == before
+    directory = ws.index / json.loads(index_path(ws.index).read_text())["directory"]
+    (directory / ".tantivy-meta.lock").unlink()
+    before = state()
+    assert _recall(ws, "quokka").reason_code == "index_corrupt"
+    assert state() == before
+
+
+def test_a_damaged_segment_is_index_corrupt(fresh_ws: Path, tree) -> None:
+    ws = _setup(fresh_ws, tree)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
+    directory = ws.index / json.loads(index_path(ws.index).read_text())["directory"]
+    (directory / "meta.json").write_text("{not json")
+    result = _recall(ws, "quokka")
+    assert (result.status, result.reason_code) == ("unavailable", "index_corrupt")
+
+
+def test_a_crash_between_commit_and_file_list_rebuilds_whole(fresh_ws: Path, tree) -> None:
+    ws = _setup(fresh_ws, tree)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
+    record = json.loads(index_path(ws.index).read_text())
+    listed = ws.index / record["directory"] / "dcx-files.json"
+    body = json.loads(listed.read_text())
+    listed.write_text(json.dumps({**body, "opstamp": body["opstamp"] + 7}))  # out of step
+    again = index(clock=clock_from_env(), ws=ws, agent_id=None).data
+    assert again["created"] is True and again["files_indexed"] == 13
+    assert _recall(ws, "quokka").items[0].content == PLANTED.strip()
+    dirs = [p.name for p in ws.index.iterdir() if p.is_dir()]
+    assert dirs == [json.loads(index_path(ws.index).read_text())["directory"]]
+
+
+def test_indexed_paths_lists_every_file_the_index_holds(fresh_ws: Path, tree) -> None:
+    files = {"a.md": "words here", "sub/b.md": "more words", "blob.bin": b"\xff\xfe\x00"}
+    ws = _setup(fresh_ws, tree, files)
+    assert indexed_paths(ws) == []
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
+    assert indexed_paths(ws) == [("docs", "a.md"), ("docs", "blob.bin"), ("docs", "sub/b.md")]
+
+
+def test_find_by_content_names_the_file_of_a_chunk(fresh_ws: Path, tree) -> None:
+    ws = _setup(fresh_ws, tree)
+    index(clock=clock_from_env(), ws=ws, agent_id=None)
+    assert bm25.find_by_content(ws, PLANTED, 2)[0] == ("docs", "drills/quokka.md")

@@ -7,13 +7,41 @@ from hypothesis import strategies as st
 
 from dcx.providers.chunking import MAX_CHUNK, chunk_spans, chunk_text
 
+INTRO = "An introduction that says enough to stand as a search result on its own."
+BODY = "A body paragraph with enough words in it to be worth a result slot of its own."
+
 
 def test_headings_start_chunks_and_paragraphs_group() -> None:
-    text = "# Title\n\nintro para\n\nsecond para\n## Part two\nbody line\n\n\n### Three\n\nlast\n"
+    text = f"# Title\n\n{INTRO}\n\nsecond para\n## Part two\n{BODY}\n\n\n### Three\n\n{BODY}\n"
     assert chunk_text(text) == [
-        "# Title\n\nintro para\n\nsecond para",
-        "## Part two\nbody line",
-        "### Three\n\nlast",
+        f"# Title\n\n{INTRO}\n\nsecond para",
+        f"## Part two\n{BODY}",
+        f"### Three\n\n{BODY}",
+    ]
+
+
+def test_heading_only_and_near_empty_chunks_join_the_section_that_follows() -> None:
+    """SPEC §6.3 v4: a heading alone, or with under 64 characters of text, is no result of its own."""
+    adr = (
+        "# ADR-011: ClickHouse\n\nDate: 2024-09-12\nStatus: Accepted\n\n## Context\n\n"
+        + BODY
+        + "\n"
+    )
+    assert chunk_text(adr) == [adr.strip()]
+    stacked = f"# Postmortem\n## Summary\n\n{BODY}\n\n## Impact\n\n{BODY}\n"
+    assert chunk_text(stacked) == [f"# Postmortem\n## Summary\n\n{BODY}", f"## Impact\n\n{BODY}"]
+    # 64 characters of text stand alone; a near-empty last chunk has nothing to join
+    said = "x" * 63 + "y"
+    assert chunk_text(f"# A\n{said}\n## B\n{BODY}\n## C\n") == [
+        f"# A\n{said}",
+        f"## B\n{BODY}",
+        "## C",
+    ]
+    # a merge never makes a chunk longer than MAX_CHUNK
+    long_section = "w" * (MAX_CHUNK - 12)
+    assert chunk_text(f"# Title\n\n## Long\n{long_section}\n") == [
+        "# Title",
+        f"## Long\n{long_section}",
     ]
 
 

@@ -50,7 +50,6 @@ def emitted_recall_codes() -> set[str]:
         "providers/openviking.py",
         "providers/bm25.py",
         "providers/bm25_index.py",
-        "providers/bm25_search.py",
         "evidence/recall.py",
         "state/provider_config.py",
     ):
