@@ -152,7 +152,6 @@ class Loaded:
         an error is raised as the sequential loop raises it."""
         import multiprocessing
 
-        _warm_checks()  # compile the packet checks once, before the fork (workers inherit them)
         size = max(SLICE_MIN, -(-len(idents) // (workers * 8)))
         slices = [idents[at : at + size] for at in range(0, len(idents), size)]
         _FORKED[:] = [self, slices]
@@ -317,13 +316,6 @@ def _read_slice(index: int) -> tuple[Any, ...] | None:
         loaded.other_packets,
         loaded.verdicts.new,
     )
-
-
-def _warm_checks() -> None:
-    from dcx.packets import spec_for
-
-    for kind in MEASURED_KINDS:
-        spec_for(kind).compiled()
 
 
 # -- the use case ------------------------------------------------------------------
