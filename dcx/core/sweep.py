@@ -25,19 +25,15 @@ run (a forked child would inherit their locks), and off Linux.
 
 from __future__ import annotations
 
-import contextlib
-import marshal
 import os
-import signal
 import stat
-import sys
-import threading
 import time
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal, NamedTuple
 
+from dcx.core.forks import can_fork, fork_map
 from dcx.core.statcache import INO_SIGNED_MAX, INO_WRAP, Known, StatCache, StatKey, stat_key
 
 NEVER_WALKED = ".decision-context"  # workspace.DC_DIR (not imported: workers stay light)
@@ -411,59 +407,12 @@ def _share(
     return shares
 
 
-def _fork_sweep(
-    share: list[tuple[str, str]], run: Callable[[list[tuple[str, str]]], Sweep]
-) -> tuple[int, int] | None:
-    """Start a child sweeping ``share``; (pid, read fd), or None when forking failed."""
-    read_fd, write_fd = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_fd)
-        os.close(write_fd)
-        return None
-    if pid == 0:  # child: sweep, send, leave without running any parent cleanup
-        code = 1
-        try:
-            os.close(read_fd)
-            found = run(share)
-            body = marshal.dumps(
-                (
-                    found.hits.tobytes(),
-                    found.hashed,
-                    found.unreadable,
-                    found.outside,
-                    found.oversized,
-                    found.done,
-                    found.timed_out,
-                    found.rejected,
-                )
-            )
-            view = memoryview(body)
-            while view:
-                view = view[os.write(write_fd, view) :]
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    return pid, read_fd
+def _packed(found: Sweep) -> tuple[Any, ...]:
+    """A sweep as ``marshal`` writes it (a forked child's answer)."""
+    return (found.hits.tobytes(), *found[1:])
 
 
-def _collect(pid: int, read_fd: int) -> Sweep | None:
-    """A child's sweep (the child is always reaped); None if it failed: the parent sweeps that share."""
-    chunks = []
-    try:
-        while chunk := os.read(read_fd, 1 << 20):
-            chunks.append(chunk)
-    finally:
-        os.close(read_fd)  # a child still writing gets EPIPE and exits
-        _, status = os.waitpid(pid, 0)
-    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-        return None
-    try:
-        data = marshal.loads(b"".join(chunks))
-    except (ValueError, EOFError, TypeError):
-        return None
+def _unpacked(data: tuple[Any, ...]) -> Sweep:
     hits = array("q")
     hits.frombytes(data[0])
     return Sweep(hits, *data[1:])
@@ -513,7 +462,6 @@ def sweep_tree(
 
     known = len(cache)
     cores = min(MAX_JOBS, os.cpu_count() or 1)
-    can_fork = sys.platform == "linux" and cores > 1 and threading.active_count() == 1
 
     def after(base: int) -> Callable[[int], None] | None:
         """Progress of a sweep that continues another: counts from ``base`` on, while its own
@@ -522,7 +470,7 @@ def sweep_tree(
             return None
         return lambda n: progress(base + n)
 
-    if not can_fork or PARALLEL_MIN_FILES // 4 <= known < PARALLEL_MIN_FILES:
+    if cores < 2 or not can_fork() or PARALLEL_MIN_FILES // 4 <= known < PARALLEL_MIN_FILES:
         return [run([(top, "")], report=progress)]  # serial, or a tree the cache knows to be modest
     frontier: list[tuple[str, str]] = []
     loose = run([(top, "")], 0, progress, frontier)
@@ -531,24 +479,10 @@ def sweep_tree(
     large = known >= PARALLEL_MIN_FILES or len(frontier) >= PARALLEL_MIN_DIRS
     if not large or len(frontier) < 2:
         return [loose, run(frontier, 0, after(loose.done))]
-    jobs = cores
-    shares = _share(frontier, cache, jobs)
-    pending = [(share, _fork_sweep(share, run)) for share in shares[1:]]
-    results = [loose]
-    try:
-        results.append(run(shares[0], 0, after(loose.done)))
-        while pending:
-            share, child = pending.pop(0)
-            found = _collect(*child) if child is not None else None
-            results.append(found if found is not None else run(share))
-    finally:
-        for _, child in pending:  # children never collected: the parent failed first
-            if child is not None:
-                pid, read_fd = child
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-                with contextlib.suppress(OSError):
-                    os.waitpid(pid, 0)
-                with contextlib.suppress(OSError):
-                    os.close(read_fd)
-    return results
+    shares = _share(frontier, cache, cores)
+    mine, *theirs = fork_map(
+        lambda share: _packed(run(share)),
+        shares,
+        here=lambda share: run(share, 0, after(loose.done)),
+    )
+    return [loose, mine, *(_unpacked(found) for found in theirs)]

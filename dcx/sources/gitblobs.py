@@ -128,7 +128,7 @@ MISSING, OVERSIZE, MISMATCH, BINARY = 0, 1, 2, 3
 
 class Pass(NamedTuple):
     wanted: list[str]
-    started: Any  # dcx.core.process.Spooled, or None when nothing was asked
+    started: Any  # dcx.core.process.Child, or None when nothing was asked
 
 
 def start_pass(repo: Repo, oids: Iterable[str], deadline: float) -> Pass:

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from dcx.core.process import run_bounded, start_spooled
+from dcx.core.process import run_bounded, start
 
 PY = sys.executable
 
@@ -153,8 +154,54 @@ def test_spooled_timeout_and_refused_request() -> None:
 def test_started_child_runs_unattended_until_finish() -> None:
     """The caller may work while the child runs: it neither waits to be fed nor to be read."""
     script = "import sys; data = sys.stdin.buffer.read(); sys.stdout.buffer.write(data * 4)"
-    child = start_spooled([PY, "-c", script], timeout=20, stdin=b"y" * 300_000, cap=2_000_000)
+    child = start([PY, "-c", script], timeout=20, stdin=b"y" * 300_000, cap=2_000_000, spool=True)
     time.sleep(0.5)  # the child has finished meanwhile (a pipe of 64 KiB would have stalled it)
     out = child.finish()
     assert out.ok and out.stdout == b"y" * 1_200_000
     assert child.finish() is out  # answered once
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_cancel_stops_the_whole_group_and_answers_cancelled(tmp_path: Path) -> None:
+    """A started child and the grandchild it spawned are both gone after ``cancel``."""
+    marker = tmp_path / "grandchild.pid"
+    script = (
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(marker)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(60)\n"
+    )
+    for spool in (False, True):
+        marker.unlink(missing_ok=True)
+        child = start([PY, "-c", script], timeout=30, spool=spool)
+        deadline = time.monotonic() + 10
+        while not marker.exists() or not marker.read_text():
+            assert time.monotonic() < deadline, "the grandchild never started"
+            time.sleep(0.02)
+        grandchild = int(marker.read_text())
+        child.cancel()
+        assert child.finish().status == "cancelled"
+        assert child.proc is not None and child.proc.poll() is not None
+        for _ in range(100):  # the group got SIGKILL: gone, or a zombie nobody reaped yet
+            if not _alive(grandchild):
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the grandchild outlived cancel")
+
+
+def test_a_started_piped_child_answers_as_run_bounded() -> None:
+    script = "import sys; sys.stdout.write(sys.stdin.read()[::-1])"
+    started = start([PY, "-c", script], timeout=20, stdin=b"abc" * 40_000)
+    ran = run_bounded([PY, "-c", script], timeout=20, stdin=b"abc" * 40_000)
+    out = started.finish()
+    assert (out.status, out.returncode, out.stdout) == (ran.status, ran.returncode, ran.stdout)
+    assert out.stdout == (b"abc" * 40_000)[::-1]
