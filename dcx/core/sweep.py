@@ -303,12 +303,9 @@ def sweep_dirs(
     sorter = _Sorter(
         match=match, max_scan_bytes=max_scan_bytes, probe=probe, hasher=hasher, deadline=deadline
     )
-    settle, add_hit = sorter.settle, sorter.hits.append
-    paths, stats, written_ns, matching = known
-    count = len(paths)
-    wrap, signed_max = INO_WRAP, INO_SIGNED_MAX
+    files_of = _Files(sorter, known, max_scan_bytes, deadline, progress)
+    walker = _Lister(top, excluded, split_at, frontier)
     stack = [(d, p, 0) for d, p in starts]
-    inside = top.rstrip(os.sep) + os.sep
     while stack:
         directory, prefix, depth = stack.pop()
         listed = _listing(directory)
@@ -317,80 +314,138 @@ def sweep_dirs(
         fd, entries = listed
         base = directory + os.sep if directory != os.sep else directory
         try:
-            files: list[tuple[str, os.DirEntry]] = []
             with entries:
-                for entry in entries:
-                    name = entry.name
-                    if not name.isascii() and not _utf8(name):
-                        continue  # not representable in JSON: skipped
-                    try:
-                        if entry.is_file(follow_symlinks=False):
-                            files.append((name, entry))
-                            continue
-                        if entry.is_dir(follow_symlinks=False):
-                            _descend(
-                                entry, base, prefix, depth, excluded, split_at, frontier, stack
-                            )
-                            continue
-                        if not entry.is_symlink():
-                            continue
-                        found = _followed(base + name, top, inside)
-                    except OSError:
-                        continue  # dangling or looping link, or vanished meanwhile
-                    if found is False:
-                        continue
-                    done += 1
-                    if not done % DEADLINE_EVERY:
-                        if deadline is not None and time.monotonic() > deadline:
-                            return sorter.result(done, True)
-                        if progress is not None and not done % PROGRESS_EVERY:
-                            progress(done)
-                    if not settle(prefix + name, base + name, found):
-                        return sorter.result(done, True)
-            if not files:
-                continue
-            files.sort()
-            k = bisect_left(paths, prefix + files[0][0]) if matching else count
-            for name, entry in files:
-                try:
-                    st = entry.stat(follow_symlinks=False)  # fstatat of one name in the open dir
-                except OSError:
-                    continue  # vanished meanwhile
+                files, links = walker.sort(entries, base, prefix, depth, stack)
+            for name, found in links:
                 done += 1
-                if not done % DEADLINE_EVERY:
-                    if deadline is not None and time.monotonic() > deadline:
-                        return sorter.result(done, True)
-                    if progress is not None and not done % PROGRESS_EVERY:
-                        progress(done)
-                rel = prefix + name
-                if k < count and paths[k] == rel:
-                    i = k
-                    k += 1
-                elif matching:  # further on (a subdirectory's entries sort in between), or new
-                    k = bisect_left(paths, rel, k)
-                    i = k if k < count and paths[k] == rel else -1
-                    k += i >= 0
-                else:
-                    i = -1
-                if i >= 0:
-                    j = 4 * i
-                    mtime_ns = st.st_mtime_ns
-                    ino = st.st_ino
-                    if (
-                        stats[j + 1] == mtime_ns
-                        and mtime_ns < written_ns
-                        and stats[j] == st.st_size
-                        and stats[j + 3] == st.st_ctime_ns
-                        and stats[j + 2] == (ino - wrap if ino >= signed_max else ino)
-                        and st.st_size <= max_scan_bytes
-                    ):
-                        add_hit(i)
-                        continue
-                if not settle(rel, base + name, st):
+                if not done % DEADLINE_EVERY and _due(done, deadline, progress):
+                    return sorter.result(done, True)
+                if not sorter.settle(prefix + name, base + name, found):
+                    return sorter.result(done, True)
+            if files:
+                done, stopped = files_of.sweep(files, base, prefix, done)
+                if stopped:
                     return sorter.result(done, True)
         finally:
             os.close(fd)
     return sorter.result(done, False)
+
+
+def _due(done: int, deadline: float | None, progress: Callable[[int], None] | None) -> bool:
+    """Every ``DEADLINE_EVERY`` files: whether the deadline passed (and progress, now and then)."""
+    if deadline is not None and time.monotonic() > deadline:
+        return True
+    if progress is not None and not done % PROGRESS_EVERY:
+        progress(done)
+    return False
+
+
+class _Lister:
+    """One directory's entries sorted out: regular files, links to follow, folders queued."""
+
+    def __init__(
+        self,
+        top: str,
+        excluded: frozenset[str],
+        split_at: int | None,
+        frontier: list[tuple[str, str]] | None,
+    ) -> None:
+        self.top, self.inside = top, top.rstrip(os.sep) + os.sep
+        self.excluded, self.split_at, self.frontier = excluded, split_at, frontier
+
+    def sort(
+        self, entries: Any, base: str, prefix: str, depth: int, stack: list[tuple[str, str, int]]
+    ) -> tuple[list[tuple[str, os.DirEntry]], list[tuple[str, os.stat_result | None]]]:
+        """(regular files by name, symlinks with what they lead to), subdirectories pushed
+        onto ``stack`` (or handed to the frontier at the split depth)."""
+        files: list[tuple[str, os.DirEntry]] = []
+        links: list[tuple[str, os.stat_result | None]] = []
+        for entry in entries:
+            name = entry.name
+            if not name.isascii() and not _utf8(name):
+                continue  # not representable in JSON: skipped
+            try:
+                if entry.is_file(follow_symlinks=False):
+                    files.append((name, entry))
+                elif entry.is_dir(follow_symlinks=False):
+                    _descend(
+                        entry,
+                        base,
+                        prefix,
+                        depth,
+                        self.excluded,
+                        self.split_at,
+                        self.frontier,
+                        stack,
+                    )
+                elif entry.is_symlink():
+                    found = _followed(base + name, self.top, self.inside)
+                    if found is not False:
+                        links.append((name, found))
+            except OSError:
+                continue  # dangling or looping link, or vanished meanwhile
+        files.sort()
+        return files, links
+
+
+class _Files:
+    """A directory's regular files, each a clean cache hit checked inline or settled."""
+
+    def __init__(
+        self,
+        sorter: _Sorter,
+        known: Known,
+        max_scan_bytes: int,
+        deadline: float | None,
+        progress: Callable[[int], None] | None,
+    ) -> None:
+        self.sorter, self.known, self.max_scan_bytes = sorter, known, max_scan_bytes
+        self.deadline, self.progress = deadline, progress
+
+    def sweep(
+        self, files: list[tuple[str, os.DirEntry]], base: str, prefix: str, done: int
+    ) -> tuple[int, bool]:
+        """``done`` after these files, and whether the deadline stopped the sweep."""
+        paths, stats, written_ns, matching = self.known
+        count, wrap, signed_max = len(paths), INO_WRAP, INO_SIGNED_MAX
+        max_scan_bytes, deadline, progress = self.max_scan_bytes, self.deadline, self.progress
+        settle, add_hit = self.sorter.settle, self.sorter.hits.append
+        k = bisect_left(paths, prefix + files[0][0]) if matching else count
+        for name, entry in files:
+            try:
+                st = entry.stat(follow_symlinks=False)  # fstatat of one name in the open dir
+            except OSError:
+                continue  # vanished meanwhile
+            done += 1
+            if not done % DEADLINE_EVERY and _due(done, deadline, progress):
+                return done, True
+            rel = prefix + name
+            if k < count and paths[k] == rel:
+                i = k
+                k += 1
+            elif matching:  # further on (a subdirectory's entries sort in between), or new
+                k = bisect_left(paths, rel, k)
+                i = k if k < count and paths[k] == rel else -1
+                k += i >= 0
+            else:
+                i = -1
+            if i >= 0:
+                j = 4 * i
+                mtime_ns = st.st_mtime_ns
+                ino = st.st_ino
+                if (
+                    stats[j + 1] == mtime_ns
+                    and mtime_ns < written_ns
+                    and stats[j] == st.st_size
+                    and stats[j + 3] == st.st_ctime_ns
+                    and stats[j + 2] == (ino - wrap if ino >= signed_max else ino)
+                    and st.st_size <= max_scan_bytes
+                ):
+                    add_hit(i)
+                    continue
+            if not settle(rel, base + name, st):
+                return done, True
+        return done, False
 
 
 def _share(
