@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dcx.core.workspace import Workspace
 from dcx.providers.bm25_index import index_path
+from tests.support.bounds import cut_short
 from tests.support.cli import run_dcx
 from tests.support.workspace import tree_bytes
 
@@ -90,7 +91,7 @@ def test_a_reader_waits_for_a_writer_within_its_deadline(dcx, example: Path) -> 
         started = time.monotonic()
         packet = _recall_json(dcx, example, "--timeout", "1")
         assert packet["reason_code"] == "index_busy"
-        assert time.monotonic() - started < 3
+        assert cut_short(time.monotonic() - started, 1)  # the writer holds it until ROLLBACK
     finally:
         conn.execute("ROLLBACK")
         conn.close()
