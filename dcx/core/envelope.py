@@ -8,6 +8,7 @@ the kind's; the envelope's are dcx's and can never be given by a caller.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from dcx.core import public
 from dcx.core.canonical import digest_hex, packet_ref, parsed_jcs
@@ -28,11 +29,6 @@ from dcx.core.fields import (
     type_name,
     within_bmp,
 )
-from dcx.core.records import NamedTuple
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 _FORBIDDEN_NEEDLES = tuple(f'"{key}":'.encode() for key in sorted(public.FORBIDDEN_KEYS))
 

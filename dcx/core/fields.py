@@ -24,15 +24,12 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter
+from typing import Any
 
 from dcx.core import public
 from dcx.core.canonical import canonical_bytes, sort_key_parsed
 from dcx.core.clock import normalise_ts
 from dcx.core.errors import DcxError, InvalidInput
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 DECISION_ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 
@@ -300,7 +297,7 @@ _ABSENT = object()
 
 class RefPattern(Pattern):
     """``(?:p1|p2)-[0-9a-f]{32}``, checked without compiling it: a ref's suffix is fixed, so its
-    prefix is everything before the last 33 characters (read paths check many kinds)."""
+    prefix is everything before the last 33 characters (read paths check many kinds; SPEC §3.6)."""
 
     prefixes: frozenset[str] = frozenset()
 
