@@ -33,6 +33,28 @@ settings.register_profile("ci", deadline=None, suppress_health_check=_quiet, pri
 settings.register_profile("deep", deadline=None, suppress_health_check=_quiet, max_examples=20_000)
 settings.load_profile(os.environ.get("DCX_HYPOTHESIS_PROFILE", "ci"))
 
+# The files that take longest (`pytest --durations`: a minute or more each, mostly waiting on
+# real servers, subprocesses and deadlines) run first: under `--dist loadfile` a file is whole
+# on one worker, and one of these taken last leaves the other workers idle until it ends.
+HEAVY_FIRST = (
+    "tests/model/",
+    "tests/fuzz/",
+    "tests/reliability/test_crash_commit.py",
+    "tests/sources/test_mcp_source.py",
+    "tests/cli/test_mcp_source_cli.py",
+    "tests/multihost/test_multihost_signatures.py",
+    "tests/providers/test_bm25_postings.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Heavy files first, every file's own order kept (a stable sort)."""
+
+    def heavy(item: pytest.Item) -> bool:
+        return item.nodeid.startswith(HEAVY_FIRST)
+
+    items.sort(key=lambda item: not heavy(item))
+
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
