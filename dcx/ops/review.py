@@ -201,30 +201,6 @@ def _same_settlement(packet: dict[str, Any], values: dict[str, Any]) -> bool:
     return packet.get("source_event_id") == values["source_event_id"]
 
 
-def _check_arguments(
-    gate_event: str | None,
-    no_change: bool,
-    reason_code: str | None,
-    summary: str | None,
-    event_log: str | None,
-    by: str | None,
-) -> None:
-    if (gate_event is None) == (not no_change):
-        raise InvalidInput(
-            "give exactly one of --gate-event E or --no-change", field="--gate-event"
-        )
-    if no_change and (event_log is not None or by is not None):
-        raise InvalidInput(
-            "--event-log and --by name a gate; the quiet path has none", field="--no-change"
-        )
-    if by is not None:
-        check_token(by, field="--by")
-    if reason_code is not None:
-        check_token(reason_code, field="--reason-code", limit=REASON_MAX)
-    if summary is not None:
-        check_text(summary, field="--summary", limit=SUMMARY_MAX)
-
-
 def _no_change_values(asm: dict[str, Any], agent: str) -> dict[str, Any]:
     """The quiet settlement's fields: only when the latest assembly's rebase proved no
     material change (SPEC §10)."""
@@ -284,7 +260,20 @@ def review_decision(
     by: str | None = None,
 ) -> Result:
     check_decision_id(decision_id)
-    _check_arguments(gate_event, no_change, reason_code, summary, event_log, by)
+    if (gate_event is None) == (not no_change):
+        raise InvalidInput(
+            "give exactly one of --gate-event E or --no-change", field="--gate-event"
+        )
+    if no_change and (event_log is not None or by is not None):
+        raise InvalidInput(
+            "--event-log and --by name a gate; the quiet path has none", field="--no-change"
+        )
+    if by is not None:
+        check_token(by, field="--by")
+    if reason_code is not None:
+        check_token(reason_code, field="--reason-code", limit=REASON_MAX)
+    if summary is not None:
+        check_text(summary, field="--summary", limit=SUMMARY_MAX)
     state = require_active(ws, agent_id)
     agent, profile = state.acting_agent(), state.settings()[0]
     store = Store(ws)
