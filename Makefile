@@ -19,8 +19,11 @@ install: $(STAMP)
 demo: $(STAMP)
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
+# every test, on every CPU (pytest-xdist; tests/README.md says what a test must respect);
+# DCX_TEST_WORKERS=1 runs them in one process
+DCX_TEST_WORKERS ?= auto
 test: $(STAMP) lint-imports
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(DCX_TEST_WORKERS) --dist loadfile
 
 # the import contracts of .importlinter: floors, planes side by side, pure packets
 lint-imports: $(STAMP)
@@ -28,7 +31,7 @@ lint-imports: $(STAMP)
 
 # the model-based cycle test and differential recall at 5-50x their CI size (tens of minutes)
 deep-test: $(STAMP)
-	DCX_HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest -q tests/model tests/providers/test_recall_differential.py
+	DCX_HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest -q -n $(DCX_TEST_WORKERS) --dist loadfile tests/model tests/providers/test_recall_differential.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/startup.py

@@ -117,6 +117,8 @@ def _seconds(start: str, end: str) -> int:
 def measure_decision(
     goal_id: str, ident: str, packets: dict[str, list[dict[str, Any]]], first_seen: str
 ) -> dict[str, Any]:
+    """One decision's row: its authority reads, recall per provider, evidence-driven changes,
+    review settlement and outcome (docs/report.md)."""
     assemblies, proposals, outcomes = packets["assembly"], packets["proposal"], packets["outcome"]
     evidence = {a["evidence"]["packet_ref"]: a["evidence"] for a in assemblies}
     latest = outcomes[-1] if outcomes else None
@@ -130,10 +132,48 @@ def measure_decision(
     agents = sorted(
         {a for a in _agents(*packets.values()) if a}
     )  # every packet's agent_id (SPEC §16)
+    owner, providers = _recall(assemblies)
+    demoted, accepted_stale = _judged_claims(goal_id, ident, evidence, owner, providers)
+    changes, without_new_evidence = _changes(proposals, evidence, owner, providers)
+    # a provider also matters when one of its accepted claims is in evidence an outcome receipt links
+    for out in outcomes:
+        ev = evidence.get(out["evidence_packet_ref"])
+        for claim in ev["recalled_claims"] if ev else ():
+            providers[owner.get(claim["provider_ref"], UNATTRIBUTED)]["mattered"] = True
+    status = latest["verification_status"] if latest else "none"
+    assumptions = {a["assumption_id"]: a for o in outcomes for a in o["invalidated_assumptions"]}
+    time_to_verified, linkage = _verified(outcomes, latest, basis, linked, evidence)
+    return {
+        "goal_id": goal_id,
+        "decision_id": ident,
+        "agents": agents,
+        "started_at": basis["observed_at"] if basis else first_seen or None,
+        "confidence": basis["recommended_decision"]["confidence"] if basis else None,
+        "recommended_option": basis["recommended_decision"]["option_id"] if basis else None,
+        "proposals": len(proposals),
+        "outcome_receipts": len(outcomes),
+        "outcome": status,
+        "outcome_at": latest["observed_at"] if latest else None,
+        "outcome_linked": linkage,
+        "invalidated_assumptions": [
+            {"assumption_id": k, "summary": v["summary"]} for k, v in sorted(assumptions.items())
+        ],
+        "time_to_verified_seconds": time_to_verified,
+        "authority": _authority(assemblies, evidence),
+        "providers": providers,
+        "stale_demoted": demoted,
+        "accepted_stale": accepted_stale,
+        "changes": changes,
+        "changes_without_new_evidence": without_new_evidence,
+        "review": _review(packets.get("review", []), by_ref, latest),
+    }
 
-    # authority
+
+def _authority(
+    assemblies: list[dict[str, Any]], evidence: dict[str, dict[str, Any]]
+) -> dict[str, int]:
     scans = [s for a in assemblies for s in a["scan_receipts"]]
-    authority = {
+    return {
         "prepares": len(assemblies),
         "source_reads": len(scans),
         "sources": len({s["source_id"] for s in scans}),
@@ -142,7 +182,11 @@ def measure_decision(
         "coverage_partial": sum(1 for a in assemblies if a["coverage"]["status"] != "complete"),
     }
 
-    # recall, per provider
+
+def _recall(
+    assemblies: list[dict[str, Any]],
+) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+    """Which provider returned each provider ref, and each provider's calls and results."""
     owner: dict[str, str] = {}
     providers: dict[str, dict[str, Any]] = {}
     for asm in assemblies:
@@ -156,6 +200,18 @@ def measure_decision(
             _bump(row["unavailable"], retrieval.get("reason_code") or "unavailable")
         for item in retrieval["results"]:
             owner.setdefault(item["provider_ref"], retrieval["provider"])
+    return owner, providers
+
+
+def _judged_claims(
+    goal_id: str,
+    ident: str,
+    evidence: dict[str, dict[str, Any]],
+    owner: dict[str, str],
+    providers: dict[str, dict[str, Any]],
+) -> tuple[int, list[dict[str, Any]]]:
+    """Each recalled claim's verdict counted on its provider; the claims demoted as stale, and
+    the accepted ones that cite a revision their evidence does not list as current."""
     demoted = 0
     accepted_stale: list[dict[str, Any]] = []
     for ev in evidence.values():
@@ -171,8 +227,18 @@ def measure_decision(
                 demoted += 1
         found = _accepted_stale(ev)
         accepted_stale += [{"goal_id": goal_id, "decision_id": ident, **row} for row in found]
+    return demoted, accepted_stale
 
-    # evidence-driven changes: consecutive proposals recommending another option
+
+def _changes(
+    proposals: list[dict[str, Any]],
+    evidence: dict[str, dict[str, Any]],
+    owner: dict[str, str],
+    providers: dict[str, dict[str, Any]],
+) -> tuple[list[dict[str, Any]], int]:
+    """Evidence-driven changes: consecutive proposals recommending another option, with what
+    changed in their evidence (a provider whose claim changed state *mattered*); and how
+    many changes came without new evidence."""
     changes, without_new_evidence = [], 0
     for old, new in itertools.pairwise(proposals):
         before, after = (
@@ -209,17 +275,18 @@ def measure_decision(
             name = owner.get(claim.get("provider_ref") or "", UNATTRIBUTED)
             if name in providers:
                 providers[name]["mattered"] = True
-    # a provider also matters when one of its accepted claims is in evidence an outcome receipt links
-    for out in outcomes:
-        ev = evidence.get(out["evidence_packet_ref"])
-        for claim in ev["recalled_claims"] if ev else ():
-            providers[owner.get(claim["provider_ref"], UNATTRIBUTED)]["mattered"] = True
+    return changes, without_new_evidence
 
-    # review settlement (SPEC §10): the latest receipt settles the decision
-    reviews = packets.get("review", [])
+
+def _review(
+    reviews: list[dict[str, Any]],
+    by_ref: dict[str, dict[str, Any]],
+    latest: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """Review settlement (SPEC §10): the latest receipt settles the decision."""
     settled = reviews[-1] if reviews else None
     reviewed = by_ref.get(settled.get("proposal_packet_ref", "")) if settled else None
-    review = {
+    return {
         "receipts": len(reviews),
         "disposition": settled["disposition"] if settled else None,
         "settled_at": settled["recorded_at"] if settled else None,
@@ -236,52 +303,34 @@ def measure_decision(
         ),
     }
 
-    # outcomes
-    status = latest["verification_status"] if latest else "none"
-    assumptions = {a["assumption_id"]: a for o in outcomes for a in o["invalidated_assumptions"]}
-    time_to_verified = None
-    linkage = False
-    if status == "verified" and basis is not None and latest is not None:
-        first = next(
-            (
-                o
-                for o in outcomes
-                if o["verification_status"] == "verified"
-                and o.get("proposal_packet_ref", basis["packet_ref"]) == basis["packet_ref"]
-            ),
-            latest,
-        )
-        time_to_verified = _seconds(basis["observed_at"], first["observed_at"])
-        linkage = (
-            linked is not None
-            and any(o["status"] == "verified" for o in latest["observed_outcomes"])
-            and latest["evidence_packet_ref"] == linked["evidence_packet_ref"]
-            and linked["evidence_packet_ref"] in evidence
-        )
-    return {
-        "goal_id": goal_id,
-        "decision_id": ident,
-        "agents": agents,
-        "started_at": basis["observed_at"] if basis else first_seen or None,
-        "confidence": basis["recommended_decision"]["confidence"] if basis else None,
-        "recommended_option": basis["recommended_decision"]["option_id"] if basis else None,
-        "proposals": len(proposals),
-        "outcome_receipts": len(outcomes),
-        "outcome": status,
-        "outcome_at": latest["observed_at"] if latest else None,
-        "outcome_linked": linkage,
-        "invalidated_assumptions": [
-            {"assumption_id": k, "summary": v["summary"]} for k, v in sorted(assumptions.items())
-        ],
-        "time_to_verified_seconds": time_to_verified,
-        "authority": authority,
-        "providers": providers,
-        "stale_demoted": demoted,
-        "accepted_stale": accepted_stale,
-        "changes": changes,
-        "changes_without_new_evidence": without_new_evidence,
-        "review": review,
-    }
+
+def _verified(
+    outcomes: list[dict[str, Any]],
+    latest: dict[str, Any] | None,
+    basis: dict[str, Any] | None,
+    linked: dict[str, Any] | None,
+    evidence: dict[str, dict[str, Any]],
+) -> tuple[int | None, bool]:
+    """For a verified decision: seconds from its proposal to the first verified outcome, and
+    whether the outcome is linked (its proposal's evidence is the evidence it cites)."""
+    if latest is None or latest["verification_status"] != "verified" or basis is None:
+        return None, False
+    first = next(
+        (
+            o
+            for o in outcomes
+            if o["verification_status"] == "verified"
+            and o.get("proposal_packet_ref", basis["packet_ref"]) == basis["packet_ref"]
+        ),
+        latest,
+    )
+    linkage = (
+        linked is not None
+        and any(o["status"] == "verified" for o in latest["observed_outcomes"])
+        and latest["evidence_packet_ref"] == linked["evidence_packet_ref"]
+        and linked["evidence_packet_ref"] in evidence
+    )
+    return _seconds(basis["observed_at"], first["observed_at"]), linkage
 
 
 def _agents(*groups: Iterable[dict[str, Any]]) -> Iterable[str | None]:

@@ -22,6 +22,8 @@ from syrupy.extensions.json import JSONSnapshotExtension
 
 from tests.support.cli import CliResult, in_process
 from tests.support.cycle import run_cycle, run_review_cycle
+from tests.support.shared import once
+from tests.support.sources import install_plugin
 from tests.support.workspace import FIXED_NOW, copy_example, install_key, write_tree
 
 # Hypothesis profiles: "ci" (default) keeps `make test` CI-sized; "deep" is the
@@ -30,6 +32,27 @@ _quiet = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 settings.register_profile("ci", deadline=None, suppress_health_check=_quiet, print_blob=True)
 settings.register_profile("deep", deadline=None, suppress_health_check=_quiet, max_examples=20_000)
 settings.load_profile(os.environ.get("DCX_HYPOTHESIS_PROFILE", "ci"))
+
+# The files that take longest (`pytest --durations`: a minute or more each, mostly waiting on
+# real servers, subprocesses and deadlines) run first: under `--dist loadfile` a file is whole
+# on one worker, and one of these taken last leaves the other workers idle until it ends.
+HEAVY_FIRST = (
+    "tests/model/",
+    "tests/fuzz/",
+    "tests/reliability/test_crash_commit.py",
+    "tests/sources/test_mcp_source.py",
+    "tests/cli/test_mcp_source_cli.py",
+    "tests/multihost/test_multihost_signatures.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Heavy files first, every file's own order kept (a stable sort)."""
+
+    def heavy(item: pytest.Item) -> bool:
+        return item.nodeid.startswith(HEAVY_FIRST)
+
+    items.sort(key=lambda item: not heavy(item))
 
 
 @pytest.fixture(autouse=True)
@@ -86,17 +109,23 @@ def dcx() -> Callable[..., CliResult]:
     return in_process()
 
 
-# -- the example after a whole story, built once per session and copied per test --------
+# -- the example after a whole story, built once per test run and copied per test --------
+
+
+def _story(run: Callable[..., Any]) -> Callable[[Path], Any]:
+    def build(target: Path) -> Any:
+        home = target / "home"
+        home.mkdir(parents=True)
+        root = copy_example(target / "example")
+        return run(root, env={"HOME": str(home)})
+
+    return build
 
 
 @pytest.fixture(scope="session")
 def _cycle_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("cycle-template")
-    home = base / "home"
-    home.mkdir()
-    root = copy_example(base / "example")
-    run_cycle(root, env={"HOME": str(home)})
-    return root
+    target, _ = once(tmp_path_factory, "cycle-template", _story(run_cycle))
+    return target / "example"
 
 
 @pytest.fixture
@@ -109,12 +138,8 @@ def cycled(_cycle_template: Path, tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def _review_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    base = tmp_path_factory.mktemp("review-template")
-    home = base / "home"
-    home.mkdir()
-    root = copy_example(base / "example")
-    refs = run_review_cycle(root, env={"HOME": str(home)})
-    return root, refs
+    target, refs = once(tmp_path_factory, "review-template", _story(run_review_cycle))
+    return target / "example", refs
 
 
 @pytest.fixture
@@ -126,3 +151,11 @@ def reviewed(
     dest = tmp_path / "example"
     shutil.copytree(template, dest, symlinks=True)
     return dest, dict(refs)
+
+
+@pytest.fixture(scope="session")
+def example_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example source plugin (fixtures/plugins/) pip-installed once per test run into a
+    folder of its own (never the venv), for ``PYTHONPATH`` or ``sys.path``; read only."""
+    target, _ = once(tmp_path_factory, "example-plugin", lambda t: str(install_plugin(t / "site")))
+    return target / "site"

@@ -309,7 +309,7 @@ def load_pretty(data: bytes) -> Any:
     ``data``, text included. Then ``data`` is the pretty form :func:`pretty_bytes`
     writes, its parse is what ``json.loads`` gives (``data`` is plain RFC 8259
     JSON that ``orjson`` wrote) and :func:`pretty_by_orjson` holds: the caller may
-    skip :func:`load_stored` and :func:`is_pretty`. ``tests/test_fastcheck.py``
+    skip :func:`load_stored` and :func:`is_pretty`. ``tests/test_fields.py``
     compares the two reads.
     """
     fast = _ORJSON[0] if _ORJSON else None
@@ -347,7 +347,7 @@ def parsed_jcs(value: Any) -> bytes | None:
     conditions — no character beyond the BMP, no integer beyond 2^53 - 1 — and, more
     strictly, no exponent and no integral float at all (nothing is respelled). So
     the ``orjson`` bytes of every part of ``value`` (a record of a list) are that
-    part's JCS bytes too: a checker may sort records by them (``dcx.core.fastcheck``).
+    part's JCS bytes too: a checker may sort records by them (``PacketSpec.check_parsed``).
     Values made from such a value by a shape check (sorted lists, normalised
     timestamps, omitted nulls) stay within it.
     """

@@ -11,16 +11,48 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from dcx.core import public
-from dcx.core.canonical import canonical_bytes, digest_hex, packet_ref
+from dcx.core.canonical import digest_hex, packet_ref, parsed_jcs
 from dcx.core.errors import InvalidInput
-from dcx.core.fields import Const, DecisionId, Field, Hex8, Ref, Shape, Token, bad, type_name
+from dcx.core.fields import (
+    Const,
+    DecisionId,
+    Field,
+    Hex8,
+    Ref,
+    Refusal,
+    Shape,
+    Token,
+    Unproven,
+    jcs_of,
+    raised,
+    refuse,
+    type_name,
+    within_bmp,
+)
 
 _FORBIDDEN_NEEDLES = tuple(f'"{key}":'.encode() for key in sorted(public.FORBIDDEN_KEYS))
 
 
-# check_parsed compiles a spec's check after this many packets (~20 ms for the assembly,
-# about what 8 interpreted assembly checks cost)
-COMPILE_AFTER = 8
+def _bmp_only(dumps: Any) -> Any:
+    """The body bytes of a parsed packet without opaque parts: the rules of dcx's own have
+    proved its numbers spelled as JCS spells them (``fields.Number``); what is left to prove
+    is the key order, which differs only for characters beyond the BMP."""
+
+    def jcs(value: Any) -> bytes:
+        data: bytes = dumps(value)
+        if not within_bmp(data):
+            raise Unproven
+        return data
+
+    return jcs
+
+
+def _proven(value: Any) -> bytes:
+    """``orjson``'s bytes of a parsed packet's body, proven to be its JCS bytes."""
+    data = parsed_jcs(value)
+    if data is None:
+        raise Unproven
+    return data
 
 
 class PacketContext(NamedTuple):
@@ -83,8 +115,7 @@ class PacketSpec:
         # a kind may declare an envelope name as its own field (the assembly's required agent_id)
         self.envelope_keys = frozenset(k for k in envelope if k not in fields) | {ref_field}
         self.shape = Shape(schema_version, {**envelope, **body}, doc=doc)
-        self._fast: Any = None  # the compiled check_parsed, made after COMPILE_AFTER packets
-        self._checked = 0
+        self._checkers: dict[tuple[bool, bool], Any] = {}
 
     def build(self, ctx: PacketContext, values: Mapping[str, Any]) -> dict[str, Any]:
         """Validate ``values``, add the envelope, normalise, and compute the ref.
@@ -132,67 +163,97 @@ class PacketSpec:
             elif name in accepted:
                 given = copy.copy(rule)
                 given.optional, given.computed = True, False
+                given.__dict__.pop("_checkers", None)  # compiled for the rule, not for the copy
                 fields[name] = given
         return Shape(title, fields, doc=doc)
 
     def check_parsed(self, value: Any) -> None:
-        """:meth:`check_stored` of a packet as ``load_stored`` parsed it from bytes that
-        ``pretty_by_orjson`` proved (the store's read path, ``dcx verify``, ``dcx report``).
+        """:meth:`check_stored` of a packet parsed from stored bytes (the store's read path:
+        ``dcx verify``, ``dcx report``), answering by raising or not.
 
-        Once a spec has checked a few packets, a check compiled from its shape
-        (``dcx.core.fastcheck``) answers first; whatever it cannot prove valid,
-        :meth:`check_stored` decides — so every verdict and message is its own. It
-        answers by raising or not (what the compiled check makes may be shared by
-        later checks: it is not returned)."""
-        from dcx.core import fastcheck
-
-        fast = self._fast
-        if fast is None:
-            self._checked += 1
-            if self._checked <= COMPILE_AFTER:  # a few packets (show, log): not worth compiling
-                self.check_stored(value)
-                return
-            fast = self.compiled()
-        if fastcheck.ready():
-            try:
-                fast(value)
-                return
-            except Exception:  # any doubt: the interpreted checker decides
-                pass
+        A first pass sorts records by their ``orjson`` bytes, remembers checked records by
+        them and hashes them; it answers only when ``canonical.parsed_jcs`` then proves the
+        packet's bytes canonical (so every part's are: the order and the refs were JCS's).
+        Anything else — a refusal, no proof, any exception — goes to :meth:`check_stored`,
+        so every verdict and message is the exact check's."""
+        try:
+            self.checker(parsed=True, top=True)(value)
+            return
+        except Exception:  # any doubt: the exact check decides
+            pass
         self.check_stored(value)
-
-    def compiled(self) -> Any:
-        """The compiled check of :meth:`check_parsed`, made now if it was not yet."""
-        if self._fast is None:
-            from dcx.core.fastcheck import compile_spec
-
-            self._fast = compile_spec(self)
-        return self._fast
 
     def check_stored(self, value: Any, path: str = "") -> dict[str, Any]:
         """Validate a packet read back (or embedded): shape, safety, and that its ref recomputes."""
-        packet = self.shape.check(value, path or self.schema_version)
         try:
-            body = canonical_bytes({k: v for k, v in packet.items() if k != self.ref_field})
-        except InvalidInput:
-            public.check_record(
-                packet, where=path or self.schema_version
-            )  # its refusal comes first
-            raise
-        # A forbidden key k is spelled '"k":' in canonical JSON: when none is, there is none
-        # to find (a nested packet was checked on its own already; this is its second pass).
-        for needle in _FORBIDDEN_NEEDLES:
-            if needle in body:
-                public.check_record(packet, where=path or self.schema_version)
-                break
-        expected = f"{self.prefix}-{digest_hex(body)}"
-        if packet[self.ref_field] != expected:
-            raise InvalidInput(
-                f"{path or self.kind}: {self.ref_field} does not match the content",
-                field=f"{path}.{self.ref_field}" if path else self.ref_field,
+            packet: dict[str, Any] = self.checker()(value)
+        except Refusal as refused:
+            raise refused.error(path) from None
+        return packet
+
+    def checker(self, parsed: bool = False, *, top: bool = False) -> Any:
+        """:meth:`check_stored` as a closure of the packet alone, raising ``Refusal``
+        (``fields.Field.checker``); compiled on first use and kept. ``top``: the outermost
+        packet of a ``parsed`` check, whose bytes it proves canonical before it answers."""
+        run = self._checkers.get((parsed, top))
+        if run is None:
+            run = self._checkers[parsed, top] = self._compile(parsed, top)
+        return run
+
+    def _compile(self, parsed: bool, top: bool) -> Any:
+        shape, jcs = self.shape.checker(parsed), jcs_of(parsed)
+        if top and self.shape.opaque():
+            jcs = _proven
+        elif top:
+            jcs = _bmp_only(jcs)
+        # a nested packet was checked on its own: only this packet's own parts may hold one
+        needles = _FORBIDDEN_NEEDLES if self.shape.opens_keys() else ()
+        ref_field, kind, version = self.ref_field, self.kind, self.schema_version
+        prefix = f"{self.prefix}-"
+
+        def where(path: str) -> str:
+            return path or version
+
+        def unsafe(packet: dict[str, Any]) -> Refusal | None:
+            """The detector's refusal of a forbidden key anywhere in ``packet``, if it has one."""
+            for _ in public.forbidden_keys(packet):
+                return Refusal(lambda path: raised(public.check_record, packet, where=where(path)))
+            return None
+
+        def mismatch(path: str) -> InvalidInput:
+            return InvalidInput(
+                f"{path or kind}: {ref_field} does not match the content",
+                field=f"{path}.{ref_field}" if path else ref_field,
                 code="ref_mismatch",
             )
-        return packet
+
+        def run(value: Any) -> dict[str, Any]:
+            try:
+                packet: dict[str, Any] = shape(value)
+            except Refusal as refused:
+                raise refused.based(where) from None
+            try:
+                unsigned = dict(packet)
+                del unsigned[ref_field]
+                body = jcs(unsigned)
+            except InvalidInput:
+                first = unsafe(packet)  # its refusal comes first
+                if first is not None:
+                    raise first from None
+                raise
+            # A forbidden key k is spelled '"k":' in canonical JSON: when none is, there is
+            # none to find; a packet whose rules name every key it may hold has none.
+            for needle in needles:
+                if needle in body:
+                    found = unsafe(packet)
+                    if found is not None:
+                        raise found
+                    break
+            if packet[ref_field] != prefix + digest_hex(body):
+                raise Refusal(mismatch)
+            return packet
+
+        return run
 
     def schema(self) -> dict[str, Any]:
         body = self.shape.schema()
@@ -209,9 +270,16 @@ class Nested(Field):
 
     spec: PacketSpec | None = None
 
-    def check(self, value: Any, path: str) -> Any:
+    def compile(self, parsed: bool) -> Any:
         assert self.spec is not None
-        return self.spec.check_stored(value, path)
+        return self.spec.checker(parsed)
+
+    def _opens_keys(self) -> bool:
+        return False  # checked whole by its own spec, forbidden keys included
+
+    def _opaque(self) -> bool:
+        assert self.spec is not None
+        return self.spec.shape.opaque()
 
     def schema(self) -> dict[str, Any]:
         assert self.spec is not None
@@ -224,22 +292,40 @@ class NestedList(Field):
     spec: PacketSpec | None = None
     max_items: int = 64
 
-    def check(self, value: Any, path: str) -> Any:
+    def compile(self, parsed: bool) -> Any:
         assert self.spec is not None
-        if not isinstance(value, list):
-            raise bad(path, f"expected a list, got {type_name(value)}", "invalid_type")
-        if len(value) > self.max_items:
-            raise bad(
-                path,
-                f"holds {len(value)} items, over the limit of {self.max_items}",
-                "too_many_items",
-            )
-        spec = self.spec
-        items = [spec.check_stored(v, f"{path}[{i}]") for i, v in enumerate(value)]
-        refs = [item[spec.ref_field] for item in items]
-        if len(set(refs)) != len(refs):
-            raise bad(path, "holds the same packet twice", "duplicate_id")
-        return sorted(items, key=lambda item: item[spec.ref_field])
+        check, most, ref_field = self.spec.checker(parsed), self.max_items, self.spec.ref_field
+
+        def ref_of(item: dict[str, Any]) -> Any:
+            return item[ref_field]
+
+        def run(value: Any) -> Any:
+            if not isinstance(value, list):
+                raise refuse(f"expected a list, got {type_name(value)}", "invalid_type")
+            if len(value) > most:
+                raise refuse(
+                    f"holds {len(value)} items, over the limit of {most}", "too_many_items"
+                )
+            items: list[dict[str, Any]] = []
+            try:
+                for item in value:
+                    items.append(check(item))
+            except Refusal as refused:
+                refused.steps.append(f"[{len(items)}]")
+                raise refused from None
+            refs = [item[ref_field] for item in items]
+            if len(set(refs)) != len(refs):
+                raise refuse("holds the same packet twice", "duplicate_id")
+            return sorted(items, key=ref_of)
+
+        return run
+
+    def _opens_keys(self) -> bool:
+        return False  # each checked whole by its own spec
+
+    def _opaque(self) -> bool:
+        assert self.spec is not None
+        return self.spec.shape.opaque()
 
     def schema(self) -> dict[str, Any]:
         assert self.spec is not None

@@ -6,19 +6,30 @@ sorted by canonical JSON, token lists de-duplicated and sorted, timestamps in
 UTC ``Z`` form, null optional fields omitted), and the JSON Schema in
 ``docs/schemas/``. ``dcx.core.envelope`` adds the stored-packet envelope
 (``PacketSpec``): schema token, goal, key id, decision id and the content-derived ref.
+
+A rule made of rules (``Shape``, ``Obj``, ``Records``, ``Tokens``, ``Map`` and the
+envelope's nested packets) compiles, once, into a closure over its parts' closures
+(``checker``) that takes no key path: nearly every value checked is valid (a history
+read back by ``dcx verify`` or ``dcx report``), and a path per value would cost more
+than the checks. A refusal raises :class:`Refusal`, which collects the keys and
+indexes it passes through on its way out; the outermost ``check(value, path)`` then
+builds the one error naming the whole path — the same error, word for word, as a
+check that carried the path down. A rule with a ``check`` of its own (a leaf) is run
+with no path; when it refuses, it is run again with its path to make that error.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 from dcx.core import public
-from dcx.core.canonical import canonical_bytes
+from dcx.core.canonical import canonical_bytes, sort_key_parsed
 from dcx.core.clock import normalise_ts
-from dcx.core.errors import InvalidInput
+from dcx.core.errors import DcxError, InvalidInput
 
 DECISION_ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 
@@ -53,12 +64,93 @@ def bad(path: str, message: str, code: str = "invalid_field") -> InvalidInput:
     return InvalidInput(f"{path}: {message}", field=path, code=code)
 
 
+class Refusal(Exception):
+    """A compiled check's refusal: the error it means, made once its key path is known.
+
+    ``make(path)`` returns the error for the value at ``path``; ``steps`` are the keys
+    and indexes passed on the way out, innermost first: a shape's field name (joined
+    with a dot, or alone at the top) or a raw suffix (``[3]``, ``.key``)."""
+
+    def __init__(self, make: Callable[[str], DcxError]) -> None:
+        super().__init__()
+        self.make = make
+        self.steps: list[str] = []
+
+    def error(self, path: str) -> DcxError:
+        """The error for this refusal when the checked value stands at ``path``."""
+        for step in reversed(self.steps):
+            if step[0] in "[.":
+                path += step
+            else:
+                path = f"{path}.{step}" if path else step
+        return self.make(path)
+
+    def based(self, base: Callable[[str], str]) -> Refusal:
+        """This refusal, for a check that runs its part at ``base(path)``."""
+        return Refusal(lambda path: self.error(base(path)))
+
+
+def raised(call: Callable[..., object], *args: Any, **kwargs: Any) -> DcxError:
+    """The error ``call(*args, **kwargs)`` raises (a refusal made again, now with its path)."""
+    try:
+        call(*args, **kwargs)
+    except DcxError as exc:
+        return exc
+    raise AssertionError(f"{call!r} accepted a value it refused a moment ago")
+
+
+class Unproven(Exception):
+    """A ``parsed`` check met a value whose ``orjson`` bytes may not be its canonical bytes:
+    the exact check decides (``PacketSpec.check_parsed``)."""
+
+
+# The lead bytes of a UTF-8 character beyond the BMP: JCS orders keys by UTF-16 code units,
+# ``orjson`` by code points, and the two differ only for such characters.
+_ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+
+
+def within_bmp(data: bytes) -> bool:
+    """Whether the UTF-8 ``data`` holds no character beyond the BMP."""
+    return not any(lead in data for lead in _ASTRAL_LEADS)
+
+
+def _leaf(check: Callable[[Any, str], Any]) -> Callable[[Any], Any]:
+    """A rule whose ``check`` uses its path only for its error: run with none; on a refusal,
+    run again with the path to make the error (checks are pure, so it refuses again)."""
+
+    def run(value: Any) -> Any:
+        try:
+            return check(value, "")
+        except DcxError:
+            raise Refusal(lambda path: raised(check, value, path)) from None
+
+    return run
+
+
+def refuse(message: str, code: str = "invalid_field") -> Refusal:
+    """:func:`bad` at the path of the value being checked."""
+    return Refusal(lambda path: bad(path, message, code))
+
+
+def _step(refused: Refusal, step: str) -> Refusal:
+    refused.steps.append(step)
+    return refused
+
+
+def jcs_of(parsed: bool) -> Callable[[Any], bytes]:
+    """The canonical encoder of a ``parsed`` check: ``orjson``'s compact sorted bytes, which
+    ``PacketSpec.check_parsed`` proves are JCS afterwards (``canonical.parsed_jcs``); else
+    the canonical encoder."""
+    return (sort_key_parsed() if parsed else None) or canonical_bytes
+
+
 class Field:
     """One value's rule. ``optional`` fields may be absent; ``nullable`` ones may be null.
 
     Rules are plain classes configured by keyword (class attributes are the
     defaults): dataclasses would cost ~1 ms each at import, and ``dcx status``
-    has a start-up budget (SPEC §3.6).
+    has a start-up budget (SPEC §3.6). A rule of dcx's own says what it checks in
+    :meth:`compile`; a rule defined elsewhere may instead override :meth:`check`.
     """
 
     doc: str = ""
@@ -73,7 +165,48 @@ class Field:
             setattr(self, name, value)
 
     def check(self, value: Any, path: str) -> Any:
+        """``value`` checked and normalised, or the error naming ``path``."""
+        try:
+            return self.checker()(value)
+        except Refusal as refused:
+            raise refused.error(path) from None
+
+    def checker(self, parsed: bool = False) -> Callable[[Any], Any]:
+        """This rule's check as a closure of the value alone, raising :class:`Refusal`;
+        compiled on first use and kept.
+
+        ``parsed``: for a value parsed from stored JSON, checked by ``PacketSpec.check_parsed``
+        — records are sorted by their ``orjson`` bytes and remembered by them, and nothing
+        it answers is final until that check has proved those bytes canonical."""
+        compiled = self.__dict__.get("_checkers")
+        if compiled is None:
+            compiled = self.__dict__["_checkers"] = {}
+        run = compiled.get(parsed)
+        if run is None:
+            # a rule with a check of its own is run with no path
+            own = type(self).check is not Field.check
+            run = compiled[parsed] = _leaf(self.check) if own else self.compile(parsed)
+        return run
+
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
+        """The closure :meth:`checker` keeps."""
         raise NotImplementedError
+
+    def opens_keys(self) -> bool:
+        """Whether a value this rule returns may hold a key that no declaration names (a
+        forbidden one, say): an opaque value, a map, a rule with a check of its own."""
+        return type(self).check is not Field.check or self._opens_keys()
+
+    def _opens_keys(self) -> bool:
+        return False  # a scalar
+
+    def opaque(self) -> bool:
+        """Whether a value this rule returns may hold values no rule of dcx's checked (an
+        opaque value, a rule with a check of its own): numbers or keys of any spelling."""
+        return type(self).check is not Field.check or self._opaque()
+
+    def _opaque(self) -> bool:
+        return False  # a scalar
 
     def schema(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -87,11 +220,33 @@ class Field:
         return body
 
 
+def _named(check: Callable[..., Any], **options: Any) -> Callable[[Any], Any]:
+    """A checker of a function that names its ``field`` in its own errors (the detector's,
+    the clock's): called with no name; on a refusal, called again with the path."""
+
+    def run(value: Any) -> Any:
+        try:
+            return check(value, field="", **options)
+        except DcxError:
+            raise Refusal(lambda path: raised(check, value, field=path, **options)) from None
+
+    return run
+
+
 class Token(Field):
     limit: int = public.TOKEN_MAX
 
-    def check(self, value: Any, path: str) -> Any:
-        return public.check_token(value, field=path, limit=self.limit)
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
+        # public.check_token's test, with the pattern bound here (the most frequent leaf)
+        limit, fullmatch = self.limit, re.compile(public.TOKEN_RE.pattern).fullmatch
+        token = public.check_token
+
+        def run(value: Any) -> Any:
+            if isinstance(value, str) and len(value) <= limit and fullmatch(value):
+                return value
+            raise Refusal(lambda path: raised(token, value, field=path, limit=limit))
+
+        return run
 
     def schema(self) -> dict[str, Any]:
         return {"type": "string", "pattern": public.TOKEN_RE.pattern, "maxLength": self.limit}
@@ -106,17 +261,20 @@ class Pattern(Field):
     limit: int = 256
     what: str = "value"
 
-    _compiled: re.Pattern[str] | None = None
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
+        # compiled on first use: `dcx status` imports the specs, checks nothing
+        fullmatch, limit, message = (
+            re.compile(self.regex).fullmatch,
+            self.limit,
+            f"expected {self.what}",
+        )
 
-    def check(self, value: Any, path: str) -> Any:
-        compiled = self._compiled
-        if (
-            compiled is None
-        ):  # compiled on first use: `dcx status` imports the specs, checks nothing
-            compiled = self._compiled = re.compile(self.regex)
-        if isinstance(value, str) and len(value) <= self.limit and compiled.fullmatch(value):
-            return value
-        raise bad(path, f"expected {self.what}")
+        def run(value: Any) -> Any:
+            if isinstance(value, str) and len(value) <= limit and fullmatch(value):
+                return value
+            raise refuse(message)
+
+        return run
 
     def schema(self) -> dict[str, Any]:
         return {"type": "string", "pattern": f"^(?:{self.regex})$", "maxLength": self.limit}
@@ -132,6 +290,9 @@ def DecisionId(**kw: Any) -> Pattern:
 
 
 _HEX = frozenset("0123456789abcdef")
+_OBJECT = (dict, Mapping)  # dict first: an ABC check costs ~1 us
+_NUMBER = (int, float)
+_ABSENT = object()
 
 
 class RefPattern(Pattern):
@@ -140,16 +301,21 @@ class RefPattern(Pattern):
 
     prefixes: frozenset[str] = frozenset()
 
-    def check(self, value: Any, path: str) -> Any:
-        if (
-            isinstance(value, str)
-            and 33 < len(value) <= self.limit
-            and value[-33] == "-"
-            and value[:-33] in self.prefixes
-            and _HEX.issuperset(value[-32:])
-        ):
-            return value
-        raise bad(path, f"expected {self.what}")
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
+        prefixes, limit, message, hexes = self.prefixes, self.limit, f"expected {self.what}", _HEX
+
+        def run(value: Any) -> Any:
+            if (
+                isinstance(value, str)
+                and 33 < len(value) <= limit
+                and value[-33] == "-"
+                and value[:-33] in prefixes
+                and hexes.issuperset(value[-32:])
+            ):
+                return value
+            raise refuse(message)
+
+        return run
 
 
 def Ref(prefix: str | Sequence[str], **kw: Any) -> Pattern:
@@ -173,8 +339,8 @@ class Text(Field):
 
     limit: int = public.TEXT_MAX
 
-    def check(self, value: Any, path: str) -> Any:
-        return public.check_text(value, field=path, limit=self.limit)
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
+        return _named(public.check_text, limit=self.limit)
 
     def schema(self) -> dict[str, Any]:
         return {"type": "string", "minLength": 1, "maxLength": self.limit}
@@ -190,26 +356,34 @@ class PrivateText(Field):
     limit: int = 1000
     allow_empty: bool = False
 
-    def check(self, value: Any, path: str) -> Any:
-        if not isinstance(value, str):
-            raise bad(path, f"expected text, got {type_name(value)}", "invalid_type")
-        if not value.strip() and not self.allow_empty:
-            raise bad(path, "must not be empty")
-        if len(value) > self.limit:
-            raise bad(
-                path, f"{len(value)} characters is over the limit of {self.limit}", "text_too_long"
-            )
-        return value
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
+        limit, allow_empty = self.limit, self.allow_empty
+
+        def run(value: Any) -> Any:
+            if not isinstance(value, str):
+                raise refuse(f"expected text, got {type_name(value)}", "invalid_type")
+            if not value.strip() and not allow_empty:
+                raise refuse("must not be empty")
+            if len(value) > limit:
+                raise refuse(
+                    f"{len(value)} characters is over the limit of {limit}", "text_too_long"
+                )
+            return value
+
+        return run
 
     def schema(self) -> dict[str, Any]:
         return {"type": "string", "maxLength": self.limit}
 
 
 class Bool(Field):
-    def check(self, value: Any, path: str) -> Any:
-        if isinstance(value, bool):
-            return value
-        raise bad(path, f"expected true or false, got {type_name(value)}", "invalid_type")
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
+        def run(value: Any) -> Any:
+            if isinstance(value, bool):
+                return value
+            raise refuse(f"expected true or false, got {type_name(value)}", "invalid_type")
+
+        return run
 
     def schema(self) -> dict[str, Any]:
         return {"type": "boolean"}
@@ -222,14 +396,19 @@ class Int(Field):
     lo: int | None = None
     hi: int | None = None
 
-    def check(self, value: Any, path: str) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise bad(path, f"expected an integer, got {type_name(value)}", "invalid_type")
-        if abs(value) > SAFE_INT:
-            raise bad(path, "integer is beyond the safe JSON range (2^53)", "out_of_range")
-        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
-            raise bad(path, f"{value} is outside {self._range()}", "out_of_range")
-        return value
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
+        lo, hi, shown = self.lo, self.hi, self._range()
+
+        def run(value: Any) -> Any:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise refuse(f"expected an integer, got {type_name(value)}", "invalid_type")
+            if abs(value) > SAFE_INT:
+                raise refuse("integer is beyond the safe JSON range (2^53)", "out_of_range")
+            if (lo is not None and value < lo) or (hi is not None and value > hi):
+                raise refuse(f"{value} is outside {shown}", "out_of_range")
+            return value
+
+        return run
 
     def _range(self) -> str:
         return f"{self.lo if self.lo is not None else '-inf'}..{self.hi if self.hi is not None else 'inf'}"
@@ -247,16 +426,26 @@ class Number(Field):
     lo: float | None = None
     hi: float | None = None
 
-    def check(self, value: Any, path: str) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise bad(path, f"expected a number, got {type_name(value)}", "invalid_type")
-        if not math.isfinite(value) or abs(value) > SAFE_INT:
-            raise bad(path, "expected a finite number within the safe JSON range", "out_of_range")
-        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
-            raise bad(path, f"{value} is outside {self.lo}..{self.hi}", "out_of_range")
-        if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-            return value  # keep float-ness; JCS prints 1.0 as 1 anyway
-        return value
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
+        lo, hi = self.lo, self.hi
+
+        def run(value: Any) -> Any:
+            if isinstance(value, bool) or not isinstance(value, _NUMBER):
+                raise refuse(f"expected a number, got {type_name(value)}", "invalid_type")
+            if not math.isfinite(value) or abs(value) > SAFE_INT:
+                raise refuse("expected a finite number within the safe JSON range", "out_of_range")
+            if (lo is not None and value < lo) or (hi is not None and value > hi):
+                raise refuse(f"{value} is outside {lo}..{hi}", "out_of_range")
+            return value  # an integral float stays a float; JCS prints 1.0 as 1 anyway
+
+        def parsed_run(value: Any) -> Any:
+            # JCS spells an integral float (1.0) or one repr writes with an exponent otherwise
+            # than orjson may: not proven here (integers are within 2^53, spelled alike)
+            if type(value) is float and (value.is_integer() or "e" in repr(value)):
+                raise Unproven
+            return run(value)
+
+        return parsed_run if parsed else run
 
     def schema(self) -> dict[str, Any]:
         body: dict[str, Any] = {"type": "number"}
@@ -270,10 +459,22 @@ class Number(Field):
 class Const(Field):
     value: Any = None
 
-    def check(self, value: Any, path: str) -> Any:
-        if value == self.value and type(value) is type(self.value):
-            return value
-        raise bad(path, f"must be {self.value!r}")
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
+        const, kind, message = self.value, type(self.value), f"must be {self.value!r}"
+
+        def run(value: Any) -> Any:
+            if value == const and type(value) is kind:
+                return value
+            raise refuse(message)
+
+        def unproven(value: Any) -> Any:
+            raise Unproven
+
+        plain = isinstance(const, str | bool | int) or const is None  # spelled alike by both
+        return unproven if parsed and not plain else run
+
+    def _opens_keys(self) -> bool:
+        return isinstance(self.value, dict | list)
 
     def schema(self) -> dict[str, Any]:
         return {"const": self.value}
@@ -282,20 +483,31 @@ class Const(Field):
 class Enum(Field):
     values: tuple[str, ...] = ()
 
-    def check(self, value: Any, path: str) -> Any:
-        if isinstance(value, str) and value in self.values:
-            return value
-        raise bad(path, f"expected one of {', '.join(self.values)}")
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
+        values, message = self.values, f"expected one of {', '.join(self.values)}"
+
+        def run(value: Any) -> Any:
+            if isinstance(value, str) and value in values:
+                return value
+            raise refuse(message)
+
+        return run
 
     def schema(self) -> dict[str, Any]:
         return {"type": "string", "enum": list(self.values)}
 
 
 class Timestamp(Field):
-    def check(self, value: Any, path: str) -> Any:
-        if not isinstance(value, str):
-            raise bad(path, "expected an RFC 3339 timestamp", "invalid_type")
-        return normalise_ts(value, field=path)
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
+        def run(value: Any) -> Any:
+            if not isinstance(value, str):
+                raise refuse("expected an RFC 3339 timestamp", "invalid_type")
+            try:
+                return normalise_ts(value, field="")
+            except DcxError:
+                raise Refusal(lambda path: raised(normalise_ts, value, field=path)) from None
+
+        return run
 
     def schema(self) -> dict[str, Any]:
         return {
@@ -311,19 +523,34 @@ class Tokens(Field):
     max_items: int = 64
     item: Field = Token()
 
-    def check(self, value: Any, path: str) -> Any:
-        if not isinstance(value, list):
-            raise bad(path, f"expected a list, got {type_name(value)}", "invalid_type")
-        items = sorted({self.item.check(v, f"{path}[{i}]") for i, v in enumerate(value)})
-        if len(items) < self.min_items:
-            raise bad(path, f"needs at least {self.min_items} item(s)", "too_few_items")
-        if len(items) > self.max_items:
-            raise bad(
-                path,
-                f"holds {len(items)} items, over the limit of {self.max_items}",
-                "too_many_items",
-            )
-        return items
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
+        item, least, most = self.item.checker(parsed), self.min_items, self.max_items
+
+        def run(value: Any) -> Any:
+            if not isinstance(value, list):
+                raise refuse(f"expected a list, got {type_name(value)}", "invalid_type")
+            seen = set()
+            for index, each in enumerate(value):
+                try:
+                    seen.add(item(each))
+                except Refusal as refused:
+                    raise _step(refused, f"[{index}]") from None
+            items = sorted(seen)
+            if len(items) < least:
+                raise refuse(f"needs at least {least} item(s)", "too_few_items")
+            if len(items) > most:
+                raise refuse(
+                    f"holds {len(items)} items, over the limit of {most}", "too_many_items"
+                )
+            return items
+
+        return run
+
+    def _opens_keys(self) -> bool:
+        return self.item.opens_keys()
+
+    def _opaque(self) -> bool:
+        return self.item.opaque()
 
     def schema(self) -> dict[str, Any]:
         return {
@@ -341,20 +568,38 @@ class Map(Field):
     value: Field = Int(lo=0)
     max_items: int = 64
 
-    def check(self, value: Any, path: str) -> Any:
-        if not isinstance(value, dict | Mapping):  # dict first: an ABC check costs ~1 us
-            raise bad(path, f"expected an object, got {type_name(value)}", "invalid_type")
-        if len(value) > self.max_items:
-            raise bad(
-                path,
-                f"holds {len(value)} entries, over the limit of {self.max_items}",
-                "too_many_items",
-            )
-        out = {}
-        for key in sorted(value):
-            public.check_token(key, field=f"{path}.{shown_key(key)}")
-            out[key] = self.value.check(value[key], f"{path}.{key}")
-        return out
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
+        each, most, token = self.value.checker(parsed), self.max_items, public.check_token
+
+        def bad_key(key: Any) -> Refusal:
+            return Refusal(lambda path: raised(token, key, field=f"{path}.{shown_key(key)}"))
+
+        def run(value: Any) -> Any:
+            if not isinstance(value, _OBJECT):
+                raise refuse(f"expected an object, got {type_name(value)}", "invalid_type")
+            if len(value) > most:
+                raise refuse(
+                    f"holds {len(value)} entries, over the limit of {most}", "too_many_items"
+                )
+            out = {}
+            for key in sorted(value):
+                try:
+                    token(key, field="")
+                except DcxError:
+                    raise bad_key(key) from None
+                try:
+                    out[key] = each(value[key])
+                except Refusal as refused:
+                    raise _step(refused, f".{key}") from None
+            return out
+
+        return run
+
+    def _opens_keys(self) -> bool:
+        return True  # its keys are tokens, and "token" is one
+
+    def _opaque(self) -> bool:
+        return self.value.opaque()  # its keys are tokens: ASCII, spelled alike
 
     def schema(self) -> dict[str, Any]:
         return {
@@ -372,6 +617,7 @@ class Shape:
         self.fields = dict(fields)
         self.doc = doc
         self._required_names: frozenset[str] | None = None
+        self._checkers: dict[bool, Callable[[Any], Any]] = {}
 
     def _required(self) -> frozenset[str]:
         if self._required_names is None:
@@ -381,36 +627,88 @@ class Shape:
         return self._required_names
 
     def check(self, value: Any, path: str = "") -> dict[str, Any]:
-        where = path or self.title
-        if not isinstance(value, dict | Mapping):  # dict first: an ABC check costs ~1 us
-            raise bad(where, f"expected an object, got {type_name(value)}", "invalid_type")
-        fields = self.fields
-        keys = value.keys()
-        if not fields.keys() >= keys:  # one set operation when every key is known (the usual case)
-            unknown = sorted(shown_key(k) for k in value if k not in fields)
-            first = f"{path}.{unknown[0]}" if path else unknown[0]
-            raise bad(first, f"unknown field(s): {', '.join(unknown)}", "unknown_field")
-        if not keys >= self._required():
-            missing = [
-                name for name, rule in fields.items() if not rule.optional and name not in value
-            ]
-            raise bad(where, f"missing field(s): {', '.join(missing)}", "missing_field")
-        out: dict[str, Any] = {}
-        for name, rule in fields.items():
-            if name not in value:
-                continue
-            sub = f"{path}.{name}" if path else name
-            item = value[name]
-            if item is None:
-                if rule.nullable:
-                    out[name] = None
-                elif rule.optional:
-                    continue  # null optional fields are omitted before hashing
+        try:
+            result: dict[str, Any] = self.checker()(value)
+        except Refusal as refused:
+            raise refused.error(path) from None
+        return result
+
+    def checker(self, parsed: bool = False) -> Callable[[Any], Any]:
+        """:meth:`check` as a closure of the value alone (see :meth:`Field.checker`)."""
+        run = self._checkers.get(parsed)
+        if run is None:
+            run = self._checkers[parsed] = self._compile(parsed)
+        return run
+
+    def _compile(self, parsed: bool) -> Callable[[Any], Any]:
+        title, fields, required = self.title, self.fields, self._required()
+        # (name, check, optional, what a null means): 0 refused, 1 kept, 2 omitted
+        plan = tuple(
+            (
+                name,
+                rule.checker(parsed),
+                rule.optional,
+                1 if rule.nullable else 2 if rule.optional else 0,
+            )
+            for name, rule in fields.items()
+        )
+
+        def unknown(value: Any) -> Refusal:
+            names = sorted(shown_key(k) for k in value if k not in fields)
+            message = f"unknown field(s): {', '.join(names)}"
+            return Refusal(
+                lambda path: bad(
+                    f"{path}.{names[0]}" if path else names[0], message, "unknown_field"
+                )
+            )
+
+        def missing(value: Any) -> Refusal:
+            names = [n for n, rule in fields.items() if not rule.optional and n not in value]
+            message = f"missing field(s): {', '.join(names)}"
+            return Refusal(lambda path: bad(path or title, message, "missing_field"))
+
+        def run(value: Any) -> dict[str, Any]:
+            if not isinstance(value, _OBJECT):
+                message = f"expected an object, got {type_name(value)}"
+                raise Refusal(lambda path: bad(path or title, message, "invalid_type"))
+            keys = value.keys()
+            if not fields.keys() >= keys:  # one set operation when every key is known
+                raise unknown(value)
+            if not keys >= required:
+                raise missing(value)
+            out: dict[str, Any] = {}
+            get = value.get
+            for name, check, optional, null in plan:
+                if optional:
+                    item = get(name, _ABSENT)
+                    if item is _ABSENT:
+                        continue
                 else:
-                    raise bad(sub, "must not be null", "invalid_type")
-                continue
-            out[name] = rule.check(item, sub)
-        return out
+                    item = value[name]  # present: checked above
+                if item is None:
+                    if null == 1:
+                        out[name] = None
+                    elif null == 0:
+                        raise _step(refuse("must not be null", "invalid_type"), name)
+                    continue  # null optional fields are omitted before hashing
+                try:
+                    out[name] = check(item)
+                except Refusal as refused:
+                    raise _step(refused, name) from None
+            return out
+
+        return run
+
+    def opens_keys(self) -> bool:
+        """Whether a value this shape returns may hold a key the public detector forbids
+        (``Field.opens_keys``, or a field named like one)."""
+        return not public.FORBIDDEN_KEYS.isdisjoint(self.fields) or any(
+            rule.opens_keys() for rule in self.fields.values()
+        )
+
+    def opaque(self) -> bool:
+        """Whether a value this shape returns may hold values no rule of dcx's checked."""
+        return any(rule.opaque() for rule in self.fields.values())
 
     def schema(self) -> dict[str, Any]:
         required = [n for n, f in self.fields.items() if not f.optional]
@@ -428,13 +726,67 @@ class Shape:
 class Obj(Field):
     shape: Shape | None = None
 
-    def check(self, value: Any, path: str) -> Any:
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
         assert self.shape is not None
-        return self.shape.check(value, path)
+        return self.shape.checker(parsed)
+
+    def _opens_keys(self) -> bool:
+        assert self.shape is not None
+        return self.shape.opens_keys()
+
+    def _opaque(self) -> bool:
+        assert self.shape is not None
+        return self.shape.opaque()
 
     def schema(self) -> dict[str, Any]:
         assert self.shape is not None
         return self.shape.schema()
+
+
+MEMO_MAX = 4096  # records one list rule remembers; past it, it starts again
+
+
+def _remembered(
+    check: Callable[[Any], Any], jcs: Callable[[Any], bytes]
+) -> Callable[[], Callable[[Any], tuple[Any, bytes]]]:
+    """A record's check and sort key (``jcs`` of what the check returns), remembered by the
+    record's exact bytes: a history repeats its records (the same facts and claims in many
+    assemblies).
+
+    Both are pure functions of the bytes, the bound goal root and the bound private values
+    (the detector reads the two): remembered only while no private values are bound (a
+    stored packet is read back under ``without_private_values``), and forgotten when the
+    goal root changes. Only a ``parsed`` check remembers: what it returns is shared."""
+    memo: dict[bytes, tuple[Any, bytes]] = {}
+    bound: list[str | None] = [None]
+
+    def fresh(record: Any) -> tuple[Any, bytes]:
+        done = check(record)
+        return done, jcs(done)
+
+    def remembered(record: Any) -> tuple[Any, bytes]:
+        exact = jcs(record)
+        known = memo.get(exact)
+        if known is None:
+            if len(memo) >= MEMO_MAX:
+                memo.clear()
+            known = memo[exact] = fresh(record)
+        return known
+
+    def now() -> Callable[[Any], tuple[Any, bytes]]:
+        """The check for a list checked now (the bound values cannot change within it)."""
+        if public._private.get() is not None:
+            return fresh
+        root = public._goal_root.get()
+        if root != bound[0]:
+            memo.clear()
+            bound[0] = root
+        return remembered
+
+    return now
+
+
+_second = itemgetter(1)
 
 
 class Records(Field):
@@ -446,31 +798,58 @@ class Records(Field):
     max_items: int = 256
     ordered: bool = False
 
-    def check(self, value: Any, path: str) -> Any:
+    def compile(self, parsed: bool) -> Callable[[Any], Any]:
         assert self.shape is not None
-        if not isinstance(value, list):
-            raise bad(path, f"expected a list, got {type_name(value)}", "invalid_type")
-        if len(value) < self.min_items:
-            raise bad(path, f"needs at least {self.min_items} item(s)", "too_few_items")
-        if len(value) > self.max_items:
-            raise bad(
-                path,
-                f"holds {len(value)} items, over the limit of {self.max_items}",
-                "too_many_items",
+        shape, least, most = self.shape.checker(parsed), self.min_items, self.max_items
+        id_field, ordered, jcs = self.id_field, self.ordered, jcs_of(parsed)
+        remembered = _remembered(shape, jcs) if parsed else None
+
+        def run(value: Any) -> Any:
+            if not isinstance(value, list):
+                raise refuse(f"expected a list, got {type_name(value)}", "invalid_type")
+            if len(value) < least:
+                raise refuse(f"needs at least {least} item(s)", "too_few_items")
+            if len(value) > most:
+                raise refuse(
+                    f"holds {len(value)} items, over the limit of {most}", "too_many_items"
+                )
+            each = shape if remembered is None else remembered()
+            done: list[Any] = []
+            try:
+                for item in value:
+                    done.append(each(item))
+            except Refusal as refused:
+                raise _step(refused, f"[{len(done)}]") from None
+            items: list[dict[str, Any]] = (
+                done if remembered is None or not id_field else [pair[0] for pair in done]
             )
-        items = [self.shape.check(v, f"{path}[{i}]") for i, v in enumerate(value)]
-        if self.id_field:
-            seen: set[Any] = set()
-            for i, item in enumerate(items):
-                ident = item.get(self.id_field)
-                if ident in seen:
-                    raise bad(
-                        f"{path}[{i}].{self.id_field}", f"duplicate id {ident!r}", "duplicate_id"
-                    )
-                seen.add(ident)
-        if not self.ordered:
-            items.sort(key=canonical_bytes)
-        return items
+            if id_field:
+                seen: set[Any] = set()
+                for index, item in enumerate(items):
+                    ident = item.get(id_field)
+                    if ident in seen:
+                        raise _step(
+                            _step(refuse(f"duplicate id {ident!r}", "duplicate_id"), id_field),
+                            f"[{index}]",
+                        )
+                    seen.add(ident)
+            if remembered is None:
+                if not ordered:
+                    items.sort(key=jcs)  # even one: the encoder's refusal is part of the verdict
+                return items
+            if not ordered:
+                done.sort(key=_second)
+            return [pair[0] for pair in done]
+
+        return run
+
+    def _opens_keys(self) -> bool:
+        assert self.shape is not None
+        return self.shape.opens_keys()
+
+    def _opaque(self) -> bool:
+        assert self.shape is not None
+        return self.shape.opaque()
 
     def schema(self) -> dict[str, Any]:
         assert self.shape is not None
@@ -487,6 +866,12 @@ class Any_(Field):
 
     def check(self, value: Any, path: str) -> Any:
         return value
+
+    def _opens_keys(self) -> bool:
+        return True
+
+    def _opaque(self) -> bool:
+        return True
 
     def schema(self) -> dict[str, Any]:
         return {}

@@ -6,12 +6,13 @@ adapters and the OpenViking ``ov`` CLI.
   caller lists — a secret in dcx's environment does not reach the child;
 - its own process group (session), so the whole tree can be stopped;
 - stdin, stdout and stderr capped (1,000,000 bytes by default);
-- with ``spool``, stdout goes to an anonymous in-memory file (``memfd``; a
-  deleted temporary file elsewhere), read once the child is done: a child
-  that writes many small pieces (``git cat-file --batch`` writes twice per
-  object) then costs no wake-up per piece here. The child's file-size limit
-  is set to the cap where the platform allows (``prlimit``), and the size is
-  checked on every tick besides;
+- with ``spool``, stdin and stdout are anonymous in-memory files (``memfd``; a
+  deleted temporary file elsewhere), stdout read once the child is done: a
+  child that writes many small pieces (``git cat-file --batch`` writes twice
+  per object) then costs no wake-up per piece here, and one started with
+  :func:`start` runs unattended while the caller works. The child's file-size
+  limit is set to the cap where the platform allows (``prlimit``), and the
+  size is checked on every tick besides;
 - at the deadline: SIGTERM to the group, 1 s grace, SIGKILL to the group
   (grandchildren included); stragglers are killed after a normal exit too;
 - stderr is read only to bound it: never parsed, never copied.
@@ -89,219 +90,19 @@ def run_bounded(
     spool: bool = False,
 ) -> ProcessOutcome:
     """Run ``argv`` within ``timeout`` seconds under every bound above."""
-    started = time.monotonic()
-    if len(stdin) > cap:
-        return ProcessOutcome("request_too_large", None, b"", 0, 0.0)
-    if spool:
-        return start_spooled(
-            argv,
-            timeout=timeout,
-            stdin=stdin,
-            env_allow=env_allow,
-            extra_env=extra_env,
-            cwd=cwd,
-            cap=cap,
-            started=started,
-        ).finish()
-    try:
-        proc = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=child_env(env_allow, extra_env),
-            cwd=cwd,
-            start_new_session=True,
-            close_fds=True,
-        )
-    except (OSError, ValueError):
-        return ProcessOutcome("spawn_failed", None, b"", 0, time.monotonic() - started)
-
-    deadline = started + timeout
-    stdout = bytearray()
-    stderr_bytes = 0
-    status = "exited"
-    pending = memoryview(stdin)
-    selector = selectors.DefaultSelector()
-    assert proc.stdin and proc.stdout and proc.stderr
-    for stream in (proc.stdout, proc.stderr):
-        os.set_blocking(stream.fileno(), False)
-        selector.register(stream, selectors.EVENT_READ)
-    if pending:
-        os.set_blocking(proc.stdin.fileno(), False)
-        selector.register(proc.stdin, selectors.EVENT_WRITE)
-    else:
-        proc.stdin.close()
-    exited_at: float | None = None
-    try:
-        while selector.get_map():
-            now = time.monotonic()
-            remaining = deadline - now
-            if remaining <= 0:
-                status = "timeout"
-                break
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at > DRAIN_SECONDS:
-                break  # the child is done; a grandchild still holds the pipes
-            for key, _ in selector.select(timeout=min(remaining, 0.25)):
-                stream = key.fileobj  # type: ignore[assignment]  # a selector key: one of the pipes above
-                if stream is proc.stdin:
-                    try:
-                        written = os.write(proc.stdin.fileno(), pending[:65536])
-                        pending = pending[written:]
-                    except BrokenPipeError:
-                        pending = pending[:0]
-                    if not pending:
-                        selector.unregister(proc.stdin)
-                        proc.stdin.close()
-                    continue
-                try:
-                    chunk = os.read(stream.fileno(), 65536)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    selector.unregister(stream)
-                    continue
-                if stream is proc.stdout:
-                    stdout += chunk
-                    if len(stdout) > cap:
-                        status = "output_too_large"
-                else:
-                    stderr_bytes += len(chunk)  # bounded, never kept
-                    if stderr_bytes > cap:
-                        status = "output_too_large"
-            if status != "exited":
-                break
-        if status == "exited":
-            remaining = max(0.0, deadline - time.monotonic())
-            try:
-                proc.wait(timeout=remaining)
-            except subprocess.TimeoutExpired:
-                status = "timeout"
-    finally:
-        selector.close()
-        if status != "exited" or proc.poll() is None:
-            _stop(proc)
-        else:
-            _kill_group(proc, signal.SIGKILL)  # grandchildren left behind
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            with contextlib.suppress(OSError):
-                stream.close()
-    elapsed = time.monotonic() - started
-    if status != "exited":
-        return ProcessOutcome(status, proc.returncode, b"", stderr_bytes, elapsed)
-    return ProcessOutcome("exited", proc.returncode, bytes(stdout), stderr_bytes, elapsed)
+    return start(
+        argv,
+        timeout=timeout,
+        stdin=stdin,
+        env_allow=env_allow,
+        extra_env=extra_env,
+        cwd=cwd,
+        cap=cap,
+        spool=spool,
+    ).finish()
 
 
-class Spooled:
-    """A child started by :func:`start_spooled`; :meth:`finish` waits for it and answers."""
-
-    def __init__(
-        self,
-        proc: subprocess.Popen[bytes] | None,
-        files: list[Any],
-        started: float,
-        deadline: float,
-        cap: int,
-    ) -> None:
-        self.proc, self.files, self.started, self.deadline, self.cap = (
-            proc,
-            files,
-            started,
-            deadline,
-            cap,
-        )
-        self._outcome: ProcessOutcome | None = None
-
-    def finish(self) -> ProcessOutcome:
-        if self._outcome is None:
-            try:
-                self._outcome = self._finish()
-            finally:
-                for spool in self.files:
-                    with contextlib.suppress(OSError):
-                        spool.close()
-        return self._outcome
-
-    def cancel(self) -> None:
-        """Stop the child (its group) unanswered, if it still runs; its files are closed."""
-        if self._outcome is None:
-            if self.proc is not None:
-                if self.proc.poll() is None:
-                    _stop(self.proc)
-                for stream in (self.proc.stderr,):
-                    with contextlib.suppress(OSError):
-                        stream.close()  # type: ignore[union-attr]
-            self._outcome = ProcessOutcome("cancelled", None, b"", 0, 0.0)
-            for spool in self.files:
-                with contextlib.suppress(OSError):
-                    spool.close()
-
-    def _finish(self) -> ProcessOutcome:
-        proc, cap = self.proc, self.cap
-        if proc is None:
-            return ProcessOutcome("spawn_failed", None, b"", 0, time.monotonic() - self.started)
-        out = self.files[1].fileno()
-        stderr_bytes = 0
-        status = "exited"
-        assert proc.stderr is not None
-        selector = selectors.DefaultSelector()
-        os.set_blocking(proc.stderr.fileno(), False)
-        selector.register(proc.stderr, selectors.EVENT_READ)
-        exited_at: float | None = None
-        try:
-            while selector.get_map():  # until stderr's end: the child is gone
-                now = time.monotonic()
-                remaining = self.deadline - now
-                if remaining <= 0:
-                    status = "timeout"
-                    break
-                if os.fstat(out).st_size > cap:
-                    status = "output_too_large"
-                    break
-                if exited_at is None and proc.poll() is not None:
-                    exited_at = now
-                if exited_at is not None and now - exited_at > DRAIN_SECONDS:
-                    break  # the child is done; a grandchild still holds its stderr
-                for _ in selector.select(timeout=min(remaining, SPOOL_TICK_SECONDS)):
-                    try:
-                        chunk = os.read(proc.stderr.fileno(), 65536)
-                    except BlockingIOError:
-                        continue
-                    if not chunk:
-                        selector.unregister(proc.stderr)
-                        continue
-                    stderr_bytes += len(chunk)  # bounded, never kept
-                    if stderr_bytes > cap:
-                        status = "output_too_large"
-                if status != "exited":
-                    break
-            if status == "exited":
-                try:
-                    proc.wait(timeout=max(0.0, self.deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    status = "timeout"
-        finally:
-            selector.close()
-            if status != "exited" or proc.poll() is None:
-                _stop(proc)
-            else:
-                _kill_group(proc, signal.SIGKILL)  # grandchildren left behind
-            with contextlib.suppress(OSError):
-                proc.stderr.close()
-        elapsed = time.monotonic() - self.started
-        size = os.fstat(out).st_size
-        if status == "exited" and size > cap:
-            status = "output_too_large"
-        if status != "exited":
-            return ProcessOutcome(status, proc.returncode, b"", stderr_bytes, elapsed)
-        return ProcessOutcome(
-            "exited", proc.returncode, _read_all(out, size), stderr_bytes, elapsed
-        )
-
-
-def start_spooled(
+def start(
     argv: Sequence[str],
     *,
     timeout: float,
@@ -310,34 +111,32 @@ def start_spooled(
     extra_env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     cap: int = OUTPUT_CAP,
-    started: float | None = None,
-) -> Spooled:
-    """Start ``argv`` under the same bounds, its stdin and stdout in anonymous files; it runs
-    unattended until :meth:`Spooled.finish` (so a caller can work meanwhile).
+    spool: bool = False,
+) -> Child:
+    """Start ``argv`` under every bound above; :meth:`Child.finish` waits for it and answers.
 
-    stdin is written to its file before the start, so the child never waits on this process
-    to feed it, and writes its answer without waiting to be read. The deadline counts from
-    the start; the output cap is the child's file-size limit where ``prlimit`` exists (a
-    write past it fails) and is checked by ``finish`` besides.
+    With ``spool`` the child runs unattended until then (so a caller can work meanwhile):
+    its stdin is written to its file before the start, so it never waits to be fed, and it
+    writes its answer without waiting to be read. Without, ``finish`` feeds and reads the
+    pipes. The deadline counts from the start.
     """
-    started = time.monotonic() if started is None else started
+    started = time.monotonic()
     deadline = started + timeout
     if len(stdin) > cap:
-        refused = Spooled(None, [], started, deadline, cap)
-        refused._outcome = ProcessOutcome("request_too_large", None, b"", 0, 0.0)
-        return refused
+        return Child(None, [], stdin, started, deadline, cap, "request_too_large")
     files: list[Any] = []
     try:
-        files = [_spool_file(), _spool_file()]
-        if stdin:
-            view = memoryview(stdin)
-            while view:
-                view = view[os.write(files[0].fileno(), view) :]
-            os.lseek(files[0].fileno(), 0, os.SEEK_SET)
+        if spool:
+            files = [_spool_file(), _spool_file()]
+            if stdin:
+                view = memoryview(stdin)
+                while view:
+                    view = view[os.write(files[0].fileno(), view) :]
+                os.lseek(files[0].fileno(), 0, os.SEEK_SET)
         proc = subprocess.Popen(
             list(argv),
-            stdin=files[0],
-            stdout=files[1],
+            stdin=files[0] if spool else subprocess.PIPE,
+            stdout=files[1] if spool else subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=child_env(env_allow, extra_env),
             cwd=cwd,
@@ -345,11 +144,177 @@ def start_spooled(
             close_fds=True,
         )
     except (OSError, ValueError):
-        for spool in files:
-            spool.close()
-        return Spooled(None, [], started, deadline, cap)
-    _limit_file_size(proc.pid, cap)
-    return Spooled(proc, files, started, deadline, cap)
+        for spool_file in files:
+            spool_file.close()
+        return Child(None, [], stdin, started, deadline, cap, "spawn_failed")
+    if spool:
+        _limit_file_size(proc.pid, cap)
+    return Child(proc, files, b"" if spool else stdin, started, deadline, cap)
+
+
+class Child:
+    """A child started by :func:`start`: :meth:`finish` answers once, :meth:`cancel` stops it."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes] | None,
+        files: list[Any],
+        stdin: bytes,
+        started: float,
+        deadline: float,
+        cap: int,
+        refused: str | None = None,
+    ) -> None:
+        self.proc, self.files, self.stdin = proc, files, stdin
+        self.started, self.deadline, self.cap = started, deadline, cap
+        self._outcome: ProcessOutcome | None = None
+        if refused == "request_too_large":
+            self._outcome = ProcessOutcome(refused, None, b"", 0, 0.0)
+        elif refused is not None:
+            self._outcome = ProcessOutcome(refused, None, b"", 0, time.monotonic() - started)
+
+    def finish(self) -> ProcessOutcome:
+        if self._outcome is None:
+            try:
+                self._outcome = self._finish()
+            finally:
+                self._close_files()
+        return self._outcome
+
+    def cancel(self) -> None:
+        """Stop the child (its group) unanswered, if it still runs; its files are closed."""
+        if self._outcome is None:
+            proc = self.proc
+            if proc is not None:
+                if proc.poll() is None:
+                    _stop(proc)
+                for stream in (proc.stdin, proc.stdout, proc.stderr):
+                    if stream is not None:
+                        with contextlib.suppress(OSError):
+                            stream.close()
+            self._outcome = ProcessOutcome("cancelled", None, b"", 0, 0.0)
+            self._close_files()
+
+    def _close_files(self) -> None:
+        for spool in self.files:
+            with contextlib.suppress(OSError):
+                spool.close()
+
+    def _finish(self) -> ProcessOutcome:
+        proc = self.proc
+        assert proc is not None
+        pipes = _Pipes(proc, self.stdin, self.cap, spooled=bool(self.files))
+        out_fd = self.files[1].fileno() if self.files else -1
+        try:
+            status = self._watch(proc, pipes, out_fd)
+        finally:
+            pipes.selector.close()
+            if pipes.status != "exited" or proc.poll() is None:
+                _stop(proc)
+            else:
+                _kill_group(proc, signal.SIGKILL)  # grandchildren left behind
+            pipes.close()
+        elapsed = time.monotonic() - self.started
+        size = os.fstat(out_fd).st_size if self.files else len(pipes.stdout)
+        if status == "exited" and size > self.cap:
+            status = "output_too_large"
+        if status != "exited":
+            return ProcessOutcome(status, proc.returncode, b"", pipes.stderr_bytes, elapsed)
+        answer = _read_all(out_fd, size) if self.files else bytes(pipes.stdout)
+        return ProcessOutcome("exited", proc.returncode, answer, pipes.stderr_bytes, elapsed)
+
+    def _watch(self, proc: subprocess.Popen[bytes], pipes: _Pipes, out_fd: int) -> str:
+        """Feed and read the pipes until they end, the deadline or a cap; then the status."""
+        # a spooling child's stdout is a file: its size is checked on every tick
+        tick = SPOOL_TICK_SECONDS if out_fd >= 0 else 0.25
+        exited_at: float | None = None
+        while pipes.open():  # until the pipes' end: the child is gone
+            now = time.monotonic()
+            remaining = self.deadline - now
+            if remaining <= 0:
+                pipes.status = "timeout"
+            elif out_fd >= 0 and os.fstat(out_fd).st_size > self.cap:
+                pipes.status = "output_too_large"
+            if pipes.status != "exited":
+                return pipes.status
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > DRAIN_SECONDS:
+                break  # the child is done; a grandchild still holds the pipes
+            pipes.pump(min(remaining, tick))
+            if pipes.status != "exited":
+                return pipes.status
+        try:
+            proc.wait(timeout=max(0.0, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pipes.status = "timeout"
+        return pipes.status
+
+
+class _Pipes:
+    """A child's pipes: its stdin fed from ``stdin``, its stdout kept (unless spooled to a
+    file), its stderr counted and dropped; ``status`` turns ``output_too_large`` past the cap."""
+
+    def __init__(
+        self, proc: subprocess.Popen[bytes], stdin: bytes, cap: int, *, spooled: bool
+    ) -> None:
+        self.proc, self.cap = proc, cap
+        self.stdout = bytearray()
+        self.stderr_bytes = 0
+        self.status = "exited"
+        self.pending = memoryview(stdin)
+        self.selector = selectors.DefaultSelector()
+        for stream in (proc.stderr,) if spooled else (proc.stdout, proc.stderr):
+            assert stream is not None
+            os.set_blocking(stream.fileno(), False)
+            self.selector.register(stream, selectors.EVENT_READ)
+        if proc.stdin is not None:
+            if self.pending:
+                os.set_blocking(proc.stdin.fileno(), False)
+                self.selector.register(proc.stdin, selectors.EVENT_WRITE)
+            else:
+                proc.stdin.close()
+
+    def open(self) -> bool:
+        return bool(self.selector.get_map())
+
+    def pump(self, timeout: float) -> None:
+        """Write or read whatever is ready within ``timeout`` seconds."""
+        for key, _ in self.selector.select(timeout=timeout):
+            stream: Any = key.fileobj  # one of the child's pipes
+            if stream is self.proc.stdin:
+                self._feed(stream)
+                continue
+            try:
+                chunk = os.read(stream.fileno(), 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                self.selector.unregister(stream)
+            elif stream is self.proc.stdout:
+                self.stdout += chunk
+                if len(self.stdout) > self.cap:
+                    self.status = "output_too_large"
+            else:
+                self.stderr_bytes += len(chunk)  # bounded, never kept
+                if self.stderr_bytes > self.cap:
+                    self.status = "output_too_large"
+
+    def _feed(self, stdin: Any) -> None:
+        try:
+            written = os.write(stdin.fileno(), self.pending[:65536])
+            self.pending = self.pending[written:]
+        except BrokenPipeError:
+            self.pending = self.pending[:0]
+        if not self.pending:
+            self.selector.unregister(stdin)
+            stdin.close()
+
+    def close(self) -> None:
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
 
 
 def _spool_file() -> Any:

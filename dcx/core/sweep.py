@@ -25,19 +25,15 @@ run (a forked child would inherit their locks), and off Linux.
 
 from __future__ import annotations
 
-import contextlib
-import marshal
 import os
-import signal
 import stat
-import sys
-import threading
 import time
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal, NamedTuple
 
+from dcx.core.forks import can_fork, fork_map
 from dcx.core.statcache import INO_SIGNED_MAX, INO_WRAP, Known, StatCache, StatKey, stat_key
 
 NEVER_WALKED = ".decision-context"  # workspace.DC_DIR (not imported: workers stay light)
@@ -307,12 +303,9 @@ def sweep_dirs(
     sorter = _Sorter(
         match=match, max_scan_bytes=max_scan_bytes, probe=probe, hasher=hasher, deadline=deadline
     )
-    settle, add_hit = sorter.settle, sorter.hits.append
-    paths, stats, written_ns, matching = known
-    count = len(paths)
-    wrap, signed_max = INO_WRAP, INO_SIGNED_MAX
+    files_of = _Files(sorter, known, max_scan_bytes, deadline, progress)
+    walker = _Lister(top, excluded, split_at, frontier)
     stack = [(d, p, 0) for d, p in starts]
-    inside = top.rstrip(os.sep) + os.sep
     while stack:
         directory, prefix, depth = stack.pop()
         listed = _listing(directory)
@@ -321,80 +314,138 @@ def sweep_dirs(
         fd, entries = listed
         base = directory + os.sep if directory != os.sep else directory
         try:
-            files: list[tuple[str, os.DirEntry]] = []
             with entries:
-                for entry in entries:
-                    name = entry.name
-                    if not name.isascii() and not _utf8(name):
-                        continue  # not representable in JSON: skipped
-                    try:
-                        if entry.is_file(follow_symlinks=False):
-                            files.append((name, entry))
-                            continue
-                        if entry.is_dir(follow_symlinks=False):
-                            _descend(
-                                entry, base, prefix, depth, excluded, split_at, frontier, stack
-                            )
-                            continue
-                        if not entry.is_symlink():
-                            continue
-                        found = _followed(base + name, top, inside)
-                    except OSError:
-                        continue  # dangling or looping link, or vanished meanwhile
-                    if found is False:
-                        continue
-                    done += 1
-                    if not done % DEADLINE_EVERY:
-                        if deadline is not None and time.monotonic() > deadline:
-                            return sorter.result(done, True)
-                        if progress is not None and not done % PROGRESS_EVERY:
-                            progress(done)
-                    if not settle(prefix + name, base + name, found):
-                        return sorter.result(done, True)
-            if not files:
-                continue
-            files.sort()
-            k = bisect_left(paths, prefix + files[0][0]) if matching else count
-            for name, entry in files:
-                try:
-                    st = entry.stat(follow_symlinks=False)  # fstatat of one name in the open dir
-                except OSError:
-                    continue  # vanished meanwhile
+                files, links = walker.sort(entries, base, prefix, depth, stack)
+            for name, found in links:
                 done += 1
-                if not done % DEADLINE_EVERY:
-                    if deadline is not None and time.monotonic() > deadline:
-                        return sorter.result(done, True)
-                    if progress is not None and not done % PROGRESS_EVERY:
-                        progress(done)
-                rel = prefix + name
-                if k < count and paths[k] == rel:
-                    i = k
-                    k += 1
-                elif matching:  # further on (a subdirectory's entries sort in between), or new
-                    k = bisect_left(paths, rel, k)
-                    i = k if k < count and paths[k] == rel else -1
-                    k += i >= 0
-                else:
-                    i = -1
-                if i >= 0:
-                    j = 4 * i
-                    mtime_ns = st.st_mtime_ns
-                    ino = st.st_ino
-                    if (
-                        stats[j + 1] == mtime_ns
-                        and mtime_ns < written_ns
-                        and stats[j] == st.st_size
-                        and stats[j + 3] == st.st_ctime_ns
-                        and stats[j + 2] == (ino - wrap if ino >= signed_max else ino)
-                        and st.st_size <= max_scan_bytes
-                    ):
-                        add_hit(i)
-                        continue
-                if not settle(rel, base + name, st):
+                if not done % DEADLINE_EVERY and _due(done, deadline, progress):
+                    return sorter.result(done, True)
+                if not sorter.settle(prefix + name, base + name, found):
+                    return sorter.result(done, True)
+            if files:
+                done, stopped = files_of.sweep(files, base, prefix, done)
+                if stopped:
                     return sorter.result(done, True)
         finally:
             os.close(fd)
     return sorter.result(done, False)
+
+
+def _due(done: int, deadline: float | None, progress: Callable[[int], None] | None) -> bool:
+    """Every ``DEADLINE_EVERY`` files: whether the deadline passed (and progress, now and then)."""
+    if deadline is not None and time.monotonic() > deadline:
+        return True
+    if progress is not None and not done % PROGRESS_EVERY:
+        progress(done)
+    return False
+
+
+class _Lister:
+    """One directory's entries sorted out: regular files, links to follow, folders queued."""
+
+    def __init__(
+        self,
+        top: str,
+        excluded: frozenset[str],
+        split_at: int | None,
+        frontier: list[tuple[str, str]] | None,
+    ) -> None:
+        self.top, self.inside = top, top.rstrip(os.sep) + os.sep
+        self.excluded, self.split_at, self.frontier = excluded, split_at, frontier
+
+    def sort(
+        self, entries: Any, base: str, prefix: str, depth: int, stack: list[tuple[str, str, int]]
+    ) -> tuple[list[tuple[str, os.DirEntry]], list[tuple[str, os.stat_result | None]]]:
+        """(regular files by name, symlinks with what they lead to), subdirectories pushed
+        onto ``stack`` (or handed to the frontier at the split depth)."""
+        files: list[tuple[str, os.DirEntry]] = []
+        links: list[tuple[str, os.stat_result | None]] = []
+        for entry in entries:
+            name = entry.name
+            if not name.isascii() and not _utf8(name):
+                continue  # not representable in JSON: skipped
+            try:
+                if entry.is_file(follow_symlinks=False):
+                    files.append((name, entry))
+                elif entry.is_dir(follow_symlinks=False):
+                    _descend(
+                        entry,
+                        base,
+                        prefix,
+                        depth,
+                        self.excluded,
+                        self.split_at,
+                        self.frontier,
+                        stack,
+                    )
+                elif entry.is_symlink():
+                    found = _followed(base + name, self.top, self.inside)
+                    if found is not False:
+                        links.append((name, found))
+            except OSError:
+                continue  # dangling or looping link, or vanished meanwhile
+        files.sort()
+        return files, links
+
+
+class _Files:
+    """A directory's regular files, each a clean cache hit checked inline or settled."""
+
+    def __init__(
+        self,
+        sorter: _Sorter,
+        known: Known,
+        max_scan_bytes: int,
+        deadline: float | None,
+        progress: Callable[[int], None] | None,
+    ) -> None:
+        self.sorter, self.known, self.max_scan_bytes = sorter, known, max_scan_bytes
+        self.deadline, self.progress = deadline, progress
+
+    def sweep(
+        self, files: list[tuple[str, os.DirEntry]], base: str, prefix: str, done: int
+    ) -> tuple[int, bool]:
+        """``done`` after these files, and whether the deadline stopped the sweep."""
+        paths, stats, written_ns, matching = self.known
+        count, wrap, signed_max = len(paths), INO_WRAP, INO_SIGNED_MAX
+        max_scan_bytes, deadline, progress = self.max_scan_bytes, self.deadline, self.progress
+        settle, add_hit = self.sorter.settle, self.sorter.hits.append
+        k = bisect_left(paths, prefix + files[0][0]) if matching else count
+        for name, entry in files:
+            try:
+                st = entry.stat(follow_symlinks=False)  # fstatat of one name in the open dir
+            except OSError:
+                continue  # vanished meanwhile
+            done += 1
+            if not done % DEADLINE_EVERY and _due(done, deadline, progress):
+                return done, True
+            rel = prefix + name
+            if k < count and paths[k] == rel:
+                i = k
+                k += 1
+            elif matching:  # further on (a subdirectory's entries sort in between), or new
+                k = bisect_left(paths, rel, k)
+                i = k if k < count and paths[k] == rel else -1
+                k += i >= 0
+            else:
+                i = -1
+            if i >= 0:
+                j = 4 * i
+                mtime_ns = st.st_mtime_ns
+                ino = st.st_ino
+                if (
+                    stats[j + 1] == mtime_ns
+                    and mtime_ns < written_ns
+                    and stats[j] == st.st_size
+                    and stats[j + 3] == st.st_ctime_ns
+                    and stats[j + 2] == (ino - wrap if ino >= signed_max else ino)
+                    and st.st_size <= max_scan_bytes
+                ):
+                    add_hit(i)
+                    continue
+            if not settle(rel, base + name, st):
+                return done, True
+        return done, False
 
 
 def _share(
@@ -411,59 +462,12 @@ def _share(
     return shares
 
 
-def _fork_sweep(
-    share: list[tuple[str, str]], run: Callable[[list[tuple[str, str]]], Sweep]
-) -> tuple[int, int] | None:
-    """Start a child sweeping ``share``; (pid, read fd), or None when forking failed."""
-    read_fd, write_fd = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_fd)
-        os.close(write_fd)
-        return None
-    if pid == 0:  # child: sweep, send, leave without running any parent cleanup
-        code = 1
-        try:
-            os.close(read_fd)
-            found = run(share)
-            body = marshal.dumps(
-                (
-                    found.hits.tobytes(),
-                    found.hashed,
-                    found.unreadable,
-                    found.outside,
-                    found.oversized,
-                    found.done,
-                    found.timed_out,
-                    found.rejected,
-                )
-            )
-            view = memoryview(body)
-            while view:
-                view = view[os.write(write_fd, view) :]
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    return pid, read_fd
+def _packed(found: Sweep) -> tuple[Any, ...]:
+    """A sweep as ``marshal`` writes it (a forked child's answer)."""
+    return (found.hits.tobytes(), *found[1:])
 
 
-def _collect(pid: int, read_fd: int) -> Sweep | None:
-    """A child's sweep (the child is always reaped); None if it failed: the parent sweeps that share."""
-    chunks = []
-    try:
-        while chunk := os.read(read_fd, 1 << 20):
-            chunks.append(chunk)
-    finally:
-        os.close(read_fd)  # a child still writing gets EPIPE and exits
-        _, status = os.waitpid(pid, 0)
-    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-        return None
-    try:
-        data = marshal.loads(b"".join(chunks))
-    except (ValueError, EOFError, TypeError):
-        return None
+def _unpacked(data: tuple[Any, ...]) -> Sweep:
     hits = array("q")
     hits.frombytes(data[0])
     return Sweep(hits, *data[1:])
@@ -513,7 +517,6 @@ def sweep_tree(
 
     known = len(cache)
     cores = min(MAX_JOBS, os.cpu_count() or 1)
-    can_fork = sys.platform == "linux" and cores > 1 and threading.active_count() == 1
 
     def after(base: int) -> Callable[[int], None] | None:
         """Progress of a sweep that continues another: counts from ``base`` on, while its own
@@ -522,7 +525,7 @@ def sweep_tree(
             return None
         return lambda n: progress(base + n)
 
-    if not can_fork or PARALLEL_MIN_FILES // 4 <= known < PARALLEL_MIN_FILES:
+    if cores < 2 or not can_fork() or PARALLEL_MIN_FILES // 4 <= known < PARALLEL_MIN_FILES:
         return [run([(top, "")], report=progress)]  # serial, or a tree the cache knows to be modest
     frontier: list[tuple[str, str]] = []
     loose = run([(top, "")], 0, progress, frontier)
@@ -531,24 +534,10 @@ def sweep_tree(
     large = known >= PARALLEL_MIN_FILES or len(frontier) >= PARALLEL_MIN_DIRS
     if not large or len(frontier) < 2:
         return [loose, run(frontier, 0, after(loose.done))]
-    jobs = cores
-    shares = _share(frontier, cache, jobs)
-    pending = [(share, _fork_sweep(share, run)) for share in shares[1:]]
-    results = [loose]
-    try:
-        results.append(run(shares[0], 0, after(loose.done)))
-        while pending:
-            share, child = pending.pop(0)
-            found = _collect(*child) if child is not None else None
-            results.append(found if found is not None else run(share))
-    finally:
-        for _, child in pending:  # children never collected: the parent failed first
-            if child is not None:
-                pid, read_fd = child
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-                with contextlib.suppress(OSError):
-                    os.waitpid(pid, 0)
-                with contextlib.suppress(OSError):
-                    os.close(read_fd)
-    return results
+    shares = _share(frontier, cache, cores)
+    mine, *theirs = fork_map(
+        lambda share: _packed(run(share)),
+        shares,
+        here=lambda share: run(share, 0, after(loose.done)),
+    )
+    return [loose, mine, *(_unpacked(found) for found in theirs)]

@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 import blake3
 
 from dcx.core.statcache import StatCache, cache_path
-from dcx.core.sweep import HashDeadline, sweep, sweep_tree
+from dcx.core.sweep import HashDeadline, Sweep, sweep, sweep_tree
 from dcx.core.trees import tree_digest
 from dcx.core.workspace import DC_DIR, Workspace
 
@@ -302,49 +302,13 @@ def walk(
     """
     loc = resolve_locator(ws, locator)
     cache = StatCache(cache_path(ws, source_id))
-    if loc.is_file:
-        one = [(loc.path.name, str(loc.path), os.stat(loc.path))]
-        parts = [
-            sweep(
-                one,
-                match=None,
-                max_scan_bytes=max_scan_bytes,
-                probe=cache.prober(),
-                hasher=hash_and_kind,
-                deadline=deadline,
-            )
-        ]
-    else:
-        root = str(ws.root.resolve())
-        excluded = frozenset(os.path.join(root, name) for name in ALWAYS_EXCLUDED)
-        match = glob_matcher(loc.include, loc.exclude)
-        globs = _globs_key(loc.include, loc.exclude) if match is not None else None
-        matching = match is None or (globs is not None and globs == cache.globs)
-        if match is not None and globs is not None:
-            match = _remembered(match, *cache.glob_answers(globs))
-        parts = sweep_tree(
-            str(loc.path),
-            excluded,
-            cache,
-            match=match,
-            matching=matching,
-            max_scan_bytes=max_scan_bytes,
-            hasher=hash_and_kind,
-            deadline=deadline,
-            progress=progress,
-        )
+    parts, globs = _sweep_locator(
+        ws, loc, cache, max_scan_bytes=max_scan_bytes, deadline=deadline, progress=progress
+    )
     hit_count = sum(len(part.hits) for part in parts)
     loaded = cache.loaded_count
     hits = cache.hit_entries(index for part in parts for index in part.hits)  # columns captured now
-    hashed_files: dict[str, FileEntry] = {}
-    exact = True  # the cache will list exactly the walked files (each a hit or a stored entry)
-    for part in parts:
-        for rel, key, revision, kind, read in part.hashed:
-            if read == key[0]:
-                cache.store(rel, key, revision, kind)
-            else:
-                exact = False  # changing under us: report what was read, cache nothing
-            hashed_files[rel] = FileEntry(rel, revision, key[0], kind)
+    hashed_files, exact = _keep_hashes(cache, parts)
     if any(part.timed_out for part in parts):
         if save_cache:
             cache.save()  # keep the hashes made so far; prune nothing
@@ -357,33 +321,105 @@ def walk(
     if progress is not None:
         listed = sum(part.done for part in parts)
         progress(listed, listed)  # (done, total): the total is known now
-    tree = None
-    memo = None
     exact = exact and not unreadable
+    tree, memo = (None, None)
     if digest:
-        clean = exact and not cache.dirty and hit_count == loaded
-        tree = cache.memo.get("digest") if clean else None
-        if tree is None:
-            tree = tree_digest({rel: e.revision for rel, e in files.items()})
-            if exact:
-                memo = {"digest": tree}
-    # every loaded entry was seen (hit, re-hashed or unreadable): nothing to drop, no path list needed
-    seen_loaded = (
-        hit_count
-        + sum(1 for rel in hashed_files if cache.is_loaded(rel))
-        + sum(1 for rel in unreadable if cache.is_loaded(rel))
-    )
-    seen = None if seen_loaded == loaded else set(files) | unreadable
+        tree, memo = _digest(cache, files, exact=exact, clean=hit_count == loaded)
     if save_cache:  # False for `prepare --show-content`, which writes nothing
-        cache.save(seen=seen, memo=memo)
-    outside = sum(part.outside for part in parts)
+        cache.save(seen=_seen(cache, files, hit_count, hashed_files, unreadable), memo=memo)
     return WalkResult(
         loc.path,
         loc.is_file,
         files,
-        outside,
+        sum(part.outside for part in parts),
         len(unhashed),
         len(hashed_files),
         frozenset(unhashed | unreadable),
         tree,
     )
+
+
+def _sweep_locator(
+    ws: Workspace,
+    loc: Locator,
+    cache: StatCache,
+    *,
+    max_scan_bytes: int,
+    deadline: float | None,
+    progress: Callable[..., None] | None,
+) -> tuple[list[Sweep], str | None]:
+    """The sweeps of a locator's files, and the key of its globs (None without any)."""
+    if loc.is_file:
+        one = [(loc.path.name, str(loc.path), os.stat(loc.path))]
+        found = sweep(
+            one,
+            match=None,
+            max_scan_bytes=max_scan_bytes,
+            probe=cache.prober(),
+            hasher=hash_and_kind,
+            deadline=deadline,
+        )
+        return [found], None
+    root = str(ws.root.resolve())
+    excluded = frozenset(os.path.join(root, name) for name in ALWAYS_EXCLUDED)
+    match = glob_matcher(loc.include, loc.exclude)
+    globs = _globs_key(loc.include, loc.exclude) if match is not None else None
+    matching = match is None or (globs is not None and globs == cache.globs)
+    if match is not None and globs is not None:
+        match = _remembered(match, *cache.glob_answers(globs))
+    parts = sweep_tree(
+        str(loc.path),
+        excluded,
+        cache,
+        match=match,
+        matching=matching,
+        max_scan_bytes=max_scan_bytes,
+        hasher=hash_and_kind,
+        deadline=deadline,
+        progress=progress,
+    )
+    return parts, globs
+
+
+def _keep_hashes(cache: StatCache, parts: list[Sweep]) -> tuple[dict[str, FileEntry], bool]:
+    """The files hashed now, stored in the cache when they did not change while being read;
+    and whether none did (the cache then lists exactly the walked files)."""
+    hashed_files: dict[str, FileEntry] = {}
+    exact = True
+    for part in parts:
+        for rel, key, revision, kind, read in part.hashed:
+            if read == key[0]:
+                cache.store(rel, key, revision, kind)
+            else:
+                exact = False  # changing under us: report what was read, cache nothing
+            hashed_files[rel] = FileEntry(rel, revision, key[0], kind)
+    return hashed_files, exact
+
+
+def _seen(
+    cache: StatCache,
+    files: FileMap,
+    hit_count: int,
+    hashed_files: dict[str, FileEntry],
+    unreadable: set[str],
+) -> set[str] | None:
+    """The paths the cache keeps: None when every loaded entry was seen (a hit, re-hashed or
+    unreadable), so nothing is dropped and no path list is needed."""
+    seen_loaded = (
+        hit_count
+        + sum(1 for rel in hashed_files if cache.is_loaded(rel))
+        + sum(1 for rel in unreadable if cache.is_loaded(rel))
+    )
+    return None if seen_loaded == cache.loaded_count else set(files) | unreadable
+
+
+def _digest(
+    cache: StatCache, files: FileMap, *, exact: bool, clean: bool
+) -> tuple[str, dict[str, str] | None]:
+    """The tree digest of ``files`` (remembered by the cache of an unchanged tree), and the
+    memo to save with the cache (only for a tree read exactly)."""
+    tree = cache.memo.get("digest") if exact and clean and not cache.dirty else None
+    if tree is not None:
+        return tree, None
+    tree = tree_digest({rel: e.revision for rel, e in files.items()})
+    return tree, {"digest": tree} if exact else None

@@ -150,76 +150,102 @@ def agent(
             raise refuse_stale_refs(f"a revision in fact {fact['fact_id']}")
         draft.fact(fact["fact_id"], fact["summary"], change, generic=False)
     for claim in body.get("recalled_claims", []):
-        item = recalled.get(claim["provider_ref"])
-        if item is None:
-            draft.reject(
-                claim["claim_id"],
-                claim["summary"],
-                NOT_REPRODUCED,
-                provider_ref=claim["provider_ref"],
-            )
-            draft.demoted += 1
-            continue
-        verdict = judge_recall(reader, item.resource_ref, item.content)
-        cited = claim.get("change_ref")
-        if (
-            cited is not None
-            and verdict.authority is not None
-            and resolve_citation(cited, minter) != verdict.authority.change_ref
-        ):
-            verdict = verdict._replace(accepted=False, reason_code="unverifiable_recall")
-        changed = verdict.authority is not None and verdict.authority.change_ref in by_ref
-        if verdict.accepted and verdict.authority is not None:
-            draft.accept(
-                claim["claim_id"],
-                claim["summary"],
-                claim["provider_ref"],
-                verdict.authority,
-                changed,
-            )
-        else:
-            draft.reject(
-                claim["claim_id"],
-                claim["summary"],
-                verdict.reason_code or UNVERIFIABLE,
-                provider_ref=claim["provider_ref"],
-                authority=verdict.authority,
-                changed=changed,
-            )
+        _agent_recalled(draft, claim, recalled.get(claim["provider_ref"]), by_ref, reader, minter)
     for claim in body.get("stale_or_rejected_claims", []):
-        ref = resolve_citation(claim["change_ref"], minter) if claim.get("change_ref") else None
-        change = by_ref.get(ref) if ref else None
-        if ref and change is None:
-            raise missing_change(
-                f"a change in claim {claim['claim_id']}", claim["change_ref"], changes
-            )
-        draft.reject(
-            claim["claim_id"],
-            claim["summary"],
-            claim["reason_code"],
-            provider_ref=claim.get("provider_ref"),
-            source_ref=ref,
-            source_revision=change.revision_ref if change else None,
-        )
-        if change:
-            draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
+        _agent_stale(draft, claim, by_ref, minter, changes)
     for conflict in body.get("conflicts", []):
-        for citation in conflict["change_refs"]:
-            if resolve_citation(citation, minter) not in by_ref:
-                what = f"a change in conflict {conflict['conflict_id']}"
-                raise missing_change(what, citation, changes)
-        refs = sorted({resolve_citation(c, minter) for c in conflict["change_refs"]})
-        for ref in refs:
-            change = by_ref[ref]
-            draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
-        draft.conflicts[conflict["conflict_id"]] = {
-            "conflict_id": conflict["conflict_id"],
-            "summary": conflict["summary"],
-            "source_refs": refs,
-            "conflict_rule": conflict["conflict_rule"],
-            "status": conflict["status"],
-        }
+        _agent_conflict(draft, conflict, by_ref, minter, changes)
     check_unique_ids(draft)
+
+
+def _agent_recalled(
+    draft: EvidenceDraft,
+    claim: dict[str, Any],
+    item: Any,
+    by_ref: dict[str, Change],
+    reader: AuthorityReader,
+    minter: RefMinter,
+) -> None:
+    """A claim the agent accepts from recall, judged by current authority: not reproduced by
+    this run's recall, citing another change than authority's, or accepted."""
+    if item is None:
+        draft.reject(
+            claim["claim_id"], claim["summary"], NOT_REPRODUCED, provider_ref=claim["provider_ref"]
+        )
+        draft.demoted += 1
+        return
+    verdict = judge_recall(reader, item.resource_ref, item.content)
+    cited = claim.get("change_ref")
+    if (
+        cited is not None
+        and verdict.authority is not None
+        and resolve_citation(cited, minter) != verdict.authority.change_ref
+    ):
+        verdict = verdict._replace(accepted=False, reason_code="unverifiable_recall")
+    changed = verdict.authority is not None and verdict.authority.change_ref in by_ref
+    if verdict.accepted and verdict.authority is not None:
+        draft.accept(
+            claim["claim_id"], claim["summary"], claim["provider_ref"], verdict.authority, changed
+        )
+        return
+    draft.reject(
+        claim["claim_id"],
+        claim["summary"],
+        verdict.reason_code or UNVERIFIABLE,
+        provider_ref=claim["provider_ref"],
+        authority=verdict.authority,
+        changed=changed,
+    )
+
+
+def _agent_stale(
+    draft: EvidenceDraft,
+    claim: dict[str, Any],
+    by_ref: dict[str, Change],
+    minter: RefMinter,
+    changes: list[Change],
+) -> None:
+    """A claim the agent rejects (stale or otherwise), with the change it cites when any."""
+    ref = resolve_citation(claim["change_ref"], minter) if claim.get("change_ref") else None
+    change = by_ref.get(ref) if ref else None
+    if ref and change is None:
+        raise missing_change(f"a change in claim {claim['claim_id']}", claim["change_ref"], changes)
+    draft.reject(
+        claim["claim_id"],
+        claim["summary"],
+        claim["reason_code"],
+        provider_ref=claim.get("provider_ref"),
+        source_ref=ref,
+        source_revision=change.revision_ref if change else None,
+    )
+    if change:
+        draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
+
+
+def _agent_conflict(
+    draft: EvidenceDraft,
+    conflict: dict[str, Any],
+    by_ref: dict[str, Change],
+    minter: RefMinter,
+    changes: list[Change],
+) -> None:
+    """A conflict between changes the agent names: every change it cites must be current."""
+    for citation in conflict["change_refs"]:
+        if resolve_citation(citation, minter) not in by_ref:
+            raise missing_change(
+                f"a change in conflict {conflict['conflict_id']}", citation, changes
+            )
+    refs = sorted({resolve_citation(c, minter) for c in conflict["change_refs"]})
+    for ref in refs:
+        change = by_ref[ref]
+        draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
+    draft.conflicts[conflict["conflict_id"]] = {
+        "conflict_id": conflict["conflict_id"],
+        "summary": conflict["summary"],
+        "source_refs": refs,
+        "conflict_rule": conflict["conflict_rule"],
+        "status": conflict["status"],
+    }
 
 
 def baseline(draft: EvidenceDraft, scans, minter: RefMinter) -> None:

@@ -73,7 +73,6 @@ def _profile_row(
         {"k": k, **{m: metrics.mean([values[k][q][m] for q in measured]) for m in metrics.NAMES}}
         for k in ks
     ]
-    hard = [r for r in runs if r.query_id not in answerable]
     versions = sorted({r.provider_version for r in runs if r.provider_version})
     row = {
         "name": name,
@@ -82,6 +81,20 @@ def _profile_row(
         "max_results": max_results,
         "queries_run": len(runs),
         "queries_measured": len(measured),
+        **_run_counts(runs),
+        "metrics": at_k,
+        "latency_ms": _percentiles(
+            [r.latency_ms for r in runs if r.latency_ms is not None and r.status == "completed"]
+        ),
+        "wall_ms": _percentiles([r.wall_ms for r in runs]),
+        "unanswerable": _unanswerable([r for r in runs if r.query_id not in answerable]),
+    }
+    return row, [_query_row(name, r, answerable, measured, values, ks) for r in runs]
+
+
+def _run_counts(runs: tuple[QueryRun, ...]) -> dict[str, Any]:
+    """A profile's unavailable queries and its item counts."""
+    return {
         "unavailable": [
             {"query_id": r.query_id, "reason_code": r.reason_code or "unavailable"}
             for r in runs
@@ -91,37 +104,42 @@ def _profile_row(
         "matched_items": sum(r.items - r.unmatched for r in runs),
         "unmatched_items": sum(r.unmatched for r in runs),
         "spanning_items": sum(r.spanning for r in runs),
-        "metrics": at_k,
-        "latency_ms": _percentiles(
-            [r.latency_ms for r in runs if r.latency_ms is not None and r.status == "completed"]
-        ),
-        "wall_ms": _percentiles([r.wall_ms for r in runs]),
-        "unanswerable": {
-            "queries": len(hard),
-            "answered": sum(r.status == "completed" for r in hard),
-            "with_candidates": sum(r.items > 0 for r in hard),
-            "candidates": sum(r.items for r in hard),
-        },
     }
-    per_query = [
-        {
-            "profile": name,
-            "query_id": r.query_id,
-            "answerable": r.query_id in answerable,
-            "status": r.status,
-            "reason_code": r.reason_code,
-            "ranking": [{"rank": i, "docid": d} for i, d in enumerate(r.ranking, start=1)],
-            "items": r.items,
-            "unmatched": r.unmatched,
-            "latency_ms": r.latency_ms,
-            "wall_ms": r.wall_ms,
-            "metrics": [{"k": k, **values[k][r.query_id]} for k in ks]
-            if r.query_id in measured
-            else [],
-        }
-        for r in runs
-    ]
-    return row, per_query
+
+
+def _unanswerable(hard: list[QueryRun]) -> dict[str, int]:
+    """What a profile made of the queries no judged document answers."""
+    return {
+        "queries": len(hard),
+        "answered": sum(r.status == "completed" for r in hard),
+        "with_candidates": sum(r.items > 0 for r in hard),
+        "candidates": sum(r.items for r in hard),
+    }
+
+
+def _query_row(
+    name: str,
+    run: QueryRun,
+    answerable: set[str],
+    measured: dict[str, list[str]],
+    values: dict[int, Any],
+    ks: tuple[int, ...],
+) -> dict[str, Any]:
+    return {
+        "profile": name,
+        "query_id": run.query_id,
+        "answerable": run.query_id in answerable,
+        "status": run.status,
+        "reason_code": run.reason_code,
+        "ranking": [{"rank": i, "docid": d} for i, d in enumerate(run.ranking, start=1)],
+        "items": run.items,
+        "unmatched": run.unmatched,
+        "latency_ms": run.latency_ms,
+        "wall_ms": run.wall_ms,
+        "metrics": [{"k": k, **values[k][run.query_id]} for k in ks]
+        if run.query_id in measured
+        else [],
+    }
 
 
 def _percentiles(values: list[float]) -> dict[str, float | None]:

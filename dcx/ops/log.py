@@ -14,6 +14,7 @@ chains began.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dcx import cycle
@@ -228,7 +229,6 @@ def _requires_review(ws: Workspace) -> bool:
 
 def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
     store = Store(ws)
-    require_review: bool | None = None  # read from the profile once a next step depends on it
     all_events = events.read_log(ws.events, ws.rel(ws.events))
     ids = [decision_id] if decision_id else decisions.decision_ids(ws)
     if decision_id and decision_id not in decisions.decision_ids(ws):
@@ -241,68 +241,92 @@ def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
             hint="`dcx log` lists the decisions",
         )
     book = Book(ws, check=False)
+    review: list[bool] = []  # the profile's require_review, read once a next step depends on it
+
+    def require_review() -> bool:
+        if not review:
+            review.append(bool(_requires_review(ws)))
+        return review[0]
+
     rows = []
     for ident in ids:
         chain = _chain(store, ws, ident, all_events, book)
-        if not chain:
-            continue
-        kinds = {row["kind"] for row in chain}
-        mine = [e for e in all_events if (e.get("causality") or {}).get("decision_id") == ident]
-        settled = cycle.settlement(mine)
-        outcomes = [
-            p
-            for p in (
-                store.get_or_stub(r, kind="outcome")
-                for r in decisions.refs_of(ws, ident, "outcome")
-            )
-            if not is_stub(p)
-        ]
-        observed = cycle.outcome_observed(outcomes, settled["approved"])
-        latest = decisions.latest(ws, ident, "assembly")
-        preview = (
-            latest is not None and store.get_or_stub(latest, kind="assembly").get("preview") is True
-        )
-        if require_review is None and "proposal" in kinds:  # before a proposal it decides nothing
-            require_review = _requires_review(ws)
-        where = cycle.standing(
-            kinds, settled, observed, require_review=bool(require_review), latest_is_preview=preview
-        )
-        where = cycle.commit_here(
-            where,
-            any(pending.path_for(ws, r).exists() for r in decisions.refs_of(ws, ident, "assembly")),
-        )
-        index_times = [
-            e["observed_at"]
-            for e in decisions.entries(ws, ident)
-            if isinstance(e.get("observed_at"), str)
-        ]
-        event_times = [e["recorded_at"] for e in mine if isinstance(e.get("recorded_at"), str)]
-        rows.append(
-            {
-                "decision_id": ident,
-                "last_observed_at": cycle.last_observed(index_times, event_times),
-                **where,
-                "chain": chain,
-            }
-        )
+        if chain:
+            rows.append(_decision_row(store, ws, ident, chain, all_events, require_review))
     rows.sort(key=lambda r: (r["last_observed_at"] or "", r["decision_id"]), reverse=True)
     if limit is not None:
         rows = rows[:limit]
-    scans = []
-    if decision_id is None:
-        for stored in store.iter_packets("scan"):
-            receipt = stored.packet
-            if receipt.get("decision_id"):
-                continue  # a prepare run's receipt: shown in its decision's chain
-            scans.append(
-                {
-                    "ref": stored.ref,
-                    "short_ref": short(stored.ref),
-                    "source_id": receipt["source_id"],
-                    "status": receipt["status"],
-                    "observed_at": receipt["observed_at"],
-                    "changed_count": receipt["changed_count"],
-                }
-            )
-        scans.sort(key=lambda r: (r["observed_at"], r["ref"]), reverse=True)
+    scans = _goal_scans(store) if decision_id is None else []
     return Result("log", {"decisions": rows, "goal_scans": scans})
+
+
+def _decision_row(
+    store: Store,
+    ws: Workspace,
+    ident: str,
+    chain: list[dict[str, Any]],
+    all_events: list[dict[str, Any]],
+    require_review: Callable[[], bool],
+) -> dict[str, Any]:
+    """One decision's line: where it stands in the cycle (SPEC §7), when it last moved, its chain."""
+    kinds = {row["kind"] for row in chain}
+    mine = [e for e in all_events if (e.get("causality") or {}).get("decision_id") == ident]
+    settled = cycle.settlement(mine)
+    outcomes = [
+        p
+        for p in (
+            store.get_or_stub(r, kind="outcome") for r in decisions.refs_of(ws, ident, "outcome")
+        )
+        if not is_stub(p)
+    ]
+    observed = cycle.outcome_observed(outcomes, settled["approved"])
+    latest = decisions.latest(ws, ident, "assembly")
+    preview = (
+        latest is not None and store.get_or_stub(latest, kind="assembly").get("preview") is True
+    )
+    # before a proposal the profile's require_review decides nothing: it is not read
+    where = cycle.standing(
+        kinds,
+        settled,
+        observed,
+        require_review="proposal" in kinds and require_review(),
+        latest_is_preview=preview,
+    )
+    where = cycle.commit_here(
+        where,
+        any(pending.path_for(ws, r).exists() for r in decisions.refs_of(ws, ident, "assembly")),
+    )
+    index_times = [
+        e["observed_at"]
+        for e in decisions.entries(ws, ident)
+        if isinstance(e.get("observed_at"), str)
+    ]
+    event_times = [e["recorded_at"] for e in mine if isinstance(e.get("recorded_at"), str)]
+    return {
+        "decision_id": ident,
+        "last_observed_at": cycle.last_observed(index_times, event_times),
+        **where,
+        "chain": chain,
+    }
+
+
+def _goal_scans(store: Store) -> list[dict[str, Any]]:
+    """The goal-level scan receipts (``dcx scan``'s), newest first; a prepare run's receipts
+    are shown in its decision's chain."""
+    scans = []
+    for stored in store.iter_packets("scan"):
+        receipt = stored.packet
+        if receipt.get("decision_id"):
+            continue
+        scans.append(
+            {
+                "ref": stored.ref,
+                "short_ref": short(stored.ref),
+                "source_id": receipt["source_id"],
+                "status": receipt["status"],
+                "observed_at": receipt["observed_at"],
+                "changed_count": receipt["changed_count"],
+            }
+        )
+    scans.sort(key=lambda r: (r["observed_at"], r["ref"]), reverse=True)
+    return scans

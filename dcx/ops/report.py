@@ -10,7 +10,7 @@ Every file it reads is checked with ``dcx verify``'s own file check
 verify's goal and decision rules (a private verdict cache skips files whose
 exact bytes passed before); a file that fails is left out of every
 measure and named in ``left_out`` (status ``partial``). A large history is
-read by forked workers, one per CPU, whose results are joined in order. An accepted claim
+read by forked copies of the command, one per CPU, whose results are joined in order. An accepted claim
 that cites a revision its own evidence does not list as current is an
 *accepted stale claim*: the report names it and exits 1.
 
@@ -150,27 +150,18 @@ class Loaded:
         self.verdicts.save()
 
     def _in_parallel(self, idents: list[str], workers: int) -> None:
-        """The same decisions read by ``workers`` forked processes, in contiguous slices whose
-        results are joined in order — rows, left-out files, key ids and counts are those
-        of the sequential loop. A slice that fails in a worker is read again here, so
-        an error is raised as the sequential loop raises it."""
-        import multiprocessing
+        """The same decisions read in ``workers`` contiguous parts, all but the first by forked
+        copies of this process (``core.forks``), joined in order: rows, left-out files, key
+        ids and counts are those of the sequential loop, and a part that fails in a child is
+        read again here, so an error is raised as the sequential loop raises it."""
+        from dcx.core.forks import fork_map
 
-        _warm_checks()  # compile the packet checks once, before the fork (workers inherit them)
-        size = max(SLICE_MIN, -(-len(idents) // (workers * 8)))
-        slices = [idents[at : at + size] for at in range(0, len(idents), size)]
-        _FORKED[:] = [self, slices]
-        try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
-                parts = pool.map(_read_slice, range(len(slices)), chunksize=1)
-        finally:
-            _FORKED.clear()
-        for index, part in enumerate(parts):
-            if part is None:
-                for ident in slices[index]:
-                    self._decision(ident)
-                continue
-            rows, left_out, key_ids, other, verdicts, measured = part
+        size = -(-len(idents) // workers)
+        parts = fork_map(self._part, [idents[at : at + size] for at in range(0, len(idents), size)])
+        self.rows, self.left_out = [], []
+        self.key_ids, self.other_packets = Counter(), Counter()
+        self.measured = []
+        for rows, left_out, key_ids, other, verdicts, measured in parts:
             self.measured += measured
             self.rows += rows
             self.left_out += left_out
@@ -178,6 +169,24 @@ class Loaded:
             self.other_packets.update(other)
             for key in verdicts:
                 self.verdicts.add(key)
+
+    def _part(self, idents: list[str]) -> tuple[Any, ...]:
+        """These decisions read into fresh tallies, returned as ``marshal`` writes them (a forked
+        child's answer)."""
+        self.rows, self.left_out = [], []
+        self.key_ids, self.other_packets = Counter(), Counter()
+        self.verdicts.new = set()
+        self.measured = []
+        for ident in idents:
+            self._decision(ident)
+        return (
+            self.rows,
+            self.left_out,
+            dict(self.key_ids),
+            dict(self.other_packets),
+            self.verdicts.new,
+            self.measured,
+        )
 
     def _leave_out(self, path: Any, ref: str, problem: str) -> None:
         self.left_out.append(
@@ -281,57 +290,21 @@ class Loaded:
 # -- reading on several CPUs ----------------------------------------------------------
 
 PARALLEL_FROM = 400  # decisions: below this, forking costs more than it saves
-SLICE_MIN = 50  # decisions a worker reads per task (about 8 tasks per worker)
-_FORKED: list[Any] = []  # [the Loaded, its slices of decision ids], for the forked workers
 
 
 def _workers(count: int) -> int:
     """How many processes read ``count`` decisions: the CPUs this process may use (at most
-    ``DCX_REPORT_WORKERS`` when set; 1 reads in this process), for a large history read by
-    a process with no other thread only."""
-    if count < PARALLEL_FROM or not hasattr(os, "fork"):
-        return 1
-    import threading
+    ``DCX_REPORT_WORKERS`` when set; 1 reads in this process), for a large history read where
+    forking is safe (``core.forks.can_fork``)."""
+    from dcx.core.forks import can_fork
 
-    if threading.active_count() > 1:  # a server's threads (MCP, web): forking them is unsafe
+    if count < PARALLEL_FROM or not can_fork():
         return 1
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cpus = os.cpu_count() or 1
+    cpus = len(os.sched_getaffinity(0))
     knob = os.environ.get("DCX_REPORT_WORKERS", "")
     if knob.isdigit() and int(knob) >= 1:
         cpus = min(cpus, int(knob))
     return max(1, min(cpus, 8))
-
-
-def _read_slice(index: int) -> tuple[Any, ...] | None:
-    """In a forked worker: one slice of decisions, read as ``Loaded._decision`` reads them."""
-    loaded, slices = _FORKED
-    loaded.rows, loaded.left_out = [], []
-    loaded.key_ids, loaded.other_packets = Counter(), Counter()
-    loaded.verdicts.new = set()
-    loaded.measured = []
-    try:
-        for ident in slices[index]:
-            loaded._decision(ident)
-    except Exception:  # the parent reads this slice again and raises it itself
-        return None
-    return (
-        loaded.rows,
-        loaded.left_out,
-        loaded.key_ids,
-        loaded.other_packets,
-        loaded.verdicts.new,
-        loaded.measured,
-    )
-
-
-def _warm_checks() -> None:
-    from dcx.packets import spec_for
-
-    for kind in MEASURED_KINDS:
-        spec_for(kind).compiled()
 
 
 # -- the use case ------------------------------------------------------------------

@@ -135,33 +135,11 @@ def _gated_values(
             f"decision's latest evidence {latest_evidence}",
             hint="propose again on the latest evidence",
         )
-    for ref in gate.get("artifact_refs") or []:
-        if (isinstance(ref, str) and ref.startswith("decision-proposal-") and ref != scoped) or (
-            isinstance(ref, str) and ref.startswith("decision-evidence-") and ref != latest_evidence
-        ):
-            raise _refuse(
-                "gate_proposal_mismatch",
-                f"the gate's artifact_refs name {ref}, not its scoped chain",
-            )
+    _check_artifact_refs(gate, scoped, latest_evidence)
     todo = gate.get("todo_id")
     if not isinstance(todo, str) or not todo:
         raise _refuse("gate_todo_missing", "the gate event has no todo_id")
-    named = gates.details_of(gate).get("actor_ref")
-    if by is not None and named and not same_actor(by, str(named)):
-        raise _refuse("gate_actor_mismatch", f"--by {by} is not the gate's own actor_ref ({named})")
-    actor = str(named) if named else (by or gates.actor_of(gate))
-    if actor is None:
-        raise _refuse(
-            "gate_actor_missing",
-            "the gate event names nobody who decided (details.actor_ref, agent_id)",
-            hint="name who decided with --by",
-        )
-    if same_actor(actor, agent) and not allow_self:
-        raise _refuse(
-            "self_confirmation_not_allowed",
-            f"the gate was decided by the acting agent ({agent})",
-            hint="a person or another agent decides, or set [commit] allow_self_confirmation = true",
-        )
+    actor = _gate_actor(gate, agent, allow_self, by)
     try:
         recorded_at = normalise_ts(str(gate.get("recorded_at")), field="recorded_at")
     except DcxError:
@@ -180,6 +158,40 @@ def _gated_values(
     return values, prop
 
 
+def _check_artifact_refs(gate: dict[str, Any], scoped: str, latest_evidence: str) -> None:
+    """The proposal and evidence refs a gate names are those of the chain it scopes."""
+    for ref in gate.get("artifact_refs") or []:
+        if (isinstance(ref, str) and ref.startswith("decision-proposal-") and ref != scoped) or (
+            isinstance(ref, str) and ref.startswith("decision-evidence-") and ref != latest_evidence
+        ):
+            raise _refuse(
+                "gate_proposal_mismatch",
+                f"the gate's artifact_refs name {ref}, not its scoped chain",
+            )
+
+
+def _gate_actor(gate: dict[str, Any], agent: str, allow_self: bool, by: str | None) -> str:
+    """Who decided the gate (its own actor_ref, else --by, else its agent), never the acting
+    agent unless the profile allows self-confirmation (SPEC §10)."""
+    named = gates.details_of(gate).get("actor_ref")
+    if by is not None and named and not same_actor(by, str(named)):
+        raise _refuse("gate_actor_mismatch", f"--by {by} is not the gate's own actor_ref ({named})")
+    actor = str(named) if named else (by or gates.actor_of(gate))
+    if actor is None:
+        raise _refuse(
+            "gate_actor_missing",
+            "the gate event names nobody who decided (details.actor_ref, agent_id)",
+            hint="name who decided with --by",
+        )
+    if same_actor(actor, agent) and not allow_self:
+        raise _refuse(
+            "self_confirmation_not_allowed",
+            f"the gate was decided by the acting agent ({agent})",
+            hint="a person or another agent decides, or set [commit] allow_self_confirmation = true",
+        )
+    return actor
+
+
 def _same_settlement(packet: dict[str, Any], values: dict[str, Any]) -> bool:
     if values["disposition"] == "no_change":
         return (
@@ -187,6 +199,48 @@ def _same_settlement(packet: dict[str, Any], values: dict[str, Any]) -> bool:
             and packet["evidence_packet_ref"] == values["evidence_packet_ref"]
         )
     return packet.get("source_event_id") == values["source_event_id"]
+
+
+def _no_change_values(asm: dict[str, Any], agent: str) -> dict[str, Any]:
+    """The quiet settlement's fields: only when the latest assembly's rebase proved no
+    material change (SPEC §10)."""
+    if asm["rebase"]["status"] != "no_material_change":
+        raise _refuse(
+            "no_change_without_semantic_proof",
+            f"the latest assembly's rebase says {asm['rebase']['status']}, not no_material_change",
+            hint="settle it through a gate: dcx gate, then dcx review --gate-event",
+        )
+    return {
+        "disposition": "no_change",
+        "actor_ref": agent,
+        "recorded_at": asm["observed_at"],
+        "summary": NO_CHANGE_SUMMARY,
+    }
+
+
+def _recorded(
+    ws: Workspace,
+    store: Store,
+    decision_id: str,
+    values: dict[str, Any],
+    reason_code: str | None,
+    summary: str | None,
+    warnings: list[str],
+) -> dict[str, Any] | None:
+    """The review receipt already recorded for this settlement, if any (a warning when the new
+    --reason-code/--summary differ: they are not recorded)."""
+    for ref in decisions.refs_of(ws, decision_id, "review"):
+        stored = store.get(ref, kind=review.SPEC.kind)
+        if _same_settlement(stored, values):
+            if (reason_code and reason_code != stored["reason_code"]) or (
+                summary and summary != stored["summary"]
+            ):
+                warnings.append(
+                    f"this settlement was already recorded as {stored['packet_ref']}; "
+                    "the new --reason-code/--summary were not recorded"
+                )
+            return stored
+    return None
 
 
 @signed("review")  # one signed statement of what it read and wrote (SPEC §18)
@@ -234,19 +288,7 @@ def review_decision(
     ev = store.get(latest_ev, kind=evidence.SPEC.kind)
     gate, prop = None, None
     if no_change:
-        asm = find_assembly(store, ws, decision_id, latest_ev)
-        if asm["rebase"]["status"] != "no_material_change":
-            raise _refuse(
-                "no_change_without_semantic_proof",
-                f"the latest assembly's rebase says {asm['rebase']['status']}, not no_material_change",
-                hint="settle it through a gate: dcx gate, then dcx review --gate-event",
-            )
-        values: dict[str, Any] = {
-            "disposition": "no_change",
-            "actor_ref": agent,
-            "recorded_at": asm["observed_at"],
-            "summary": NO_CHANGE_SUMMARY,
-        }
+        values = _no_change_values(find_assembly(store, ws, decision_id, latest_ev), agent)
     else:
         if gate_event is None:  # checked above: exactly one of the two
             raise InternalError("review: neither --gate-event nor --no-change")
@@ -279,19 +321,7 @@ def review_decision(
         ) from None
 
     warnings: list[str] = list(chains.warnings)
-    rev = None
-    for ref in decisions.refs_of(ws, decision_id, "review"):
-        stored = store.get(ref, kind=review.SPEC.kind)
-        if _same_settlement(stored, values):
-            rev = stored
-            if (reason_code and reason_code != stored["reason_code"]) or (
-                summary and summary != stored["summary"]
-            ):
-                warnings.append(
-                    f"this settlement was already recorded as {stored['packet_ref']}; "
-                    "the new --reason-code/--summary were not recorded"
-                )
-            break
+    rev = _recorded(ws, store, decision_id, values, reason_code, summary, warnings)
     if rev is None:
         rev = review.SPEC.build(packet_context(ws, decision_id, agent), values)
     asm = find_assembly(store, ws, decision_id, latest_ev)

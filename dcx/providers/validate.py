@@ -224,34 +224,8 @@ def check_retrieval(request: RetrievalRequest, answer: Any, provider_name: str) 
         request.max_results,
     ):
         raise ContractViolation("request_echo")
-    if answer.status not in (COMPLETED, UNAVAILABLE):
-        raise ContractViolation("status")
-    if answer.status == COMPLETED and answer.reason_code is not None:
-        raise ContractViolation("reason_code")
-    if answer.status == UNAVAILABLE:
-        reason = answer.reason_code
-        if (
-            not isinstance(reason, str)
-            or len(reason) > public.REASON_MAX
-            or not public.TOKEN_RE.match(reason)
-        ):
-            raise ContractViolation("reason_code")
-        if answer.items:
-            raise ContractViolation("items_on_unavailable")
-    version = answer.provider_version
-    if version is not None and (
-        not isinstance(version, str)
-        or not version
-        or len(version) > VERSION_MAX
-        or public.unsafe_class(version)
-    ):
-        raise ContractViolation("provider_version")
-    for flag in (answer.search_performed, answer.read_performed, answer.result_cap_applied):
-        if not isinstance(flag, bool):
-            raise ContractViolation("flag")
-    dropped = answer.items_dropped
-    if isinstance(dropped, bool) or not isinstance(dropped, int) or dropped < 0:
-        raise ContractViolation("items_dropped")
+    _check_status(answer)
+    _check_flags(answer)
     if not isinstance(answer.items, tuple | list) or len(answer.items) > request.max_results:
         raise ContractViolation("items")
     seen: set[str] = set()
@@ -266,6 +240,42 @@ def check_retrieval(request: RetrievalRequest, answer: Any, provider_name: str) 
         raise ContractViolation("content_budget")
     _check_readiness(answer.provider_readiness)
     return answer._replace(items=tuple(answer.items))
+
+
+def _check_status(answer: Retrieval) -> None:
+    """A completed answer has no reason code; an unavailable one has a reason code, no items."""
+    if answer.status not in (COMPLETED, UNAVAILABLE):
+        raise ContractViolation("status")
+    if answer.status == COMPLETED and answer.reason_code is not None:
+        raise ContractViolation("reason_code")
+    if answer.status == UNAVAILABLE:
+        reason = answer.reason_code
+        if (
+            not isinstance(reason, str)
+            or len(reason) > public.REASON_MAX
+            or not public.TOKEN_RE.match(reason)
+        ):
+            raise ContractViolation("reason_code")
+        if answer.items:
+            raise ContractViolation("items_on_unavailable")
+
+
+def _check_flags(answer: Retrieval) -> None:
+    """The provider version (public-safe text), the three flags and the dropped count."""
+    version = answer.provider_version
+    if version is not None and (
+        not isinstance(version, str)
+        or not version
+        or len(version) > VERSION_MAX
+        or public.unsafe_class(version)
+    ):
+        raise ContractViolation("provider_version")
+    for flag in (answer.search_performed, answer.read_performed, answer.result_cap_applied):
+        if not isinstance(flag, bool):
+            raise ContractViolation("flag")
+    dropped = answer.items_dropped
+    if isinstance(dropped, bool) or not isinstance(dropped, int) or dropped < 0:
+        raise ContractViolation("items_dropped")
 
 
 def _safe_version(provider: ContextProvider) -> str | None:

@@ -173,17 +173,9 @@ def scan_contract_problem(result: Any, source_id: str, limit: int) -> str | None
     """
     if not isinstance(result, ScanResult):
         return "not a ScanResult"
-    if result.status not in SCAN_STATUSES:
-        return "unknown status"
-    if result.reason_code is not None and not is_token(result.reason_code, 120):
-        return "reason_code is not a token"
-    if result.status in (FAILED, UNAVAILABLE):
-        if result.reason_code is None:
-            return "a failed or unavailable scan needs a reason_code"
-        if result.items:
-            return "a failed or unavailable scan holds items"
-    if result.status == NO_CHANGE and result.items:
-        return "a no_change scan holds items"
+    problem = _status_problem(result)
+    if problem is not None:
+        return problem
     if len(result.items) > limit:
         return "more items than the limit"
     cursor = result.cursor_after
@@ -195,31 +187,54 @@ def scan_contract_problem(result: Any, source_id: str, limit: int) -> str | None
         return None
     seen: set[str] = set()
     for item in result.items:
-        if not isinstance(item, ScanItem):
-            return "an item is not a ScanItem"
-        if item.source_id != source_id:
-            return "an item belongs to another source"
-        if (
-            not isinstance(item.resource_ref, str)
-            or not item.resource_ref
-            or len(item.resource_ref) > MAX_RESOURCE_REF_CHARS
-        ):
-            return "an item's resource_ref is not a string of 1..1024 characters"
-        if item.resource_ref in seen:
-            return "two items share a resource_ref"
-        seen.add(item.resource_ref)
-        if (
-            not isinstance(item.revision, str)
-            or not item.revision
-            or len(item.revision) > MAX_REVISION_CHARS
-        ):
-            return "an item's revision is not a string of 1..256 characters"
-        if item.change not in CHANGE_KINDS or item.content_kind not in CONTENT_KINDS:
-            return "an item's change or content_kind is unknown"
-        if (item.change == "deleted") != (item.revision == DELETED) or (
-            item.change == "deleted"
-        ) != (item.content_kind == "deleted"):
-            return "a deletion must have revision and content_kind 'deleted' (and only a deletion)"
+        problem = _item_problem(item, source_id, seen)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _status_problem(result: ScanResult) -> str | None:
+    if result.status not in SCAN_STATUSES:
+        return "unknown status"
+    if result.reason_code is not None and not is_token(result.reason_code, 120):
+        return "reason_code is not a token"
+    if result.status in (FAILED, UNAVAILABLE):
+        if result.reason_code is None:
+            return "a failed or unavailable scan needs a reason_code"
+        if result.items:
+            return "a failed or unavailable scan holds items"
+    if result.status == NO_CHANGE and result.items:
+        return "a no_change scan holds items"
+    return None
+
+
+def _item_problem(item: Any, source_id: str, seen: set[str]) -> str | None:
+    """Why one item breaks the contract, or None (``seen``: the resource refs so far)."""
+    if not isinstance(item, ScanItem):
+        return "an item is not a ScanItem"
+    if item.source_id != source_id:
+        return "an item belongs to another source"
+    if (
+        not isinstance(item.resource_ref, str)
+        or not item.resource_ref
+        or len(item.resource_ref) > MAX_RESOURCE_REF_CHARS
+    ):
+        return "an item's resource_ref is not a string of 1..1024 characters"
+    if item.resource_ref in seen:
+        return "two items share a resource_ref"
+    seen.add(item.resource_ref)
+    if (
+        not isinstance(item.revision, str)
+        or not item.revision
+        or len(item.revision) > MAX_REVISION_CHARS
+    ):
+        return "an item's revision is not a string of 1..256 characters"
+    if item.change not in CHANGE_KINDS or item.content_kind not in CONTENT_KINDS:
+        return "an item's change or content_kind is unknown"
+    if (item.change == "deleted") != (item.revision == DELETED) or (item.change == "deleted") != (
+        item.content_kind == "deleted"
+    ):
+        return "a deletion must have revision and content_kind 'deleted' (and only a deletion)"
     return None
 
 

@@ -64,23 +64,57 @@ def read_blobs(
     wanted = _wanted(oids)
     if not wanted:
         return {}
+    if one_pass:
+        found = _one_pass(repo, wanted, max_bytes, deadline)
+        if found is not None:
+            return found
+    found, small, total = _sizes(repo, wanted, max_bytes, deadline, byte_budget)
+    if small:
+        request = "".join(f"{o}\n" for o in small).encode()
+        code, out = repo._run(
+            ["cat-file", "--batch"],
+            deadline,
+            stdin=request,
+            cap=total + 200 * len(small) + 1024,
+            spool=True,
+        )
+        if code != 0:
+            raise GitError(REPO_CORRUPT)
+        answered = {oid: data for oid, kind, _, data in _parse_batch(out) if kind == "blob"}
+        for oid in small:
+            data = answered.get(oid)
+            found[oid] = (
+                Blob(oid, len(data), data) if data is not None else Blob(oid, 0, None, missing=True)
+            )
+    return found
+
+
+def _one_pass(
+    repo: Repo, wanted: list[str], max_bytes: int, deadline: float
+) -> dict[str, Blob] | None:
+    """Every blob's size and bytes from one ``cat-file --batch``; None past ``ONE_PASS_CAP``."""
     request = ("\n".join(wanted) + "\n").encode()
     try:
-        if not one_pass:
-            raise GitError(REPO_TOO_LARGE)  # the caller knows one pass is too large
         code, out = repo._run(
             ["cat-file", "--batch"], deadline, stdin=request, cap=ONE_PASS_CAP, spool=True
         )
     except GitError as exc:
         if exc.reason_code != REPO_TOO_LARGE:
             raise
-    else:
-        if code != 0:
-            raise GitError(REPO_CORRUPT)
-        parsed = _parse_one_pass(out, max_bytes)
-        for oid in wanted:
-            parsed.setdefault(oid, Blob(oid, 0, None, missing=True))
-        return parsed
+        return None
+    if code != 0:
+        raise GitError(REPO_CORRUPT)
+    parsed = _parse_one_pass(out, max_bytes)
+    for oid in wanted:
+        parsed.setdefault(oid, Blob(oid, 0, None, missing=True))
+    return parsed
+
+
+def _sizes(
+    repo: Repo, wanted: list[str], max_bytes: int, deadline: float, byte_budget: int | None
+) -> tuple[dict[str, Blob], list[str], int]:
+    """``cat-file --batch-check``: the blobs answered by their size alone (missing, not a
+    blob, over ``max_bytes``), and the ones to fetch (within the budget) with their total."""
     code, out = repo._run(
         ["cat-file", "--batch-check"], deadline, stdin="".join(f"{o}\n" for o in wanted).encode()
     )
@@ -102,24 +136,7 @@ def read_blobs(
                 total += size
         elif len(parts) >= 2:
             found[parts[0]] = Blob(parts[0], 0, None, missing=True)  # not a blob
-    if small:
-        request = "".join(f"{o}\n" for o in small).encode()
-        code, out = repo._run(
-            ["cat-file", "--batch"],
-            deadline,
-            stdin=request,
-            cap=total + 200 * len(small) + 1024,
-            spool=True,
-        )
-        if code != 0:
-            raise GitError(REPO_CORRUPT)
-        answered = {oid: data for oid, kind, _, data in _parse_batch(out) if kind == "blob"}
-        for oid in small:
-            data = answered.get(oid)
-            found[oid] = (
-                Blob(oid, len(data), data) if data is not None else Blob(oid, 0, None, missing=True)
-            )
-    return found
+    return found, small, total
 
 
 # what ``verified_pass`` answers for a blob that is not a verified text
@@ -128,7 +145,7 @@ MISSING, OVERSIZE, MISMATCH, BINARY = 0, 1, 2, 3
 
 class Pass(NamedTuple):
     wanted: list[str]
-    started: Any  # dcx.core.process.Spooled, or None when nothing was asked
+    started: Any  # dcx.core.process.Child, or None when nothing was asked
 
 
 def start_pass(repo: Repo, oids: Iterable[str], deadline: float) -> Pass:

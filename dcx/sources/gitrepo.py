@@ -194,15 +194,16 @@ class Repo:
 
     def start(self, args: list[str], deadline: float, *, stdin: bytes = b"", cap: int) -> Any:
         """Start one git process that runs unattended (its answer spooled); ``answer(started.finish())``."""
-        from dcx.core.process import start_spooled
+        from dcx.core.process import start
 
-        return start_spooled(
+        return start(
             self._argv(args),
             timeout=self._remaining(deadline),
             stdin=stdin,
             extra_env=GIT_ENV,
             cwd=str(self.git_dir),
             cap=cap,
+            spool=True,
         )
 
     def _argv(self, args: list[str]) -> list[str]:

@@ -227,7 +227,7 @@ def verify_parsed(kind: str, name: str, data: bytes) -> tuple[str | None, dict[s
     if not isinstance(packet, dict):
         return "not a JSON object", None
     if not trusted:
-        # orjson's proof also lets the compiled check trust orjson's bytes (check_parsed)
+        # orjson's proof also lets check_parsed take orjson's bytes (proven after its pass)
         trusted = pretty_by_orjson(data, packet, repr_floats=repr_floats)
         if not trusted and pretty_bytes(packet) != data:
             return "bytes differ from the canonical pretty form (edited by hand?)", packet

@@ -13,8 +13,10 @@ import pytest
 
 from tests.support.cli import CliResult, Runner, run_dcx
 from tests.support.cycle import QUERY, QUERY_SUMMARY, D
-from tests.support.mcpsource import PREFIX, SERVER, command
+from tests.support.mcpsource import PREFIX, SERVER, command, needs_sdk
 from tests.support.workspace import copy_example, write_tree
+
+pytestmark = needs_sdk
 
 SID = "source:notes"
 

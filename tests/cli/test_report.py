@@ -592,7 +592,6 @@ def _in_process(root: Path, workers: str, monkeypatch: pytest.MonkeyPatch) -> tu
 
     monkeypatch.setenv("DCX_REPORT_WORKERS", workers)
     monkeypatch.setattr(ops_report, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(ops_report, "SLICE_MIN", 1)  # one slice per decision, joined in order
     result = ops_report.report(workspaces=[Workspace(root)])
     return json.dumps(result.data, sort_keys=True), result.warnings, result.status
 
@@ -620,13 +619,28 @@ def test_workers_read_what_one_process_reads(goals, monkeypatch) -> None:
     assert one[2] == "partial" and len(json.loads(one[0])["left_out"]) == 2
     assert _in_process(catalog, "2", monkeypatch) == one
 
+    from dcx.core.workspace import Workspace
+    from dcx.state.decisions import decision_ids
+
     parent = os.getpid()
     read = ops_report.Loaded._decision
+    last = decision_ids(Workspace(catalog))[-1]  # in the last part: a forked child reads it
+
+    here: list[str] = []
+
+    def reading(self, ident: str) -> None:
+        if os.getpid() == parent:
+            here.append(ident)
+        read(self, ident)
+
+    monkeypatch.setattr(ops_report.Loaded, "_decision", reading)
+    assert _in_process(catalog, "2", monkeypatch) == one
+    assert last not in here  # the child's answer was used, not read again here
 
     again: list[str] = []
 
     def failing_in_a_worker(self, ident: str) -> None:
-        if ident == "ttl-keep":
+        if ident == last:
             if os.getpid() != parent:
                 raise RuntimeError("a worker fails")
             again.append(ident)
@@ -634,4 +648,4 @@ def test_workers_read_what_one_process_reads(goals, monkeypatch) -> None:
 
     monkeypatch.setattr(ops_report.Loaded, "_decision", failing_in_a_worker)
     assert _in_process(catalog, "2", monkeypatch) == one
-    assert again == ["ttl-keep"]  # read again by the command, once
+    assert again == [last]  # read again by the command, once

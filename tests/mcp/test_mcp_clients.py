@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 
+from tests.support.bounds import cut_short
 from tests.support.cli import Runner
 from tests.support.mcp import connect, data, error, run
 from tests.support.workspace import copy_example
@@ -102,7 +103,7 @@ def test_two_clients_at_once(tmp_path: Path) -> None:
     todos = sorted(e["summary"] for e in parsed if e["event_kind"] == "todo_add")
     assert todos == sorted(f"host {n} todo {i}" for n in "AB" for i in range(N))
     assert [error(r)["code"] for r in results["busy"]] == ["lock_busy", "lock_busy"]
-    assert results["busy_seconds"] < 5  # type: ignore[operator]
+    assert cut_short(results["busy_seconds"], 2 * 0.2)  # type: ignore[arg-type]  # the lock stays held
     commits = [data(r) for r in results["commit"]]
     assert sorted(c["replayed"] for c in commits) == [
         False,

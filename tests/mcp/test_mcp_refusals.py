@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.bounds import cut_short
 from tests.support.cli import Runner
 from tests.support.cycle import PROPOSAL
 from tests.support.mcp import connect, data, error, run
@@ -195,7 +196,7 @@ def test_refusals_snapshot(cases, snapshot_json) -> None:
 def test_refusals_write_nothing_and_locks_do_not_hang(cases) -> None:
     out = cases[0]
     assert out["index_unchanged"] and out["events_unchanged"]
-    assert out["lock_busy_seconds"] < 5
+    assert cut_short(out["lock_busy_seconds"], 0.3)  # the lock stays held
     assert error(out["lock_busy"])["hint"]
     assert not out["after_release"].is_error
 

@@ -33,6 +33,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from tests.support.cli import invoker
+from tests.support.mcpsource import needs_sdk
+
+pytestmark = needs_sdk
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER = REPO / "tests" / "support" / "mcp_server.py"

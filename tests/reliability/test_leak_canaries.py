@@ -34,7 +34,6 @@ from tests.support.cycle import OUTCOME, PROPOSAL, verified_outcome
 from tests.support.extensions import make_extension
 from tests.support.figures import record
 from tests.support.reliability import canaries_in, public_files
-from tests.support.sources import install_plugin
 
 CANARIES = {
     "root_path": "cnryrootpath5e1a",
@@ -108,8 +107,8 @@ locator = "notes/inbox.json"
 
 
 @pytest.fixture(scope="module")
-def plugin_site(tmp_path_factory) -> Path:
-    return install_plugin(tmp_path_factory.mktemp("leak-plugin") / "site")
+def plugin_site(example_plugin: Path) -> Path:
+    return example_plugin
 
 
 class Cycle:

@@ -14,8 +14,11 @@ from dcx.core.clock import FixedClock
 from dcx.sources.plane import exact_read_scan, read_complete, scan_source
 from tests.support.cli import DCX_EXE, run_dcx
 from tests.support.cycle import seed_evidence
+from tests.support.mcpsource import needs_sdk
 from tests.support.sources import binding_block, configure, plane, source_block
 from tests.support.workspace import FIXED_NOW
+
+pytestmark = needs_sdk
 
 CLOCK = FixedClock(FIXED_NOW)
 SID = "source:goal-b"

@@ -156,6 +156,7 @@ def test_timeout_while_hashing_keeps_the_hashes_made(fresh_ws: Path, tree, monke
 
 
 def test_parallel_sweep_gives_the_serial_result(fresh_ws: Path, tree, monkeypatch) -> None:
+    import dcx.core.forks as forks_module
     import dcx.core.sweep as sweep_module
 
     tree(
@@ -173,9 +174,9 @@ def test_parallel_sweep_gives_the_serial_result(fresh_ws: Path, tree, monkeypatc
     monkeypatch.setattr(sweep_module, "PARALLEL_MIN_FILES", 1)
     monkeypatch.setattr(sweep_module.os, "cpu_count", lambda: 3)
     forks = []
-    real_fork = sweep_module._fork_sweep
+    real_fork = forks_module._fork
     monkeypatch.setattr(
-        sweep_module, "_fork_sweep", lambda share, run: forks.append(share) or real_fork(share, run)
+        forks_module, "_fork", lambda work, share: forks.append(share) or real_fork(work, share)
     )
     cold = walk(
         ws, "parallel", {"path": "docs"}, max_scan_bytes=BIG, digest=True
@@ -199,6 +200,7 @@ def test_parallel_sweep_gives_the_serial_result(fresh_ws: Path, tree, monkeypatc
 def test_cold_tree_with_many_directories_is_hashed_in_parallel(
     fresh_ws: Path, tree, monkeypatch
 ) -> None:
+    import dcx.core.forks as forks_module
     import dcx.core.sweep as sweep_module
 
     tree(
@@ -219,9 +221,9 @@ def test_cold_tree_with_many_directories_is_hashed_in_parallel(
     monkeypatch.setattr(sweep_module, "PARALLEL_MIN_DIRS", 4)
     monkeypatch.setattr(sweep_module.os, "cpu_count", lambda: 2)
     forks = []
-    real_fork = sweep_module._fork_sweep
+    real_fork = forks_module._fork
     monkeypatch.setattr(
-        sweep_module, "_fork_sweep", lambda share, run: forks.append(share) or real_fork(share, run)
+        forks_module, "_fork", lambda work, share: forks.append(share) or real_fork(work, share)
     )
     cold = walk(ws, "parallel", {"path": "docs"}, max_scan_bytes=BIG, digest=True)
     assert len(forks) == 1 and cold.hashed == serial.hashed == 61

@@ -8,11 +8,13 @@ never by dcx — and ``diff`` the added/modified/deleted items between two such 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import blake3
+import pytest
 
 from tests.support.sources import binding_block, configure, source_block
 from tests.support.workspace import REPO
@@ -23,6 +25,20 @@ PROVIDER = "notes"
 
 
 SERVER = REPO / "tests" / "support" / "mcp_server.py"
+
+
+def _has_sdk() -> bool:
+    try:
+        return importlib.util.find_spec("mcp") is not None
+    except (ImportError, ValueError):  # `mcp` blocked in sys.modules
+        return False
+
+
+HAS_SDK = _has_sdk()
+# A module whose servers are the SDK's own is skipped, never an error, without the `mcp` extra.
+needs_sdk = pytest.mark.skipif(
+    not HAS_SDK, reason="the mcp extra is not installed (pip install -e '.[mcp]')"
+)
 
 
 def command(notes: Path, *flags: str) -> list[str]:
