@@ -11,7 +11,6 @@ from pathlib import Path
 
 from dcx.core.workspace import Workspace
 from dcx.providers.bm25_index import index_path
-from tests.support.bounds import cut_short
 from tests.support.cli import run_dcx
 from tests.support.workspace import tree_bytes
 
