@@ -277,7 +277,7 @@ def test_every_command_and_flag_is_documented() -> None:
     root = typer.main.get_command(build_app())
     docs = sections(DOCS / "commands.md")
     intro = docs[""]
-    shared = {"--format", "--help", "--agent-id", "--observed-at", "--wait"}
+    shared = {"--format", "--help", "--agent-id", "--observed-at", "--wait", "--no-color"}
     for flag in shared - {"--help"}:
         assert f"`{flag}" in intro, f"commands.md intro: {flag}"
     for flag in _options(root):
