@@ -3,15 +3,19 @@
 
 In order, stopping at the first refusal (exit 1, nothing of the later steps done):
 
-1. the workspace lies in a git work tree, and every uncommitted change is
-   inside ``.decision-context/`` (anything else: ``sync_dirty_worktree``;
-   dcx never commits or stashes a person's other work);
+1. every precondition, **before anything is committed** (SPEC §16 v4): the
+   workspace lies in a git work tree; no merge, rebase, cherry-pick or revert
+   is in progress (``sync_merge_in_progress``: resolve or abort it first); HEAD
+   is a branch (``sync_detached_head``); every uncommitted change is inside
+   ``.decision-context/`` (``sync_dirty_worktree``; dcx never commits or
+   stashes a person's other work); the branch has an upstream, or its remote
+   does not have it yet (a first publish);
 2. the public half of the workspace, when it changed, is committed
    (``git add -- .decision-context`` and one commit; private files are
    ignored by its ``.gitignore``);
 3. ``git pull --no-rebase --no-edit`` — a merge, never a rebase of others'
    packets; ``*.jsonl`` merge by union (``.gitattributes``). A failed pull
-   (a conflict, no upstream, no network) is ``sync_pull_failed``, and git's
+   (a conflict, no network) is ``sync_pull_failed``, and git's
    state is left as git left it;
 4. ``dcx verify`` of the merged workspace;
 5. a rescan of the enabled sources against this agent's cursors (nothing is
@@ -104,14 +108,7 @@ def _first_publish(ws: Workspace) -> tuple[str, str] | None:
     code, _ = git(ws, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")
     if code == 0:
         return None
-    code, branch = git(ws, "symbolic-ref", "--quiet", "--short", "HEAD")
-    if code != 0:
-        raise _refuse(
-            "sync_pull_failed",
-            "HEAD is detached: there is no branch to pull into",
-            hint="git switch BRANCH, then sync again",
-        )
-    branch = branch.strip()
+    branch = _branch(ws)
     remotes = git(ws, "remote")[1].split()
     if not remotes:
         raise _refuse(
@@ -134,6 +131,38 @@ def _first_publish(ws: Workspace) -> tuple[str, str] | None:
             hint=f"git branch --set-upstream-to={remote}/{branch}, then sync again",
         )
     return remote, branch
+
+
+IN_PROGRESS = (  # git's own markers of a half-done operation (git-path names, what it means)
+    ("MERGE_HEAD", "a merge"),
+    ("rebase-merge", "a rebase"),
+    ("rebase-apply", "a rebase"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick"),
+    ("REVERT_HEAD", "a revert"),
+)
+
+
+def _in_progress(ws: Workspace) -> str | None:
+    """What half-done operation the repository is in (a merge, a rebase, ...), or None."""
+    args = [a for name, _ in IN_PROGRESS for a in ("--git-path", name)]
+    code, out = git(ws, "rev-parse", *args)
+    if code != 0:
+        return None
+    for (_, what), path in zip(IN_PROGRESS, out.splitlines(), strict=False):
+        if os.path.lexists(os.path.join(ws.root, path)):
+            return what
+    return None
+
+
+def _branch(ws: Workspace) -> str:
+    code, branch = git(ws, "symbolic-ref", "--quiet", "--short", "HEAD")
+    if code != 0:
+        raise _refuse(
+            "sync_detached_head",
+            "HEAD is detached: there is no branch to commit on or pull into (nothing was committed)",
+            hint="git switch BRANCH, then sync again",
+        )
+    return branch.strip()
 
 
 def _changed_paths(ws: Workspace) -> list[str]:
@@ -240,6 +269,15 @@ def sync(*, ws: Workspace, push: bool, agent_id: str | None, clock: Clock, wait:
             hint="clone the goal repository, or `git init` it",
         )
     top = top.strip()
+    # every precondition before anything is committed (SPEC §16 v4)
+    half_done = _in_progress(ws)
+    if half_done is not None:
+        raise _refuse(
+            "sync_merge_in_progress",
+            f"{half_done} is in progress in the goal repository (nothing was committed)",
+            hint=f"resolve or abort {half_done} (see `git status`), then sync again",
+        )
+    _branch(ws)
     changed = _changed_paths(ws)
     unrelated = [p for p in changed if not _inside_workspace(ws, top, p)]
     if unrelated:
@@ -248,6 +286,7 @@ def sync(*, ws: Workspace, push: bool, agent_id: str | None, clock: Clock, wait:
             f"{len(unrelated)} uncommitted change(s) outside {DC_DIR}/",
             hint="commit or stash them first: sync commits only the workspace's public half",
         )
+    publish = _first_publish(ws)  # (remote, branch) when this branch has no upstream yet
     committed_public = False
     if changed:
         rel = os.path.relpath(ws.dc, top)
@@ -272,7 +311,6 @@ def sync(*, ws: Workspace, push: bool, agent_id: str | None, clock: Clock, wait:
             )
         committed_public = True
     before = git(ws, "rev-parse", "HEAD")[1].strip()
-    publish = _first_publish(ws)  # (remote, branch) when this branch has no upstream yet
     if publish is None:
         code, _ = git(ws, "pull", "--no-rebase", "--no-edit", "-q")
         if code != 0:
