@@ -29,6 +29,8 @@ from dcx.names import same_actor
 from dcx.ops._common import check_decision_id, packet_context
 from dcx.ops.commit import (
     apply_commit,
+    check_own_chain,
+    check_replay,
     event_log_path,
     find_assembly,
     plan_commit,
@@ -293,9 +295,11 @@ def review_decision(
     if rev is None:
         rev = review.SPEC.build(packet_context(ws, decision_id, agent), values)
     asm = find_assembly(store, ws, decision_id, latest_ev)
+    check_own_chain(asm, agent)
     log = events.read_log(ws.events, ws.rel(ws.events))
     for receipt in receipts_of(store, decision_id, asm["checkpoint"]["checkpoint_ref"]):
         if receipt.get("review_packet_ref") == rev["packet_ref"]:
+            check_replay(ws, store, receipt, agent, profile.enabled_agents)
             # settled before (by this or another agent): replay that settlement as it was, and
             # finish what an interrupted one left (its commit index line, the pending companion)
             if not dry_run:

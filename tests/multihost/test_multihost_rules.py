@@ -98,3 +98,100 @@ def test_sync_in_a_rebase_says_merge_in_progress(tmp_path: Path) -> None:
     assert refused["error"]["code"] == "sync_merge_in_progress", refused
     assert "rebase" in refused["error"]["message"]
     assert _head(a) == head
+
+
+def _wrote_back(host, decision_id: str = D, **env: str) -> dict:
+    """prepare → propose → outcome → writeback on ``host`` (as its own agent, or the one in ``env``)."""
+    kw = {"env": env} if env else {}
+    host.json(
+        "prepare",
+        "--decision-id",
+        decision_id,
+        "--auto-rebase",
+        "--query",
+        "TTL rollback",
+        "--query-summary",
+        "TTL rollback criteria",
+        **kw,
+    )
+    host.propose(decision_id, **kw)
+    host.outcome(decision_id, **kw)
+    return host.writeback(decision_id, **kw).json()["data"]["event"]
+
+
+def test_an_agent_never_commits_another_agents_chain(tmp_path: Path) -> None:
+    """Seen: agent C committed agent B's decision into C's cursors (exit 0), and B's own commit then printed
+    `replayed (already committed) · advanced` while B's cursors never moved."""
+    goal = Goal(tmp_path)
+    h = goal.host("host-a", agent="agent-b")
+    h.run("index")
+    h.edit_authority()
+    event = _wrote_back(h)
+    as_c = {"DCX_AGENT_ID": "agent-c"}
+    refused = h.commit(D, event["event_id"], ok=False, env=as_c).json()
+    assert refused["error"]["code"] == "chain_of_other_agent", refused
+    assert "agent-b" in refused["error"]["message"]
+    assert "agent-c" not in h.cursor_files()
+    done = h.commit(D, event["event_id"]).json()["data"]
+    assert done["replayed"] is False and done["receipt"]["status"] == "committed"
+    assert {r["result"] for r in done["receipt"]["sources"]} == {"advanced"}
+    assert set(h.cursor_files()) == {"agent-b"}
+    again = h.commit(D, event["event_id"], ok=False, env=as_c).json()
+    assert again["error"]["code"] == "chain_of_other_agent"  # not "replayed" for C
+    assert h.commit(D, event["event_id"]).json()["data"]["replayed"] is True
+    assert "replayed" in h.run("commit", "--decision-id", D, "--event-id", event["event_id"]).stdout
+
+
+def test_an_agent_never_reviews_another_agents_chain(tmp_path: Path) -> None:
+    """review acts on the acting agent's own chain too: C settling B's gated proposal is refused."""
+    goal = Goal(tmp_path)
+    h = goal.host("host-a", agent="agent-b")
+    h.run("index")
+    h.edit_authority()
+    h.prepare(D)
+    h.propose(D)
+    gate = h.json("gate", "--decision-id", D, "--approve", "--by", "dana", "--summary", "go")
+    gate_id = gate["data"]["event"]["event_id"]
+    refused = h.json(
+        "review",
+        "--decision-id",
+        D,
+        "--gate-event",
+        gate_id,
+        ok=False,
+        env={"DCX_AGENT_ID": "agent-c"},
+    )
+    assert refused["error"]["code"] == "chain_of_other_agent", refused
+    assert "agent-b" in refused["error"]["message"] and "agent-c" not in h.cursor_files()
+    settled = h.json("review", "--decision-id", D, "--gate-event", gate_id)["data"]
+    assert settled["replayed"] is False and settled["commit"]["status"] == "committed"
+
+
+def test_a_receipt_pulled_from_another_host_is_not_replayed_here(tmp_path: Path) -> None:
+    """Seen: after a sync, the same agent id on a second host ran A's commit: `replayed … advanced`, exit 0,
+    while this host's cursors never moved (docs/git.md promised `pending_missing`)."""
+    goal = Goal(tmp_path)
+    a = goal.host("host-a", agent="agent-a")
+    b = goal.host("host-b", agent="agent-a", now="2026-11-29T18:05:00Z")
+    a.run("index")
+    b.run("index")
+    a.edit_authority()
+    event = _wrote_back(a)
+    a.share("A wrote back")
+    b.pull()
+    waiting = b.commit(D, event["event_id"], ok=False).json()
+    assert waiting["error"]["code"] == "pending_missing", waiting
+    receipt = a.commit(D, event["event_id"]).json()["data"]["receipt"]
+    a.share("A committed")
+    b.pull()
+    refused = b.commit(D, event["event_id"], ok=False)
+    assert refused.code == 1, refused
+    error = refused.json()["error"]
+    assert error["code"] == "committed_elsewhere", error
+    assert receipt["receipt_ref"] in error["message"] and "agent-a" in error["message"]
+    assert b.cursor_files() == {}
+    other = goal.host("host-c", agent="agent-b")
+    assert (
+        other.commit(D, event["event_id"], ok=False).json()["error"]["code"]
+        == "chain_of_other_agent"
+    )
