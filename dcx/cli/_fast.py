@@ -107,6 +107,10 @@ def _status(workspace: str | None, no_color: bool, rest: list[str]) -> int | Non
         sys.stdout.write(
             format_status(result.data, colour=use_colour(no_color), width=terminal_width())
         )
+        if result.warnings:  # as the one renderer prints them (dcx.cli._render)
+            from dcx.core.terminal import visible
+
+            sys.stderr.write("".join(f"warning: {visible(w)}\n" for w in result.warnings))
     return int(result.exit_code)
 
 

@@ -185,7 +185,10 @@ def render(console, result: Result) -> None:
             f"next: dcx propose --decision-id {asm['decision_id']} --from proposal.json",
             markup=False,
         )
-        if asm["rebase"]["status"] == "no_material_change":
+        unbacked = any(w.startswith("cursor_unbacked") for w in result.warnings)
+        if unbacked:  # nothing absorbs on top of a cursor no receipt backs (SPEC §16 v4)
+            console.print("  first: dcx verify --repair (a cursor is unbacked)", markup=False)
+        elif asm["rebase"]["status"] == "no_material_change":
             console.print(
                 f"  or, nothing material changed: dcx review --decision-id {asm['decision_id']} --no-change",
                 markup=False,

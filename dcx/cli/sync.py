@@ -14,6 +14,13 @@ def command(
     push: Annotated[
         bool, typer.Option("--push", help="Push after a verify without problems.")
     ] = False,
+    accept_key_change: Annotated[
+        bool,
+        typer.Option(
+            "--accept-key-change",
+            help="Commit a changed key pin in workspace.toml (key import --force).",
+        ),
+    ] = False,
     agent_id: AgentOpt = None,
     wait: WaitOpt = 5.0,
     fmt: FormatOpt = OutputFormat.text,
@@ -30,7 +37,14 @@ def command(
     def call(g) -> Result:
         from dcx.ops.sync import sync
 
-        return sync(clock=g.clock(), ws=g.ws(), push=push, agent_id=agent_id, wait=wait)
+        return sync(
+            clock=g.clock(),
+            ws=g.ws(),
+            push=push,
+            agent_id=agent_id,
+            wait=wait,
+            accept_key_change=accept_key_change,
+        )
 
     run(ctx, fmt, call, render)
 

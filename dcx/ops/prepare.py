@@ -40,6 +40,8 @@ from dcx.evidence.builders import (
 )
 from dcx.evidence.checkpoints import READY, derive_rows
 from dcx.ops._common import check_decision_id, json_input, validated
+from dcx.ops.cursorcheck import unbacked_warnings
+from dcx.ops.status import key_ids, key_warning
 from dcx.packets import assembly, checkpoint, evidence, manifest, rebase, retrieval
 from dcx.packets import coverage as coverage_packets
 from dcx.packets import freshness as freshness_packets
@@ -266,7 +268,10 @@ def prepare(
     acct = account(run, seen, rebase_input)
     packets = assemble(run, seen, acct, rebase_input)
     persist(run, seen, acct, packets)
-    return _result(seen, acct, packets, mode)
+    result = _result(seen, acct, packets, mode)
+    # SPEC §16 v4: never hidden
+    result.warnings.extend(key_warning(key_ids(ws)) + unbacked_warnings(ws, agent))
+    return result
 
 
 def _mode(
@@ -426,6 +431,25 @@ def account(run: Run, seen: Observed, rebase_input: tuple[dict[str, Any], str] |
     return Account(read_at, fresh, draft)
 
 
+NONCE_ENV = "DCX_CHAIN_NONCE"
+
+
+def chain_nonce() -> str:
+    """The evidence's public random chain nonce (SPEC §16 v4): two hosts preparing identical inputs at
+    the same time still make two chains. ``DCX_CHAIN_NONCE`` (32 hex) fixes it for tests and demos, as
+    ``DCX_NOW`` fixes the clock."""
+    import os
+    import re
+    import secrets
+
+    fixed = os.environ.get(NONCE_ENV)
+    if fixed is None:
+        return f"chain-nonce-{secrets.token_hex(16)}"
+    if re.fullmatch("[0-9a-f]{32}", fixed) is None:
+        raise InvalidInput(f"{NONCE_ENV}: expected 32 lowercase hex digits", field=NONCE_ENV)
+    return f"chain-nonce-{fixed}"
+
+
 def assemble(
     run: Run, seen: Observed, acct: Account, rebase_input: tuple[dict[str, Any], str] | None
 ) -> Packets:
@@ -446,6 +470,7 @@ def assemble(
         ctx,
         {
             "observed_at": now,
+            "chain_nonce": chain_nonce(),
             "visibility": "public_safe",
             **acct.draft.records(),
             "provider_health": _provider_health(seen.scans, seen.run, now),

@@ -38,6 +38,7 @@ from dcx.ops.commit import (
     receipts_of,
     replayed,
 )
+from dcx.ops.cursorcheck import refuse_unbacked
 from dcx.packets import evidence, proposal, review
 from dcx.state import decisions, events, gates
 from dcx.state.activation import require_active
@@ -222,6 +223,9 @@ def review_decision(
         check_text(summary, field="--summary", limit=SUMMARY_MAX)
     state = require_active(ws, agent_id)
     agent, profile = state.acting_agent(), state.settings()[0]
+    registry = state.settings()[1]
+    # SPEC §16 v4: never absorb on top of it
+    refuse_unbacked(ws, agent, "review", (s.source_id for s in registry.sources))
     store = Store(ws)
     chains = read_chains(ws, store, decision_id, agent)
     latest_ev = chains.own_evidence
@@ -297,7 +301,7 @@ def review_decision(
     asm = find_assembly(store, ws, decision_id, latest_ev)
     check_own_chain(asm, agent)
     log = events.read_log(ws.events, ws.rel(ws.events))
-    for receipt in receipts_of(store, decision_id, asm["checkpoint"]["checkpoint_ref"]):
+    for receipt in receipts_of(store, asm):
         if receipt.get("review_packet_ref") == rev["packet_ref"]:
             check_replay(ws, store, receipt, agent, profile.enabled_agents)
             # settled before (by this or another agent): replay that settlement as it was, and

@@ -258,7 +258,47 @@ def _rescan(ws: Workspace, agent_id: str | None, clock: Clock) -> dict[str, Any]
     return {"performed": True, "reason_code": None, "sources": rows}
 
 
-def sync(*, ws: Workspace, push: bool, agent_id: str | None, clock: Clock, wait: float) -> Result:
+def _pin_of(text: str) -> str | None:
+    import tomllib
+
+    try:
+        value = tomllib.loads(text).get("key_id")
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _check_pin(ws: Workspace, top: str) -> None:
+    """A changed key pin is never committed silently (SPEC §16 v4): ``key import --force`` replaced
+    the goal's key here, and every other host's refs would stop comparing."""
+    rel = os.path.relpath(ws.workspace_toml, top).replace(os.sep, "/")
+    code, committed = git(ws, "show", f"HEAD:{rel}")
+    if code != 0:
+        return  # not committed yet: a first pin is no change
+    before = _pin_of(committed)
+    try:
+        now = _pin_of(ws.workspace_toml.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return  # a damaged workspace.toml is verify's to report
+    if before is not None and now != before:
+        raise _refuse(
+            "sync_key_changed",
+            f"workspace.toml pins key {now or '(none)'} where the goal's history pins {before} "
+            "(nothing was committed)",
+            hint="every host must then import the new key: if that is meant, dcx sync --accept-key-change; "
+            f"else restore the pin (git checkout -- {rel}) and import the goal's key (dcx key import FILE)",
+        )
+
+
+def sync(
+    *,
+    ws: Workspace,
+    push: bool,
+    agent_id: str | None,
+    clock: Clock,
+    wait: float,
+    accept_key_change: bool = False,
+) -> Result:
     from dcx.ops.verify import verify
 
     code, top = git(ws, "rev-parse", "--show-toplevel")
@@ -286,6 +326,8 @@ def sync(*, ws: Workspace, push: bool, agent_id: str | None, clock: Clock, wait:
             f"{len(unrelated)} uncommitted change(s) outside {DC_DIR}/",
             hint="commit or stash them first: sync commits only the workspace's public half",
         )
+    if not accept_key_change:
+        _check_pin(ws, top)
     publish = _first_publish(ws)  # (remote, branch) when this branch has no upstream yet
     committed_public = False
     if changed:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.hosts import DC, Goal
+from tests.support.hosts import DC, Goal, parallel
 
 D = "ttl-2026-12"
 
@@ -195,3 +195,131 @@ def test_a_receipt_pulled_from_another_host_is_not_replayed_here(tmp_path: Path)
         other.commit(D, event["event_id"], ok=False).json()["error"]["code"]
         == "chain_of_other_agent"
     )
+
+
+def test_identical_inputs_on_two_hosts_make_two_chains(tmp_path: Path) -> None:
+    """Seen: identical evidence on two hosts (same agent id, same tree, same clock) was one chain: B's outcome
+    bound C's proposal, and C's commit was refused `already_committed` by a receipt that moved B's cursors."""
+    goal = Goal(tmp_path)
+    b = goal.host("host-b", agent="agent-a")
+    c = goal.host("host-c", agent="agent-a")  # the same agent id and the same clock (DCX_NOW)
+    parallel(lambda: b.run("index"), lambda: c.run("index"))
+    b.edit_authority()
+    c.edit_authority()
+    asm_b, asm_c = parallel(lambda: b.prepare(D), lambda: c.prepare(D))
+    assert asm_b["assembly_ref"] != asm_c["assembly_ref"]
+    assert asm_b["evidence"]["packet_ref"] != asm_c["evidence"]["packet_ref"]
+    assert asm_b["evidence"]["chain_nonce"] != asm_c["evidence"]["chain_nonce"]
+    prop_c = c.propose(D).json()["data"]["proposal"]
+    c.share("C proposed")
+    b.pull()
+    prop_b = b.propose(D).json()["data"]["proposal"]
+    assert (
+        prop_b["evidence_packet_ref"]
+        == asm_b["evidence"]["packet_ref"]
+        != prop_c["evidence_packet_ref"]
+    )
+    out_b = b.outcome(D).json()["data"]["outcome"]
+    assert out_b["proposal_packet_ref"] == prop_b["packet_ref"]
+    event_b = b.writeback(D).json()["data"]["event"]
+    receipt_b = b.commit(D, event_b["event_id"]).json()["data"]["receipt"]
+    assert receipt_b["assembly_ref"] == asm_b["assembly_ref"] and receipt_b["status"] == "committed"
+    b.share("B committed")
+    c.pull()
+    chain_c = c.through_commit(D)
+    assert chain_c["outcome"]["proposal_packet_ref"] == prop_c["packet_ref"]
+    assert chain_c["receipt"]["assembly_ref"] == asm_c["assembly_ref"]
+    assert chain_c["receipt"]["status"] == "committed"
+    assert {r["result"] for r in chain_c["receipt"]["sources"]} == {"advanced"}
+
+
+def test_an_unbacked_cursor_is_warned_everywhere_and_never_absorbed(tmp_path: Path) -> None:
+    """Seen: after a force-push, `prepare` hid an unbacked cursor and suggested `review --no-change`;
+    following it absorbed the dropped decision's change for good."""
+    goal = Goal(tmp_path)
+    a = goal.host("host-a")
+    a.run("index")
+    before = _head(a)
+    a.edit_authority()
+    a.prepare(D)
+    a.through_commit(D)
+    a.record("decided, authority edited")
+    a.git("push", "-q", "origin", "HEAD:main")
+    a.git("push", "-q", "--force", "origin", f"{before}:main")  # the decision is dropped upstream
+    a.git("fetch", "-q", "origin")
+    a.git("reset", "-q", "--hard", "origin/main")
+    a.edit_authority()  # the tree is where the vanished receipt left the cursor: nothing "changed"
+    source = "source:authority:docs"
+    for args in (("scan",), ("status",)):
+        warned = " ".join(a.json(*args)["warnings"])
+        assert (
+            "cursor_unbacked" in warned and source in warned and "dcx verify --repair" in warned
+        ), args
+    prepared = a.json("prepare", "--decision-id", D, "--auto-rebase")
+    assert any("cursor_unbacked" in w for w in prepared["warnings"]), prepared["warnings"]
+    text = a.run("prepare", "--decision-id", D, "--auto-rebase")
+    assert "cursor_unbacked" in text.stderr + text.stdout and "--no-change" not in text.stdout
+    refused = a.json("review", "--decision-id", D, "--no-change", ok=False)
+    assert refused["error"]["code"] == "cursor_unbacked", refused
+    assert refused["error"]["hint"].startswith("dcx verify --repair")
+    a.propose(D)
+    a.outcome(D)
+    event = a.writeback(D).json()["data"]["event"]
+    stuck = a.commit(D, event["event_id"], ok=False).json()
+    assert stuck["error"]["code"] == "cursor_unbacked" and source in stuck["error"]["message"]
+    assert not list((a.dc / "packets").glob("commit/*.json"))  # nothing absorbed the change
+    a.run("verify", "--repair")
+    again = a.prepare(D)  # the change the vanished receipt had absorbed is offered again
+    assert any(r["disposition"] == "ready_after_writeback" for r in again["checkpoint"]["rows"])
+    assert not a.json("status")["warnings"]
+    assert a.through_commit(D)["receipt"]["status"] == "committed"
+
+
+def test_init_in_a_pinned_clone_never_mints_a_key(tmp_path: Path) -> None:
+    """Seen: `dcx init` in a clone whose workspace.toml pins the goal's key minted a new local key."""
+    goal = Goal(tmp_path)
+    c = goal.host("host-c", key=False)
+    (c.dc / "profile.toml").unlink()  # what init would create on a fresh clone
+    refused = c.run("init", "--format", "json", ok=False)
+    assert refused.code == 3 and refused.json()["error"]["code"] == "key_missing", refused
+    assert "dcx key import" in refused.json()["error"]["hint"]
+    assert not (c.dc / "private" / "key").exists() and not (c.dc / "profile.toml").exists()
+    c.run("key", "import", str(goal.keyfile))
+    created = c.json("init")["data"]["created"]
+    assert f"{DC}/profile.toml" in created and not any(p.endswith("key") for p in created)
+    assert c.json("status")["data"]["key"]["matches"] is True
+
+
+def test_a_changed_key_pin_is_never_spread_silently(tmp_path: Path) -> None:
+    """Seen: `key import --force` rewrote the pin and the next `sync --push` spread it silently."""
+    goal = Goal(tmp_path)
+    a = goal.host("host-a")
+    b = goal.host("host-b", agent="agent-b")
+    a.run("index")
+    other = tmp_path / "other.key"
+    other.write_text((bytes(range(1, 33))).hex())
+    a.run("key", "import", "--force", str(other))
+    pinned = (a.dc / "workspace.toml").read_text()
+    head = _head(a)
+    refused = a.json("sync", "--push", ok=False)
+    assert refused["error"]["code"] == "sync_key_changed", refused
+    assert "--accept-key-change" in refused["error"]["hint"]
+    assert _head(a) == head and f"{DC}/workspace.toml" in _uncommitted(a)
+    pushed = a.json("sync", "--push", "--accept-key-change")["data"]
+    assert pushed["pushed"] is True and (a.dc / "workspace.toml").read_text() == pinned
+    b.run("sync")  # B takes in the new pin; its own key is the old one
+    status = b.json("status")
+    assert status["data"]["key"]["matches"] is False
+    warned = " ".join(status["warnings"])
+    assert "key_mismatch" in warned and status["data"]["key"]["pinned_key_id"] in warned
+    b.run("index")
+    prepared = b.json("prepare", "--decision-id", D, "--auto-rebase")
+    assert any("key_mismatch" in w for w in prepared["warnings"]), prepared["warnings"]
+
+
+def test_status_text_prints_its_warnings(tmp_path: Path) -> None:
+    """`dcx status` (its fast path) prints the key and cursor warnings in text too, on stderr."""
+    goal = Goal(tmp_path)
+    c = goal.host("host-c", key=False)
+    text = c.run("status")
+    assert "warning: key_missing" in text.stderr and "dcx key import" in text.stderr
