@@ -323,3 +323,83 @@ def test_status_text_prints_its_warnings(tmp_path: Path) -> None:
     c = goal.host("host-c", key=False)
     text = c.run("status")
     assert "warning: key_missing" in text.stderr and "dcx key import" in text.stderr
+
+
+def _observed_outcome(host, **extra: object) -> Path:
+    import json
+
+    body = json.loads((host.root / "outcome.json").read_text())
+    body["observed_outcomes"] = [
+        {
+            "outcome_id": "p99-held",
+            "summary": "Origin p99 stayed under 400 ms",
+            "evidence_ref": "dashboard-origin-p99",
+            "status": "pending",
+            "observed_at": "2026-12-01T18:00:00Z",
+        }
+    ]
+    body.update(extra)
+    path = host.root / "observed.json"
+    path.write_text(json.dumps(body))
+    return path
+
+
+def _settle(host, decision_id: str, verdict: str) -> dict:
+    """prepare → propose → a person's gate → review (the caller made the change): the proposal."""
+    host.json("prepare", "--decision-id", decision_id, "--auto-rebase")
+    prop = host.propose(decision_id).json()["data"]["proposal"]
+    gate = host.json(
+        "gate", "--decision-id", decision_id, verdict, "--by", "dana", "--summary", "ok"
+    )
+    host.json(
+        "review", "--decision-id", decision_id, "--gate-event", gate["data"]["event"]["event_id"]
+    )
+    return prop
+
+
+def test_a_settlement_never_vanishes_behind_a_later_chain(tmp_path: Path) -> None:
+    """Seen: after an approve and a later quiet `review --no-change` of the same decision id, `status` said
+    "outcome due" forever and `dcx outcome` refused "decision has no proposal", even with the approved
+    proposal named; `report` counted only the quiet review."""
+    goal = Goal(tmp_path)
+    a = goal.host("host-a")
+    a.run("index")
+    a.edit_authority()
+    approved = _settle(a, D, "--approve")
+    a.json("prepare", "--decision-id", D, "--auto-rebase")  # nothing changed since: a quiet chain
+    a.json("review", "--decision-id", D, "--no-change")
+    row = next(
+        r for r in a.json("status")["data"]["workspace"]["decisions"] if r["decision_id"] == D
+    )
+    assert row["outcome_due"] is True and row["next_step"] == "outcome", row
+    named = a.run(
+        "outcome",
+        "--decision-id",
+        D,
+        "--from",
+        str(_observed_outcome(a, proposal_packet_ref=approved["packet_ref"])),
+        "--format",
+        "json",
+    ).json()["data"]["outcome"]
+    assert named["proposal_packet_ref"] == approved["packet_ref"]
+    row = next(
+        r for r in a.json("status")["data"]["workspace"]["decisions"] if r["decision_id"] == D
+    )
+    assert row["outcome_due"] is False and row["next_step"] != "outcome", row
+    # unnamed: the newest chain that has a proposal, with a warning naming it
+    unnamed = a.run(
+        "outcome", "--decision-id", D, "--from", str(_observed_outcome(a)), "--format", "json"
+    ).json()
+    assert unnamed["data"]["outcome"]["proposal_packet_ref"] == approved["packet_ref"]
+    assert any(approved["packet_ref"] in w for w in unnamed["warnings"]), unnamed["warnings"]
+
+    rejected = "purge-retry"
+    a.edit_authority("stays above", "stays at or above")
+    _settle(a, rejected, "--reject")
+    a.json("prepare", "--decision-id", rejected, "--auto-rebase")
+    a.json("review", "--decision-id", rejected, "--no-change")
+    reviews = a.json("report")["data"]["totals"]["reviews"]
+    assert reviews["by_disposition"] == {"approve": 1, "reject": 1, "defer": 0, "no_change": 2}, (
+        reviews
+    )
+    assert reviews["receipts"] == 4 and reviews["outcome_due"] == 0
