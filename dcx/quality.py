@@ -454,7 +454,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _reviews(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Review settlement over decisions: receipts, latest dispositions, time to review, outcomes due."""
-    every: Counter[str] = Counter()  # each receipt counts: a later quiet review never hides a reject
+    every: Counter[str] = (
+        Counter()
+    )  # each receipt counts: a later quiet review never hides a reject
     for r in rows:
         every.update(r["review"]["dispositions"])
     times = [

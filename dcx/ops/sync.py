@@ -44,60 +44,15 @@ from dcx.core.clock import Clock
 from dcx.core.errors import Refused
 from dcx.core.result import Result
 from dcx.core.workspace import DC_DIR, Workspace
+from dcx.ops.goalgit import GoalGit
 from dcx.state import decisions, pending
-
-GIT_TIMEOUT = 120.0  # seconds per git call (a pull or push over a network)
-GIT_ALLOW = (
-    "SSH_AUTH_SOCK",
-    "GIT_SSH_COMMAND",
-    "GIT_SSH",
-    "GIT_ASKPASS",
-    "SSH_ASKPASS",
-    "GIT_AUTHOR_NAME",
-    "GIT_AUTHOR_EMAIL",
-    "GIT_AUTHOR_DATE",
-    "GIT_COMMITTER_NAME",
-    "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE",
-    "GIT_CONFIG_GLOBAL",
-    "XDG_CONFIG_HOME",
-    "USER",
-)
-GIT_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_EDITOR": "true",
-    "GIT_PAGER": "cat",
-    "GIT_MERGE_AUTOEDIT": "no",
-    "LC_ALL": "C",
-    "LANG": "C",
-}
-GIT_FLAGS = ("-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat", "--no-pager")
 
 
 def _refuse(code: str, message: str, hint: str | None = None) -> Refused:
     return Refused(f"sync refused ({code}): {message}", code=code, hint=hint)
 
 
-def git(ws: Workspace, *args: str, timeout: float = GIT_TIMEOUT) -> tuple[int | None, str]:
-    """One git call in the workspace's root through the subprocess boundary: (exit status, stdout)."""
-    from dcx.core.process import run_bounded
-
-    outcome = run_bounded(
-        ["git", *GIT_FLAGS, *args],
-        timeout=timeout,
-        env_allow=GIT_ALLOW,
-        extra_env=GIT_ENV,
-        cwd=str(ws.root),
-    )
-    if outcome.status == "spawn_failed":
-        raise _refuse("sync_git_missing", "git could not be run", hint="install git")
-    if outcome.status != "exited":
-        return None, ""
-    return outcome.returncode, outcome.stdout.decode("utf-8", "replace")
-
-
-def _first_publish(ws: Workspace) -> tuple[str, str] | None:
+def _first_publish(g: GoalGit, ws: Workspace) -> tuple[str, str] | None:
     """(remote, branch) when the current branch has no upstream and its remote holds no such branch yet.
 
     A goal repository's first host: there is nothing to pull, and ``--push``
@@ -105,11 +60,11 @@ def _first_publish(ws: Workspace) -> tuple[str, str] | None:
     already has it, no remote at all, or a detached HEAD is refused: which
     history to merge is the user's choice, not sync's.
     """
-    code, _ = git(ws, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")
+    code, _ = g("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")
     if code == 0:
         return None
-    branch = _branch(ws)
-    remotes = git(ws, "remote")[1].split()
+    branch = _branch(g, ws)
+    remotes = g("remote")[1].split()
     if not remotes:
         raise _refuse(
             "sync_pull_failed",
@@ -117,7 +72,7 @@ def _first_publish(ws: Workspace) -> tuple[str, str] | None:
             hint="git remote add origin URL, then dcx sync --push",
         )
     remote = "origin" if "origin" in remotes else remotes[0]
-    code, heads = git(ws, "ls-remote", "--heads", remote, branch)
+    code, heads = g("ls-remote", "--heads", remote, branch, network=True)
     if code != 0:
         raise _refuse(
             "sync_pull_failed",
@@ -142,10 +97,10 @@ IN_PROGRESS = (  # git's own markers of a half-done operation (git-path names, w
 )
 
 
-def _in_progress(ws: Workspace) -> str | None:
+def _in_progress(g: GoalGit, ws: Workspace) -> str | None:
     """What half-done operation the repository is in (a merge, a rebase, ...), or None."""
     args = [a for name, _ in IN_PROGRESS for a in ("--git-path", name)]
-    code, out = git(ws, "rev-parse", *args)
+    code, out = g("rev-parse", *args)
     if code != 0:
         return None
     for (_, what), path in zip(IN_PROGRESS, out.splitlines(), strict=False):
@@ -154,8 +109,8 @@ def _in_progress(ws: Workspace) -> str | None:
     return None
 
 
-def _branch(ws: Workspace) -> str:
-    code, branch = git(ws, "symbolic-ref", "--quiet", "--short", "HEAD")
+def _branch(g: GoalGit, ws: Workspace) -> str:
+    code, branch = g("symbolic-ref", "--quiet", "--short", "HEAD")
     if code != 0:
         raise _refuse(
             "sync_detached_head",
@@ -165,24 +120,73 @@ def _branch(ws: Workspace) -> str:
     return branch.strip()
 
 
-def _changed_paths(ws: Workspace) -> list[str]:
-    code, out = git(ws, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
+def _changed_paths(g: GoalGit, ws: Workspace) -> list[tuple[str, str]]:
+    """(status, path relative to the top) of every uncommitted change git lists; a rename or copy
+    also lists its source, as a deletion."""
+    code, out = g("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
     if code != 0:
         raise _refuse(
             "sync_not_git",
             "the workspace is not in a git work tree git can read",
             hint="clone the goal repository, or `git init` it",
         )
-    paths, fields = [], out.split("\0")
+    entries, fields = [], out.split("\0")
     i = 0
     while i < len(fields):
         entry = fields[i]
         if len(entry) > 3:
-            paths.append(entry[3:])
-            if entry[0] in "RC":  # a rename's source follows as its own field
+            entries.append((entry[:2], entry[3:]))
+            if entry[0] in "RC" and i + 1 < len(
+                fields
+            ):  # a rename's source follows as its own field
                 i += 1
+                if entry[0] == "R":
+                    entries.append(("D ", fields[i]))
         i += 1
-    return paths
+    return entries
+
+
+# what dcx writes under .decision-context/ (SPEC §2, §3.7): sync stages these and nothing else
+_TOKEN = r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}"
+_OWN_FILES = frozenset(
+    (
+        "README.md",
+        ".gitignore",
+        ".gitattributes",
+        "workspace.toml",
+        "events.jsonl",
+        "statements.jsonl",
+    )
+)
+
+
+def _own_pattern():
+    import re
+
+    from dcx.packets import KINDS
+
+    kinds = "|".join(
+        f"{re.escape(kind.folder)}/{re.escape(kind.prefix)}" for kind in KINDS.values()
+    )
+    return re.compile(
+        rf"(?:packets/(?:{kinds})-[0-9a-f]{{32}}\.json"
+        r"|decisions/[a-z0-9][a-z0-9._-]{0,127}\.jsonl"
+        rf"|signers/{_TOKEN}/{_TOKEN}\.pub)"
+    )
+
+
+def _foreign(ws: Workspace, top: str, entries: list[tuple[str, str]]) -> list[str]:
+    """Workspace-relative names of the changes under .decision-context/ that dcx does not write: any
+    other file, and any deletion (dcx never deletes a public file)."""
+    own = _own_pattern()
+    dc = os.path.realpath(ws.dc)
+    out = []
+    for status, path in entries:
+        rel = os.path.relpath(os.path.realpath(os.path.join(top, path)), dc).replace(os.sep, "/")
+        written = rel in _OWN_FILES or own.fullmatch(rel) is not None
+        if "D" in status or not written:
+            out.append(f"{DC_DIR}/{rel}")
+    return sorted(out)
 
 
 def _inside_workspace(ws: Workspace, top: str, path: str) -> bool:
@@ -190,13 +194,23 @@ def _inside_workspace(ws: Workspace, top: str, path: str) -> bool:
     return full == os.path.realpath(ws.dc) or full.startswith(os.path.realpath(ws.dc) + os.sep)
 
 
-def _moved_by_pull(ws: Workspace, top: str, before: str, after: str) -> list[dict[str, Any]]:
+def _moved_by_pull(
+    g: GoalGit, ws: Workspace, top: str, before: str, after: str
+) -> list[dict[str, Any]]:
     """Decisions whose index gained lines in the pull, with the agents of the new packets."""
     if before == after:
         return []
     rel = os.path.relpath(ws.decisions, top)
-    code, out = git(
-        ws, "diff", "--no-ext-diff", "--unified=0", "--no-color", before, after, "--", rel
+    code, out = g(
+        "diff",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--unified=0",
+        "--no-color",
+        before,
+        after,
+        "--",
+        rel,
     )
     if code != 0:
         return []
@@ -258,6 +272,28 @@ def _rescan(ws: Workspace, agent_id: str | None, clock: Clock) -> dict[str, Any]
     return {"performed": True, "reason_code": None, "sources": rows}
 
 
+def _merge_upstream(g: GoalGit, branch: str) -> None:
+    """``git fetch`` of the upstream branch, then ``git merge`` of it — never a rebase of others'
+    packets — with dcx's own message (``git pull`` would write the remote's URL into history)."""
+    upstream = g("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")[1].strip()
+    remote = g("config", f"branch.{branch}.remote")[1].strip()
+    ref = g("config", f"branch.{branch}.merge")[1].strip()
+    fetched = g("fetch", "-q", "--no-recurse-submodules", remote, ref, network=True)[0]
+    if fetched != 0:
+        raise _refuse(
+            "sync_pull_failed",
+            f"git fetch of {upstream} did not complete (the remote is unreachable or refused)",
+            hint="check the remote (`git remote -v`), then sync again",
+        )
+    message = f"dcx sync: merge {upstream} into {branch}"
+    if g("merge", "-q", "--no-edit", "--no-verify", "-m", message, "FETCH_HEAD")[0] != 0:
+        raise _refuse(
+            "sync_pull_failed",
+            f"git merge of {upstream} did not complete (a conflict)",
+            hint="see `git status`; resolve or abort the merge, then sync again",
+        )
+
+
 def _pin_of(text: str) -> str | None:
     import tomllib
 
@@ -268,11 +304,11 @@ def _pin_of(text: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _check_pin(ws: Workspace, top: str) -> None:
+def _check_pin(g: GoalGit, ws: Workspace, top: str) -> None:
     """A changed key pin is never committed silently (SPEC §16 v4): ``key import --force`` replaced
     the goal's key here, and every other host's refs would stop comparing."""
     rel = os.path.relpath(ws.workspace_toml, top).replace(os.sep, "/")
-    code, committed = git(ws, "show", f"HEAD:{rel}")
+    code, committed = g("cat-file", "blob", f"HEAD:{rel}")
     if code != 0:
         return  # not committed yet: a first pin is no change
     before = _pin_of(committed)
@@ -301,7 +337,9 @@ def sync(
 ) -> Result:
     from dcx.ops.verify import verify
 
-    code, top = git(ws, "rev-parse", "--show-toplevel")
+    g = GoalGit(ws)
+    g.check_version()
+    code, top = g("rev-parse", "--show-toplevel")
     if code != 0 or not top.strip():
         raise _refuse(
             "sync_not_git",
@@ -310,34 +348,42 @@ def sync(
         )
     top = top.strip()
     # every precondition before anything is committed (SPEC §16 v4)
-    half_done = _in_progress(ws)
+    half_done = _in_progress(g, ws)
     if half_done is not None:
         raise _refuse(
             "sync_merge_in_progress",
             f"{half_done} is in progress in the goal repository (nothing was committed)",
             hint=f"resolve or abort {half_done} (see `git status`), then sync again",
         )
-    _branch(ws)
-    changed = _changed_paths(ws)
-    unrelated = [p for p in changed if not _inside_workspace(ws, top, p)]
+    branch = _branch(g, ws)
+    changed = _changed_paths(g, ws)
+    unrelated = [p for _, p in changed if not _inside_workspace(ws, top, p)]
     if unrelated:
         raise _refuse(
             "sync_dirty_worktree",
             f"{len(unrelated)} uncommitted change(s) outside {DC_DIR}/",
             hint="commit or stash them first: sync commits only the workspace's public half",
         )
+    foreign = _foreign(ws, top, changed)
+    if foreign:
+        more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+        raise _refuse(
+            "sync_foreign_file",
+            f"{foreign[0]}{more}: not a file dcx writes (nothing was committed)",
+            hint=f"sync commits only what dcx writes under {DC_DIR}/: move it out, or commit "
+            "it yourself if it is meant to be there",
+        )
     if not accept_key_change:
-        _check_pin(ws, top)
-    publish = _first_publish(ws)  # (remote, branch) when this branch has no upstream yet
+        _check_pin(g, ws, top)
+    publish = _first_publish(g, ws)  # (remote, branch) when this branch has no upstream yet
     committed_public = False
     if changed:
-        rel = os.path.relpath(ws.dc, top)
-        if git(ws, "add", "-A", "--", rel)[0] != 0:
+        pathspecs = "".join(f":(top,literal){path}\0" for _, path in changed).encode()
+        if g("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=pathspecs)[0] != 0:
             raise _refuse("sync_commit_failed", f"git add of {DC_DIR}/ failed")
         who = f" ({agent_id})" if agent_id else ""
         if (
-            git(
-                ws,
+            g(
                 "commit",
                 "-q",
                 "--no-verify",
@@ -352,16 +398,10 @@ def sync(
                 hint="set user.name and user.email for git",
             )
         committed_public = True
-    before = git(ws, "rev-parse", "HEAD")[1].strip()
+    before = g("rev-parse", "HEAD")[1].strip()
     if publish is None:
-        code, _ = git(ws, "pull", "--no-rebase", "--no-edit", "-q")
-        if code != 0:
-            raise _refuse(
-                "sync_pull_failed",
-                "git pull --no-rebase did not complete (a conflict, or the remote is unreachable)",
-                hint="see `git status`; resolve, then sync again",
-            )
-    after = git(ws, "rev-parse", "HEAD")[1].strip()
+        _merge_upstream(g, branch)
+    after = g("rev-parse", "HEAD")[1].strip()
     checked = verify(ws=ws, repair=False, wait=wait)
     problems = checked.data["problems"]
     data: dict[str, Any] = {
@@ -375,7 +415,7 @@ def sync(
         },
         "rescan": _rescan(ws, agent_id, clock),
         "pending_here": _pending_here(ws),
-        "moved_by_others": _moved_by_pull(ws, top, before, after),
+        "moved_by_others": _moved_by_pull(g, ws, top, before, after),
         "pushed": False,
     }
     if push:
@@ -386,7 +426,7 @@ def sync(
                 hint="dcx verify",
             )
         upstream = ("-u", *publish) if publish else ()
-        if git(ws, "push", "-q", *upstream)[0] != 0:
+        if g("push", "-q", "--no-verify", *upstream, network=True)[0] != 0:
             raise _refuse(
                 "sync_push_failed",
                 "git push did not complete (rejected, no upstream, or unreachable)",
