@@ -255,7 +255,9 @@ def review_decision(
         if gate_event is None:  # checked above: exactly one of the two
             raise InternalError("review: neither --gate-event nor --no-change")
         log_path, display = event_log_path(ws, profile, event_log)
-        gate = _read_gate(ws, events.read_log(log_path, display), gate_event, display)
+        gate_log = events.read_log(log_path, display)
+        # a unique prefix of the id, as commit takes one (`dcx log` prints them short)
+        gate = _read_gate(ws, gate_log, events.resolve_id(gate_log, gate_event), display)
         values, prop = _gated_values(
             ws,
             store,

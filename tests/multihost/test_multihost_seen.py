@@ -312,6 +312,14 @@ def test_log_shows_who_did_what_and_keeps_two_agents_chains_apart(tmp_path: Path
         )
     text = a.run("log", "--decision-id", D).stdout
     assert "by agent-a" in text and "by agent-b" in text and text.count("chain of evidence") == 2
+    # each chain's label is a prefix `dcx show` resolves to that chain's evidence
+    labels = [
+        line.split("chain of evidence ")[1].split()[0]
+        for line in text.splitlines()
+        if "chain of evidence" in line
+    ]
+    shown = {a.json("show", label)["packet_ref"] for label in labels}
+    assert shown == {ev_a, ev_b}
 
 
 def test_repair_rewinds_to_the_newest_cursor_a_receipt_still_backs(tmp_path: Path) -> None:
