@@ -45,7 +45,6 @@ from dcx.core.errors import Refused
 from dcx.core.result import Result
 from dcx.core.workspace import DC_DIR, Workspace
 from dcx.ops.goalgit import GoalGit
-from dcx.state import decisions, pending
 
 
 def _refuse(code: str, message: str, hint: str | None = None) -> Refused:
@@ -237,12 +236,10 @@ def _moved_by_pull(
 
 
 def _pending_here(ws: Workspace) -> list[dict[str, Any]]:
-    out = []
-    for decision_id in decisions.decision_ids(ws):
-        for ref in decisions.refs_of(ws, decision_id, "assembly"):
-            if pending.path_for(ws, ref).exists():
-                out.append({"decision_id": decision_id, "assembly_ref": ref})
-    return out
+    """This host's live pending work: companions a commit can still use (``dcx gc`` removes the rest)."""
+    from dcx.ops.gc import live_pending
+
+    return live_pending(ws)
 
 
 def _rescan(ws: Workspace, agent_id: str | None, clock: Clock) -> dict[str, Any]:

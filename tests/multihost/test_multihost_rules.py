@@ -403,3 +403,37 @@ def test_a_settlement_never_vanishes_behind_a_later_chain(tmp_path: Path) -> Non
         reviews
     )
     assert reviews["receipts"] == 4 and reviews["outcome_due"] == 0
+
+
+def test_gc_removes_companions_no_commit_can_use_and_sync_lists_only_live_ones(
+    tmp_path: Path,
+) -> None:
+    """Pending companions of previews, of assemblies with no ready row, and of abandoned decisions are
+    listed by `gc --dry-run` and removed by `gc`; `sync` lists only the live ones as pending here."""
+    goal = Goal(tmp_path)
+    a = goal.host("host-a")
+    a.run("index")
+    a.edit_authority()
+    a.git("commit", "-q", "-am", "authority edited")
+    preview = a.json("prepare", "--decision-id", "a-preview")["data"]["assembly"]
+    live = a.prepare(D)
+    abandoned = a.prepare("given-up")
+    a.run("abandon", "--decision-id", "given-up", "--summary", "not needed")
+    registry = a.dc / "sources.toml"
+    policy = registry.read_text()
+    registry.write_text(policy.replace('exact_read_policy = "always"', 'exact_read_policy = "never"'))
+    stuck = a.prepare("never-read")  # the changed source is preserved: no ready row
+    assert not any(r["disposition"] == "ready_after_writeback" for r in stuck["checkpoint"]["rows"])
+    registry.write_text(policy)
+    listed = a.json("gc", "--dry-run")["data"]["removed"]["pending"]
+    reasons = {row["path"].rsplit("/", 1)[-1][: -len(".json")]: row["reason"] for row in listed}
+    assert reasons == {
+        preview["assembly_ref"]: "preview",
+        abandoned["assembly_ref"]: "abandoned",
+        stuck["assembly_ref"]: "nothing_to_commit",
+    }, listed
+    synced = a.json("sync")["data"]["pending_here"]
+    assert synced == [{"decision_id": D, "assembly_ref": live["assembly_ref"]}]
+    a.run("gc")
+    left = sorted(p.stem for p in (a.dc / "private" / "pending").glob("*.json"))
+    assert left == [live["assembly_ref"]]
