@@ -55,6 +55,17 @@ def command(
 def render(console, result: Result) -> None:
     receipt = result.data["receipt"]
     state = "replayed (already committed)" if result.data["replayed"] else receipt["status"]
+    if not result.data["replayed"] and not any(
+        r["result"] == "advanced" for r in receipt["sources"]
+    ):
+        state = "committed · nothing to advance"  # a no-change assembly's first commit: no replay
     console.print(f"commit {receipt['receipt_ref']} · {state}", markup=False)
     for row in receipt["sources"]:
-        console.print(f"  {row['source_id']}: {row['result']}", markup=False)
+        console.print(f"  {row['source_id']}: {source_result(row)}", markup=False)
+
+
+def source_result(row: dict) -> str:
+    """A receipt row's result as people read it: a source that had nothing to advance says so."""
+    if row["result"] == "replayed" and row["cursor_before_ref"] == row["cursor_after_ref"]:
+        return "unchanged (nothing to advance)"
+    return row["result"]

@@ -97,6 +97,8 @@ def command(
 
 
 def render(console, result: Result) -> None:
+    from dcx.cli.commit import source_result
+
     data = result.data
     rev, receipt, event = data["review"], data["commit"], data["event"]
     short = lambda ref: ref.rsplit("-", 1)[0] + "-" + ref.rsplit("-", 1)[1][:8]  # noqa: E731
@@ -113,12 +115,14 @@ def render(console, result: Result) -> None:
         console.print(f"event  {event['event_id']} · validation", markup=False)
     moved = sum(1 for row in receipt["sources"] if row["result"] == "advanced")
     state = "replayed (already settled)" if data["replayed"] else receipt["status"]
+    if not data["replayed"] and not moved:
+        state = "committed · nothing to advance"  # a quiet settlement's first commit: no replay
     console.print(
         f"commit {short(receipt['receipt_ref'])} · {state} · {moved} cursor(s) advanced",
         markup=False,
     )
     for row in receipt["sources"]:
-        console.print(f"  {row['source_id']}: {row['result']}", markup=False)
+        console.print(f"  {row['source_id']}: {source_result(row)}", markup=False)
     if data["outcome_due"]:
         decision = rev["decision_id"]
         console.print(

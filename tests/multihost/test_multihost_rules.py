@@ -367,7 +367,8 @@ def test_a_settlement_never_vanishes_behind_a_later_chain(tmp_path: Path) -> Non
     a.edit_authority()
     approved = _settle(a, D, "--approve")
     a.json("prepare", "--decision-id", D, "--auto-rebase")  # nothing changed since: a quiet chain
-    a.json("review", "--decision-id", D, "--no-change")
+    quiet = a.run("review", "--decision-id", D, "--no-change").stdout
+    assert "committed · nothing to advance" in quiet and "replayed" not in quiet, quiet
     row = next(
         r for r in a.json("status")["data"]["workspace"]["decisions"] if r["decision_id"] == D
     )
@@ -392,6 +393,16 @@ def test_a_settlement_never_vanishes_behind_a_later_chain(tmp_path: Path) -> Non
     ).json()
     assert unnamed["data"]["outcome"]["proposal_packet_ref"] == approved["packet_ref"]
     assert any(approved["packet_ref"] in w for w in unnamed["warnings"]), unnamed["warnings"]
+
+    # the legacy chain on a no-change assembly: its first commit is no replay either
+    a.json("prepare", "--decision-id", "quiet-legacy", "--auto-rebase")
+    a.propose("quiet-legacy")
+    a.outcome("quiet-legacy")
+    event = a.writeback("quiet-legacy").json()["data"]["event"]
+    first = a.run("commit", "--decision-id", "quiet-legacy", "--event-id", event["event_id"]).stdout
+    assert "committed · nothing to advance" in first and "replayed" not in first, first
+    again = a.run("commit", "--decision-id", "quiet-legacy", "--event-id", event["event_id"]).stdout
+    assert "replayed (already committed)" in again
 
     rejected = "purge-retry"
     a.edit_authority("stays above", "stays at or above")
@@ -421,7 +432,9 @@ def test_gc_removes_companions_no_commit_can_use_and_sync_lists_only_live_ones(
     a.run("abandon", "--decision-id", "given-up", "--summary", "not needed")
     registry = a.dc / "sources.toml"
     policy = registry.read_text()
-    registry.write_text(policy.replace('exact_read_policy = "always"', 'exact_read_policy = "never"'))
+    registry.write_text(
+        policy.replace('exact_read_policy = "always"', 'exact_read_policy = "never"')
+    )
     stuck = a.prepare("never-read")  # the changed source is preserved: no ready row
     assert not any(r["disposition"] == "ready_after_writeback" for r in stuck["checkpoint"]["rows"])
     registry.write_text(policy)
