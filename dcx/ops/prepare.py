@@ -17,6 +17,7 @@ a ``local_private_transient`` packet with the content and writes nothing.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dcx.core.clock import Clock, parse_ts
@@ -271,6 +272,7 @@ def prepare(
     result = _result(seen, acct, packets, mode)
     # SPEC §16 v4: never hidden
     result.warnings.extend(key_warning(key_ids(ws)) + unbacked_warnings(ws, agent))
+    result.warnings.extend(_conflicted(ws, seen.changes))
     return result
 
 
@@ -429,6 +431,38 @@ def account(run: Run, seen: Observed, rebase_input: tuple[dict[str, Any], str] |
     for change in seen.changes:  # every changed item is a source revision, cited or not
         draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
     return Account(read_at, fresh, draft)
+
+
+def _mid_merge(root: Path) -> bool:
+    """Whether the git repository holding the goal root is in the middle of a merge (a plain read)."""
+    from dcx.sources.gitlocate import find_git_dir
+
+    for folder in (root, *root.parents):
+        if (folder / ".git").exists():
+            git_dir = find_git_dir(folder)
+            return git_dir is not None and (git_dir / "MERGE_HEAD").exists()
+    return False
+
+
+def _has_markers(text: str) -> bool:
+    lines = text.splitlines()
+    starts = any(line == "<<<<<<<" or line.startswith("<<<<<<< ") for line in lines)
+    ends = any(line == ">>>>>>>" or line.startswith(">>>>>>> ") for line in lines)
+    return starts and ends and "=======" in lines
+
+
+def _conflicted(ws: Workspace, changes: list[Change]) -> list[str]:
+    """``authority_conflicted``: a changed document read mid-merge holds merge-conflict markers (SPEC
+    §16 v4): the evidence would take an unresolved merge for authority."""
+    with_markers = [c for c in changes if c.content and _has_markers(c.content)]
+    if not with_markers or not _mid_merge(ws.root):
+        return []
+    return [
+        f"authority_conflicted: a changed document of {c.source_id} ({c.change_ref}) holds "
+        "merge-conflict markers and the goal repository is mid-merge: resolve the merge, then "
+        "prepare again"
+        for c in with_markers
+    ]
 
 
 NONCE_ENV = "DCX_CHAIN_NONCE"

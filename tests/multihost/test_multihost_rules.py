@@ -450,3 +450,18 @@ def test_gc_removes_companions_no_commit_can_use_and_sync_lists_only_live_ones(
     a.run("gc")
     left = sorted(p.stem for p in (a.dc / "private" / "pending").glob("*.json"))
     assert left == [live["assembly_ref"]]
+
+
+def test_prepare_mid_merge_warns_of_conflict_markers_in_authority(tmp_path: Path) -> None:
+    """A pull that stops on a conflict leaves markers in an authority document: prepare reads it as
+    changed authority, so it warns `authority_conflicted` (never silently takes the markers as truth)."""
+    a, _ = _conflicting_hosts(tmp_path)
+    assert a.git("pull", "-q", "--no-rebase", "--no-edit", ok=False).returncode != 0
+    assert "<<<<<<<" in (a.root / "docs" / "runbook-ttl-rollback.md").read_text()
+    prepared = a.json("prepare", "--decision-id", D, "--auto-rebase")
+    warned = [w for w in prepared["warnings"] if w.startswith("authority_conflicted")]
+    assert len(warned) == 1 and "source:authority:docs" in warned[0], prepared["warnings"]
+    a.git("merge", "--abort")
+    a.edit_authority("stays above 350 ms", "stays above 300 ms")  # a change without markers
+    clean = a.json("prepare", "--decision-id", D, "--auto-rebase")
+    assert not [w for w in clean["warnings"] if w.startswith("authority_conflicted")]
