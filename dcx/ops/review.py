@@ -29,8 +29,6 @@ from dcx.names import same_actor
 from dcx.ops._common import check_decision_id, packet_context
 from dcx.ops.commit import (
     apply_commit,
-    check_own_chain,
-    check_replay,
     event_log_path,
     find_assembly,
     plan_commit,
@@ -39,6 +37,7 @@ from dcx.ops.commit import (
     replayed,
 )
 from dcx.ops.cursorcheck import refuse_unbacked
+from dcx.ops.ownchain import check_own_chain, check_replay
 from dcx.packets import evidence, proposal, review
 from dcx.state import decisions, events, gates
 from dcx.state.activation import require_active
