@@ -32,7 +32,7 @@ PIPED_WIDTH = 400  # as _render.PIPED_WIDTH
 # printable ASCII and the few punctuation marks dcx's own views use. Sets, not
 # regexes: compiling those cost more than the views they check (issue 18).
 _NARROW = frozenset(map(chr, range(0x20, 0x7F))) | frozenset(
-    "\u00a7\u00b7\u2013\u2014\u2018\u2019\u201c\u201d\u2026\u2190\u2192"
+    "\u00a7\u00b7\u2013\u2014\u2018\u2019\u201c\u201d\u2026\u2190\u2192\u2713\u2717"
 )
 # dcx's own markup in styled() templates: a style tag (a colour or emphasis, then
 # colours or bold/dim, one space apart) or the closing [/].

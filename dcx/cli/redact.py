@@ -5,7 +5,7 @@ from typing import Annotated
 import typer
 
 from dcx.cli._boundary import run
-from dcx.cli._options import FormatOpt, ObservedAtOpt, OutputFormat, WaitOpt
+from dcx.cli._options import AgentOpt, FormatOpt, ObservedAtOpt, OutputFormat, WaitOpt
 from dcx.core.result import Result
 
 
@@ -18,6 +18,7 @@ def command(
         str,
         typer.Option("--reason", help="Why, as a reason code (a token), e.g. leaked_credential."),
     ],
+    agent_id: AgentOpt = None,
     observed_at: ObservedAtOpt = None,
     wait: WaitOpt = 5.0,
     fmt: FormatOpt = OutputFormat.text,
@@ -37,7 +38,14 @@ def command(
     def call(g) -> Result:
         from dcx.ops.redact import redact
 
-        return redact(ws=g.ws(), ref=ref, reason_code=reason, clock=g.clock(observed_at), wait=wait)
+        return redact(
+            ws=g.ws(),
+            ref=ref,
+            reason_code=reason,
+            clock=g.clock(observed_at),
+            wait=wait,
+            agent_id=agent_id,
+        )
 
     run(ctx, fmt, call, render)
 

@@ -19,10 +19,21 @@ def command(
             help="Move a torn last log line to private/log/; rewind a cursor no receipt backs.",
         ),
     ] = False,
+    require_signatures: Annotated[
+        bool,
+        typer.Option(
+            "--require-signatures",
+            help="Make every unsigned packet or event a problem (as require_signatures = true does).",
+        ),
+    ] = False,
     wait: WaitOpt = 5.0,
     fmt: FormatOpt = OutputFormat.text,
 ) -> None:
-    """Re-hash every packet and event, check every link; exit 1 listing each problem.
+    """Re-hash every packet and event, check every link and signature; exit 1 listing each problem.
+
+    Each packet and event is reported signed (by which agent and key), unsigned
+    (a warning, unless signatures are required), or failed (bad_signature,
+    unknown_signer, revoked_signer, signer_mismatch: always a problem).
 
     Example: dcx verify
     """
@@ -30,6 +41,6 @@ def command(
     def call(g) -> Result:
         from dcx.ops.verify import verify
 
-        return verify(ws=g.ws(), repair=repair, wait=wait)
+        return verify(ws=g.ws(), repair=repair, wait=wait, require_signatures=require_signatures)
 
     run(ctx, fmt, call, render)

@@ -344,3 +344,18 @@ def unsafe_strings(record: Any, path: str = "") -> Iterator[tuple[str, str]]:
         problem = unsafe_class(record)
         if problem:
             yield path, problem
+
+
+# SPEC §18: Ed25519 signatures and public keys are high-entropy by nature and public by
+# design. They are accepted in exactly these fields — the top-level ``signature`` of a
+# statement (statements.jsonl) and of a signer or revocation file (signers/), and
+# ``public_key`` of a signer file — and only in their own form: unpadded base64url of
+# 64 or 32 bytes. The caller (`dcx audit`) says which file a field is in.
+SIGNATURE_FIELDS = {"signature": 86, "public_key": 43}
+_B64URL_RE = LazyPattern(r"^[A-Za-z0-9_-]+$")
+
+
+def is_signature_value(field: str, value: str) -> bool:
+    """Whether ``value`` is a signature or public key in its own field (``SIGNATURE_FIELDS``)."""
+    size = SIGNATURE_FIELDS.get(field)
+    return size is not None and len(value) == size and bool(_B64URL_RE.fullmatch(value))

@@ -67,8 +67,20 @@ class Workspace:
         return self.dc / "events.jsonl"
 
     @property
+    def statements(self) -> Path:
+        return self.dc / "statements.jsonl"  # signed statements (SPEC §18)
+
+    @property
+    def signers(self) -> Path:
+        return self.dc / "signers"  # public keys: signers/<agent-id>/<key-id>.pub (SPEC §18)
+
+    @property
     def private(self) -> Path:
         return self.dc / "private"
+
+    @property
+    def signing(self) -> Path:
+        return self.private / "signing"  # this host's signing keys: signing/<agent-id>.key
 
     @property
     def key_path(self) -> Path:

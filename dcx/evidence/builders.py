@@ -95,13 +95,12 @@ def build_scan_receipt(
 # coverage (decision_source_coverage_v0)
 
 
-def source_complete(
-    scan: SourceScan, reads: Mapping[str, ReadResult], *, reads_required: bool = True
-) -> tuple[bool, bool]:
-    """(complete, exact_read_incomplete) for one scanned source."""
+def source_complete(scan: SourceScan, reads: Mapping[str, ReadResult]) -> tuple[bool, bool]:
+    """(complete, exact_read_incomplete) for one scanned source: a change the policy asks to read
+    and nobody read (a baseline's adoption too) leaves it incomplete (SPEC §5.5)."""
     if not scan.ok:
         return False, False
-    reads_ok = read_complete(scan, reads) if reads_required else True
+    reads_ok = read_complete(scan, reads)
     return reads_ok and not scan.telemetry.result_cap_applied, not reads_ok
 
 
@@ -109,8 +108,6 @@ def coverage_values(
     registry: Registry,
     scans: Sequence[SourceScan],
     reads: Mapping[str, Mapping[str, ReadResult]],
-    *,
-    reads_required: bool = True,
 ) -> dict[str, Any]:
     by_id = {scan.source_id: scan for scan in scans}
     rows: dict[str, dict[str, Any]] = {
@@ -133,9 +130,7 @@ def coverage_values(
         row["status_counts"][status] = row["status_counts"].get(status, 0) + 1
         complete = False
         if scan is not None:
-            complete, read_incomplete = source_complete(
-                scan, reads.get(source.source_id, {}), reads_required=reads_required
-            )
+            complete, read_incomplete = source_complete(scan, reads.get(source.source_id, {}))
             row["exact_read_incomplete_count"] += read_incomplete
         row["complete_count"] += complete
         if not complete and source.priority == REQUIRED_PRIORITY:
@@ -153,15 +148,9 @@ def build_coverage(
     registry: Registry,
     scans: Sequence[SourceScan],
     reads: Mapping[str, Mapping[str, ReadResult]],
-    *,
-    reads_required: bool = True,
 ) -> dict[str, Any]:
-    """Build (not store) the coverage packet; ``reads`` is ``{source_id: {resource_ref: ReadResult}}``.
-
-    ``reads_required=False`` for a baseline, which adopts without reading."""
-    return coverage_packet.SPEC.build(
-        ctx, coverage_values(registry, scans, reads, reads_required=reads_required)
-    )
+    """Build (not store) the coverage packet; ``reads`` is ``{source_id: {resource_ref: ReadResult}}``."""
+    return coverage_packet.SPEC.build(ctx, coverage_values(registry, scans, reads))
 
 
 # freshness (decision_source_freshness_v0)

@@ -22,7 +22,13 @@ from dcx.core.public import check_token
 from dcx.core.result import Result
 from dcx.core.vocab import PRIORITIES, PROVIDERS, SOURCE_KINDS
 from dcx.core.workspace import Workspace
-from dcx.state.profile import PROFILE_SCHEMA, REGISTRY_SCHEMA, parse_profile, parse_registry
+from dcx.state.profile import (
+    PROFILE_SCHEMA,
+    REGISTRY_SCHEMA,
+    check_provider_key,
+    parse_profile,
+    parse_registry,
+)
 
 LOCAL_FILE_BINDING = "files"
 GIT_BINDING = "repos"
@@ -123,7 +129,18 @@ def enable(*, ws: Workspace, agents: Sequence[str], wait: float = 5.0) -> Result
                 hint="name one: dcx enable --agent AGENT_ID",
             ) from None
         raise
-    return Result("enable", {"enabled": True, "agents_added": added, "changed": changed})
+    from dcx.core.clock import clock_from_env
+    from dcx.state.signers import ensure_signer
+
+    now = clock_from_env(None).now()
+    keys = []
+    for agent in agents:  # each agent named gets its signing key on this host (SPEC §18)
+        signer, wrote = ensure_signer(ws, agent, now=now, wait=wait)
+        keys.append({"agent_id": agent, "key_id": signer.key_id, "created": wrote})
+    return Result(
+        "enable",
+        {"enabled": True, "agents_added": added, "changed": changed, "signing_keys": keys},
+    )
 
 
 def disable(*, ws: Workspace, wait: float = 5.0) -> Result:
@@ -151,6 +168,55 @@ def _check_path(ws: Workspace, path: str) -> None:
         raise InvalidInput(
             f"--path: {code.replace('_', ' ')}", field="--path", code=code, hint=hints.get(code)
         ) from None
+
+
+GIT_HINTS = {
+    "git_unavailable": "install git and put it on PATH",
+    "git_version_unsupported": "upgrade git (docs/sources.md names the oldest dcx reads)",
+    "git_repository_missing": "give the path of a repository (a work tree or a bare one); "
+    "relative paths start at the goal root",
+    "git_repository_corrupt": "check the repository with `git fsck`",
+    "git_ref_missing": "name a branch, tag or commit the repository has (`git branch -a`)",
+    "locator_outside_root": "--path is a folder inside the repository, without `..`",
+}
+GIT_CHECK_SECONDS = 10.0
+
+
+def _check_git(ws: Workspace, source_id: str, repo: str, ref: str, path: str | None) -> None:
+    """As ``--path`` is checked: the repository opens and the ref resolves, before anything is
+    written (the same checks as ``status --check``; SPEC §15)."""
+    import time
+
+    from dcx.sources.base import SourceUnavailable
+    from dcx.sources.git import GitProvider
+    from dcx.state.profile import Source
+
+    locator: dict[str, Any] = {"repo": repo, "ref": ref}
+    if path:
+        locator["path"] = path
+    source = Source(
+        source_id, GIT_BINDING, "repository", "p0", "s1", (ws.goal_id,), "incremental",
+        "always", DEFAULT_FRESHNESS, locator,
+    )  # fmt: skip
+    provider = GitProvider(ws, GIT_BINDING, {})
+    health = provider.health()
+    code = health.reason_code if health.status != "healthy" else None
+    if code is None:
+        try:
+            provider.check(source, time.monotonic() + GIT_CHECK_SECONDS)
+        except SourceUnavailable as exc:
+            code = exc.reason_code
+    if code is not None:
+        field = (
+            "--ref"
+            if code == "git_ref_missing"
+            else "--path"
+            if code.startswith("locator")
+            else "--git"
+        )
+        raise InvalidInput(
+            f"{field}: {code.replace('_', ' ')}", field=field, code=code, hint=GIT_HINTS.get(code)
+        )
 
 
 def source_add(
@@ -197,6 +263,7 @@ def source_add(
                 code="usage_error",
             )
         binding_id, adapter = GIT_BINDING, "git"
+        _check_git(ws, source_id, git, ref, path)
     added_binding: list[str] = []
 
     def mutate(doc: Any) -> None:
@@ -310,6 +377,10 @@ def provider_set(
     """Set ``[context_provider]``; a change of provider drops the old provider's config table."""
     if provider not in PROVIDERS:
         raise InvalidInput(f"PROVIDER: expected one of {', '.join(PROVIDERS)}", field="PROVIDER")
+    if max_results is not None:
+        check_provider_key("max_results", max_results, field="--max-results")
+    if timeout is not None:
+        check_provider_key("timeout_seconds", timeout, field="--timeout")
     pairs: list[tuple[str, Any]] = []
     for item in config:
         key, sep, value = item.partition("=")

@@ -20,6 +20,7 @@ from dcx.core.workspace import Workspace
 from dcx.ops._common import acting_agent, check_decision_id, packet_context
 from dcx.packets import evidence, feedback, outcome, review
 from dcx.state import decisions
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 
@@ -90,6 +91,7 @@ def evaluate(
     return {"telemetry": telemetry, "ineligible_reasons": sorted(reasons), "candidate": candidate}
 
 
+@signed("feedback")  # one signed statement of what it read and wrote (SPEC §18)
 def record_feedback(
     *,
     ws: Workspace,

@@ -20,6 +20,7 @@ from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.state import decisions, events, gates, pending
 from dcx.state.redaction import is_stub
+from dcx.state.signatures import Book
 from dcx.state.store import Store
 
 TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
@@ -94,7 +95,11 @@ def details(kind: str, packet: dict[str, Any]) -> dict[str, Any]:
 
 
 def _chain(
-    store: Store, ws: Workspace, decision_id: str, all_events: list[dict[str, Any]]
+    store: Store,
+    ws: Workspace,
+    decision_id: str,
+    all_events: list[dict[str, Any]],
+    book: Book | None = None,
 ) -> list[dict[str, Any]]:
     """The decision's packets in the order they happened. The rebase receipt and
     checkpoint are shown by the assembly that embeds them; its evidence follows it;
@@ -167,6 +172,10 @@ def _chain(
         unique.sort(key=lambda r: (first.get(r["chain_evidence_ref"] or "", r["_seq"]), r["_seq"]))
     for row in unique:
         del row["_seq"]
+        if book is not None:  # who signed it (SPEC §18), from verify's cache: log verifies nothing
+            stored = packets.get(row["ref"])
+            redacted = stored is not None and is_stub(stored)
+            row["signature"] = book.verdict(row["ref"], row["agent_id"], redacted=redacted)
     return unique
 
 
@@ -212,9 +221,19 @@ def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
         require_review = bool(profile and profile.require_review)
     all_events = events.read_log(ws.events, ws.rel(ws.events))
     ids = [decision_id] if decision_id else decisions.decision_ids(ws)
+    if decision_id and decision_id not in decisions.decision_ids(ws):
+        from dcx.core.errors import InvalidInput
+
+        raise InvalidInput(
+            f"--decision-id: no decision {decision_id} in this workspace",
+            field="--decision-id",
+            code="unknown_decision",
+            hint="`dcx log` lists the decisions",
+        )
+    book = Book(ws, check=False)
     rows = []
     for ident in ids:
-        chain = _chain(store, ws, ident, all_events)
+        chain = _chain(store, ws, ident, all_events, book)
         if not chain:
             continue
         kinds = {row["kind"] for row in chain}

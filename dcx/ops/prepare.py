@@ -63,6 +63,7 @@ from dcx.state.cursors import agent_cursors, read_freshness, record_freshness
 from dcx.state.keys import load_key
 from dcx.state.profile import Profile, Registry
 from dcx.state.refmap import RefMinter
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 if TYPE_CHECKING:
@@ -227,6 +228,7 @@ class Packets(NamedTuple):
     ready: list[dict[str, Any]]  # the checkpoint rows ready after writeback
 
 
+@signed("prepare")  # one signed statement of what it read and wrote (SPEC §18)
 def prepare(
     *,
     ws: Workspace,
@@ -496,9 +498,7 @@ def assemble(
     receipts = [
         build_scan_receipt(ctx, s, seen.reads.get(s.source_id, {}), minter) for s in seen.scans
     ]
-    coverage = build_coverage(
-        ctx, registry, seen.scans, seen.reads, reads_required=mode != "baseline"
-    )
+    coverage = build_coverage(ctx, registry, seen.scans, seen.reads)
     man = build_manifest(goal_ctx, registry)
     evidence_packet = evidence.SPEC.build(
         ctx,
@@ -621,7 +621,12 @@ def _result(seen: Observed, acct: Account, packets: Packets, mode: str) -> Resul
         or any(not s.ok for s in seen.scans)
     )
     warnings = []
-    if coverage_status == "partial":
+    if coverage_status == "partial" and mode == "baseline":
+        warnings.append(
+            "coverage is partial: a baseline adopts the current state without reading it "
+            "(no exact read confirmed the adopted revisions)"
+        )
+    elif coverage_status == "partial":
         warnings.append(
             "coverage is partial: a required (p0) source was not fully scanned and read"
         )

@@ -102,7 +102,7 @@ def recall(
     *,
     ws: Workspace,
     agent_id: str | None,
-    scope: str,
+    scope: str | None,
     query: str | None,
     query_file: str | None,
     query_summary: str,

@@ -22,7 +22,9 @@ from dcx.core.public import TOKEN_RE, check_token
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.packets import KINDS
+from dcx.state import statements
 from dcx.state.redaction import SCHEMA, STUB, check_stub, digest, is_stub
+from dcx.state.statements import signed
 from dcx.state.store import PACKET_MODE, Store
 
 
@@ -41,7 +43,16 @@ def _kept(packet: Any, ws: Workspace) -> dict[str, Any]:
     return kept
 
 
-def redact(*, ws: Workspace, ref: str, reason_code: str, clock: Clock, wait: float) -> Result:
+@signed("redact")  # one signed statement of what it read and wrote (SPEC §18)
+def redact(
+    *,
+    ws: Workspace,
+    ref: str,
+    reason_code: str,
+    clock: Clock,
+    wait: float,
+    agent_id: str | None = None,  # who signs the statement (SPEC §18); the stub names no agent
+) -> Result:
     check_token(reason_code, field="--reason", limit=120)
     store = Store(ws)
     full = store.resolve(ref)
@@ -76,6 +87,7 @@ def redact(*, ws: Workspace, ref: str, reason_code: str, clock: Clock, wait: flo
         from dcx.core.canonical import pretty_bytes
 
         atomic_write(path, pretty_bytes(stub), mode=PACKET_MODE)
+    statements.wrote(full)
     return Result(
         "redact",
         {

@@ -46,6 +46,7 @@ from dcx.quality import (
 )
 from dcx.state import decisions
 from dcx.state.redaction import is_stub
+from dcx.state.signatures import SIGNATURE_COUNTS, signature_counts
 from dcx.state.store import verify_parsed
 
 SCHEMA = "dcx_decision_quality_report_v0"
@@ -135,6 +136,7 @@ class Loaded:
         self.other_packets: Counter[str] = Counter()
         self.since = since
         self.rows: list[dict[str, Any]] = []
+        self.measured: list[tuple[str, Any]] = []  # (ref, agent_id): whose signature to count
         ids = decisions.decision_ids(ws)
         chosen = ids if only is None else [i for i in ids if i == only]
         workers = _workers(len(chosen))
@@ -166,7 +168,8 @@ class Loaded:
                 for ident in slices[index]:
                     self._decision(ident)
                 continue
-            rows, left_out, key_ids, other, verdicts = part
+            rows, left_out, key_ids, other, verdicts, measured = part
+            self.measured += measured
             self.rows += rows
             self.left_out += left_out
             self.key_ids.update(key_ids)
@@ -269,6 +272,7 @@ class Loaded:
             self._leave_out(Path(path), ref, "belongs to another decision")
             return None
         self.key_ids[packet["key_id"]] += 1
+        self.measured.append((ref, packet.get("agent_id")))
         return packet
 
 
@@ -305,6 +309,7 @@ def _read_slice(index: int) -> tuple[Any, ...] | None:
     loaded.rows, loaded.left_out = [], []
     loaded.key_ids, loaded.other_packets = Counter(), Counter()
     loaded.verdicts.new = set()
+    loaded.measured = []
     try:
         for ident in slices[index]:
             loaded._decision(ident)
@@ -316,6 +321,7 @@ def _read_slice(index: int) -> tuple[Any, ...] | None:
         loaded.key_ids,
         loaded.other_packets,
         loaded.verdicts.new,
+        loaded.measured,
     )
 
 
@@ -367,6 +373,7 @@ def report(
                 "key_ids": dict(sorted(item.key_ids.items())),
                 "foreign_key_ids": _foreign(item.key_ids, pinned),
                 "other_packets": dict(sorted(item.other_packets.items())),
+                "signatures": signature_counts(item.ws, item.measured),
             }
         )
 
@@ -381,6 +388,7 @@ def report(
         "decisions": [public_decision(r) for r in all_rows],
         "accepted_stale_claims": accepted_stale,
         "left_out": left_out,
+        "signatures": {k: sum(g["signatures"][k] for g in goals) for k in SIGNATURE_COUNTS},
     }
     warnings = [
         f"{row['goal_id']}: {row['file']}: {row['problem']} (left out of the report)"

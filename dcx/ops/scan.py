@@ -25,9 +25,11 @@ from dcx.state.activation import require_active
 from dcx.state.cursors import agent_cursors
 from dcx.state.keys import load_key
 from dcx.state.refmap import RefMinter
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 
+@signed("scan")  # one signed statement of what it wrote (SPEC §18)
 def scan(
     *,
     ws: Workspace,

@@ -354,7 +354,12 @@ class Checker:
         return len(distinct)
 
 
-def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
+def verify(
+    *, ws: Workspace, repair: bool = False, wait: float = 5.0, require_signatures: bool = False
+) -> Result:
+    from dcx.ops import signcheck
+    from dcx.state.signatures import required
+
     checker = Checker(ws)
     checked = checker.files()
     checker.links()
@@ -362,9 +367,12 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
     checker.reviews()
     index_count = checker.decision_index()
     event_count = checker.event_log()
+    signatures = signcheck.check(checker, required=require_signatures or required(ws))
     repaired: list[str] = []
     for log in (
-        [ws.events, *sorted(ws.decisions.glob("*.jsonl"))] if ws.decisions.is_dir() else [ws.events]
+        [ws.events, ws.statements, *sorted(ws.decisions.glob("*.jsonl"))]
+        if ws.decisions.is_dir()
+        else [ws.events, ws.statements]
     ):
         _, torn = read_lines(log)
         if not torn:
@@ -392,11 +400,17 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
         "unchecked_gate_events": sorted(set(checker.unchecked)),
         "unbacked_cursors": stale_cursors,
         "rewound_cursors": rewound,
+        "signatures": signatures,
     }
     warnings = [
         f"gate event {gate} of a review is in no log on this host: its binding was not checked"
         for gate in data["unchecked_gate_events"]
     ]
+    if signatures["unsigned"] and not signatures["required"]:
+        warnings.append(
+            f"unsigned: {signatures['unsigned']} packet(s) and event(s) carry no signed statement "
+            "(written before signed statements, or by hand); --require-signatures makes each a problem"
+        )
     warnings += [
         f"cursor_unbacked: the cursor of {row['source_id']} ({row['agent_id'] or 'shared file'}) was "
         "advanced by a commit receipt that is no longer in history; `dcx verify --repair` rewinds it"

@@ -305,6 +305,12 @@ DECISION = Shape(
         ),
     },
 )
+SIGNATURES = Shape(
+    "report_signatures",
+    {"signed": COUNT, "unsigned": COUNT, "failed": COUNT},
+    doc="The measured packets by signature (SPEC §18): signed by their agent, named by no "
+    "statement, or named only by statements that fail (or by another agent's).",
+)
 GOAL = Shape(
     "report_goal",
     {
@@ -320,6 +326,7 @@ GOAL = Shape(
             max_items=MANY,
             doc="Indexed packets of kinds the report does not measure (commit, feedback, …).",
         ),
+        "signatures": Obj(shape=SIGNATURES),
     },
 )
 GATE = Shape(
@@ -358,6 +365,7 @@ SHAPE = Shape(
         "promotion_gate": Obj(shape=GATE),
         "decisions": Records(max_items=MANY, shape=DECISION),
         "accepted_stale_claims": Records(max_items=MANY, shape=STALE_CLAIM),
+        "signatures": Obj(shape=SIGNATURES),
         "left_out": Records(
             max_items=MANY,
             shape=Shape(

@@ -68,6 +68,9 @@ class Activation:
         """The agent a usable activation acts as (prepare, review: every packet names one)."""
         if self.agent_id is None:
             raise InternalError("activation is usable without an agent")
+        from dcx.state import statements
+
+        statements.acting(self.agent_id)  # its key signs this command's statement (SPEC §18)
         return self.agent_id
 
     def public(self) -> dict[str, Any]:

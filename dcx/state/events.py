@@ -31,6 +31,7 @@ from dcx.core.fields import (
 from dcx.core.fsutil import DEFAULT_WAIT, locked_append, read_lines
 from dcx.core.lazyre import LazyPattern
 from dcx.core.workspace import Workspace
+from dcx.state import statements
 
 TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
 if TYPE_CHECKING:
@@ -193,7 +194,13 @@ def append_event(
         return json.dumps(event, sort_keys=True, ensure_ascii=False).encode()
 
     appended = locked_append(ws.events, decide, wait=wait, display=ws.rel(ws.events))
-    return (found[0], False) if appended is None else (event, True)
+    if appended is None:
+        statements.read(
+            found[0]["event_id"]
+        )  # someone wrote it before: read, not written (SPEC §18)
+        return found[0], False
+    statements.wrote(event["event_id"])
+    return event, True
 
 
 def read_log(path: Path, display: str) -> list[dict[str, Any]]:
@@ -246,6 +253,7 @@ def find_event(events: list[dict[str, Any]], event_id: str, display: str) -> dic
         raise Refused(
             f"{display}: event {event_id} appears with different bodies", code="event_id_conflict"
         )
+    statements.read(event_id)
     return matches[0]
 
 

@@ -79,6 +79,13 @@ _CONTEXT_PROVIDER = Shape(
     },
 )
 
+
+def check_provider_key(key: str, value: Any, *, field: str) -> Any:
+    """A ``[context_provider]`` value by the profile's own rule, named as the caller gave it
+    (``--max-results: 99 is outside 1..8``) before anything is written."""
+    return _CONTEXT_PROVIDER.fields[key].check(value, field)
+
+
 _BOUNDS = Shape(
     "bounds",
     {

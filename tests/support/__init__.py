@@ -21,5 +21,7 @@ Fixtures live in ``tests/conftest.py``; everything here is plain functions and c
   ``forkrun`` is the warm fork server it starts (run as a script, not imported).
 - ``hosts``: several hosts of one goal: a bare origin and clones in a temp dir, real git and the
   ``dcx`` console script with a fixed clock and agent per host (SPEC §16).
+- ``signing``: SPEC §18 computed with rfc8785, cryptography and blake3 themselves (the oracle of
+  the signature tests), and an attacker's tools: statements and signer files signed with any seed.
 - ``figures``: figures the reliability and fuzz tests measured, for ``bench/reliability.py``.
 """

@@ -70,7 +70,7 @@ def render(console, result: Result) -> None:
                 head, _, hexpart = key.rpartition("-")
                 label = f"{head}-{hexpart[:12]}"  # a prefix: `dcx show` resolves it
                 lines.append(("|", "", styled("[bold]chain[/] of evidence [cyan]{}[/]", label)))
-            by = f"  by {link['agent_id']}" if link.get("agent_id") else ""
+            by = _by(link)
             lines.append(
                 (
                     "|",
@@ -101,6 +101,22 @@ def render(console, result: Result) -> None:
                 for scan in scans[:10]
             ],
         )
+
+
+def _by(link: dict[str, Any]) -> str:
+    """ "by agent-x ✓" when a signed statement of agent-x names it (SPEC §18), else what is missing."""
+    agent = link.get("agent_id")
+    sig = (link.get("signature") or {}).get("verdict")
+    if sig == "signed":
+        signer = link["signature"]["signer_agent_id"]
+        return f"  by {agent} ✓" if agent else f"  signed by {signer} ✓"
+    if not agent:
+        return ""
+    if sig in (None, "unsigned"):
+        return f"  by {agent} (unsigned)" if sig else f"  by {agent}"
+    if sig == "unchecked":
+        return f"  by {agent} (signature not checked yet: dcx verify)"
+    return f"  by {agent} ✗ {sig}"
 
 
 render.plain = True  # type: ignore[attr-defined]  # PlainConsole prints it when piped (dcx/cli/_plain.py)

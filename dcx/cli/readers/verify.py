@@ -53,6 +53,7 @@ def render(console, result: Result) -> None:
             markup=False,
             highlight=False,
         )
+        _signatures(console, data.get("signatures"))
         foreign = data.get("foreign_key_ids") or []
         if foreign:
             console.print(
@@ -70,9 +71,37 @@ def render(console, result: Result) -> None:
             else ""
         )
         console.print(f"    {where}{problem['problem']}", markup=False, highlight=False)
+    _signatures(console, data.get("signatures"))
     console.print(
         f"{_n(len(data['problems']), 'problem')} in {checked}", markup=False, highlight=False
     )
+
+
+def _signatures(console, sig) -> None:
+    """One line of counts (SPEC §18), then the first unsigned rows when signatures are not required
+    (the problems list names the rest)."""
+    if not sig or not sig["items"]:
+        return
+    required = " (required)" if sig["required"] else ""
+    console.print(
+        f"signatures{required}: {sig['signed']} signed, {sig['unsigned']} unsigned, "
+        f"{sig['failed']} failed ({_n(sig['statements_checked'], 'statement')}, "
+        f"{_n(sig['signers'], 'signer')})",
+        markup=False,
+        highlight=False,
+    )
+    if sig["required"]:
+        return
+    unsigned = [i for i in sig["items"] if i["verdict"] == "unsigned"]
+    for item in unsigned[:5]:
+        who = f" (says {item['agent_id']})" if item.get("agent_id") else ""
+        console.print(styled("[yellow]unsigned[/] {} {}{}", item["kind"], item["ref"], who))
+    if len(unsigned) > 5:
+        console.print(
+            f"    … and {len(unsigned) - 5} more (--format json lists every one)",
+            markup=False,
+            highlight=False,
+        )
 
 
 def _n(count: int, word: str, many: str | None = None) -> str:

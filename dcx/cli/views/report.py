@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from dcx.cli._render import styled
+from dcx.report_html import duration
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -41,15 +42,6 @@ def _reasons(counts: dict[str, int]) -> str:
 def _short(ref: str) -> str:
     prefix, _, hexpart = safe(ref).rpartition("-")
     return f"{prefix}-{hexpart[:8]}"
-
-
-def _duration(seconds: Any) -> str:
-    if seconds is None:
-        return "-"
-    seconds = int(seconds)
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    return f"{days}d {hours}h" if days else f"{hours}h {rest // 60}m"
 
 
 def _table(title: str, *columns: str, left: int = 1):
@@ -134,7 +126,7 @@ def render_report(console: Console, result: Result) -> None:
         ("invalidated assumptions", lambda s: s["outcomes"]["invalidated_assumptions"]),
         (
             "time to verified (median)",
-            lambda s: _duration(s["outcomes"]["time_to_verified_seconds"]["median"]),
+            lambda s: duration(s["outcomes"]["time_to_verified_seconds"]["median"]),
         ),
         (
             "Brier score (scored)",
@@ -277,7 +269,7 @@ def render_report(console: Console, result: Result) -> None:
                 started,
                 _num(row["confidence"], 2),
                 row["outcome"],
-                _duration(row["time_to_verified_seconds"]),
+                duration(row["time_to_verified_seconds"]),
                 len(row["invalidated_assumptions"]),
             )
         )
@@ -293,6 +285,12 @@ def render_report(console: Console, result: Result) -> None:
         console.print(
             f"gate {safe(goal['goal_id'])}: stale rejection {'yes' if goal['stale_rejection'] else 'no'}"
             f", outcome linkage {'yes' if goal['outcome_linkage'] else 'no'}",
+            markup=False,
+        )
+    sig = data.get("signatures")
+    if sig:  # SPEC §18: the measured packets by signature
+        console.print(
+            f"signatures: {sig['signed']} signed, {sig['unsigned']} unsigned, {sig['failed']} failed",
             markup=False,
         )
     for row in data["left_out"]:
