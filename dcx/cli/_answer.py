@@ -4,9 +4,8 @@ Unexpected exceptions become exit 5 with one line; the traceback goes to
 ``private/log/`` (and to stderr only with ``-v`` or DCX_SHOW_TRACEBACK=1).
 Exception text is never printed: it may carry private values.
 
-:func:`answer` returns the exit code; the typer commands (``_boundary.run``)
-and the typer-free fast paths (``_fast``) both go through it, so both print
-the same bytes and exit with the same code.
+:func:`answer` returns the exit code; every declared command runs through it
+(``dcx.cli._declare.Command.execute``), whichever parser read its options.
 """
 
 from __future__ import annotations

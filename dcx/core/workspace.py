@@ -10,12 +10,9 @@ import os
 import re
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from dcx.core.errors import InvalidInput, NoWorkspace
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 DC_DIR = ".decision-context"
 WORKSPACE_SCHEMA = "dcx_workspace_v0"
@@ -133,9 +130,19 @@ class Workspace:
         except ValueError:
             return path.name
 
-    @cached_property
-    def goal_id(self) -> str:
-        from dcx.core.tomlpeek import simple_table
+    @property
+    def settings(self) -> dict[str, Any]:
+        """``workspace.toml``, parsed once per process while it is unchanged (SPEC §3.6).
+
+        A missing file is exit 3, one that is not TOML exit 2 (``workspace_invalid``).
+        """
+        from dcx.core.tomlerrors import once
+
+        table: dict[str, Any] = once("workspace", self.workspace_toml, self._read_settings)
+        return table
+
+    def _read_settings(self) -> dict[str, Any]:
+        import tomllib
 
         try:
             text = self.workspace_toml.read_text(encoding="utf-8")
@@ -149,17 +156,16 @@ class Workspace:
             raise InvalidInput(
                 f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid"
             ) from None
-        # what `dcx init` writes is read without importing tomllib (issue 18); all else by it
-        data: dict[str, Any] | None = simple_table(text)
-        if data is None:
-            import tomllib
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise InvalidInput(
+                f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid"
+            ) from None
 
-            try:
-                data = tomllib.loads(text)
-            except tomllib.TOMLDecodeError as exc:
-                raise InvalidInput(
-                    f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid"
-                ) from None
+    @cached_property
+    def goal_id(self) -> str:
+        data = self.settings
         goal = data.get("goal_id")
         if (
             data.get("schema_version") != WORKSPACE_SCHEMA

@@ -9,6 +9,7 @@ returns the body; each ``build_*`` the validated packet (built, not stored).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from dcx.core.clock import normalise_ts, seconds_between
 from dcx.core.envelope import PacketContext
@@ -21,10 +22,6 @@ from dcx.packets import scan as scan_packet
 from dcx.sources.plane import content_kind_after_read, read_complete
 from dcx.state.profile import Registry
 
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
-
 if TYPE_CHECKING:
     from dcx.providers.base import Retrieval
     from dcx.sources.base import ReadResult
@@ -36,9 +33,13 @@ if TYPE_CHECKING:
 
 
 def scan_receipt_values(
-    scan: SourceScan, reads: Mapping[str, ReadResult], minter: RefMinter
+    scan: SourceScan,
+    reads: Mapping[str, ReadResult],
+    minter: RefMinter,
+    alerts: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The receipt's fields for one scan and the exact reads made of its items (by resource ref)."""
+    """The receipt's fields for one scan and the exact reads made of its items (by resource ref);
+    ``alerts`` is the attempt's public alerts object (``Assessment.public()``), if any."""
     source_id = scan.source_id
     changes = []
     verified = 0
@@ -78,7 +79,9 @@ def scan_receipt_values(
             "adopted_unlisted_count": scan.telemetry.adopted_unlisted_count,
             "skipped_submodules": scan.telemetry.skipped_submodules,
             "skipped_symlinks": scan.telemetry.skipped_symlinks,
+            "skipped_binary": scan.telemetry.skipped_binary,
         },
+        "alerts": dict(alerts) if alerts else None,
         "provider_fail_open": True,
     }
     values.update({flag: False for flag in scan_packet.CAPTURE_FLAGS})
@@ -86,10 +89,14 @@ def scan_receipt_values(
 
 
 def build_scan_receipt(
-    ctx: PacketContext, scan: SourceScan, reads: Mapping[str, ReadResult], minter: RefMinter
+    ctx: PacketContext,
+    scan: SourceScan,
+    reads: Mapping[str, ReadResult],
+    minter: RefMinter,
+    alerts: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Build (not store) the receipt; ``ctx.decision_id`` binds it to a decision when given."""
-    return scan_packet.SPEC.build(ctx, scan_receipt_values(scan, reads, minter))
+    return scan_packet.SPEC.build(ctx, scan_receipt_values(scan, reads, minter, alerts))
 
 
 # coverage (decision_source_coverage_v0)

@@ -93,6 +93,8 @@ class Secrets:
             if source.locator.get("repo") is not None:
                 self._git_text(ws, source)
                 continue
+            if "command" in source.locator:
+                continue  # an mcp server's resources are not started for an audit
             try:
                 result = walk(ws, source.source_id, source.locator, max_scan_bytes=4 * 1024 * 1024)
             except (LocatorError, OSError):

@@ -32,6 +32,8 @@ from dcx.state.profile import (
 
 LOCAL_FILE_BINDING = "files"
 GIT_BINDING = "repos"
+MCP_BINDING = "mcp-servers"
+MCP_CHECK_SECONDS = 30.0  # when the profile sets no [bounds] timeout_seconds
 DEFAULT_FRESHNESS = 86_400
 PROVIDER_KEYS = ("max_results", "timeout_seconds")
 
@@ -170,6 +172,49 @@ def _check_path(ws: Workspace, path: str) -> None:
         ) from None
 
 
+_MCP_HINTS = {
+    "mcp_start_failed": "check that the command runs from the goal root and speaks MCP on stdio",
+    "mcp_timeout": "the server did not answer in time; raise [bounds] timeout_seconds in profile.toml",
+    "mcp_protocol_error": "the server wrote something that is not MCP JSON-RPC on stdout (logs go to stderr)",
+    "mcp_server_exited": "the server exited while it was being listed",
+    "mcp_output_too_large": "the server wrote a line larger than [bounds] max_scan_bytes allows",
+    "mcp_request_failed": "the server answered resources/list with an error",
+    "mcp_resources_unsupported": "the server declares no resources capability",
+    "mcp_sdk_missing": "install the MCP SDK: pip install 'dcx[mcp]'",
+}
+
+
+def _check_mcp(ws: Workspace, source_id: str, locator: dict[str, Any]) -> int:
+    """Start the server once and list its resources under the prefix (SPEC §15.1); their count."""
+    import time
+
+    from dcx.sources.base import SourceUnavailable
+    from dcx.sources.mcp_source import McpProvider
+    from dcx.state.profile import MIB, Source, load_profile
+
+    try:
+        profile = load_profile(ws)
+    except InvalidInput:
+        profile = None
+    seconds = profile.scan_timeout_seconds if profile is not None else MCP_CHECK_SECONDS
+    max_scan_bytes = profile.max_scan_bytes if profile is not None else 64 * MIB
+    source = Source(
+        source_id, MCP_BINDING, "document", "p0", "s1", (ws.goal_id,), "incremental", "always",
+        DEFAULT_FRESHNESS, locator,
+    )  # fmt: skip
+    provider = McpProvider(ws, MCP_BINDING, {}, max_scan_bytes=max_scan_bytes, persist=False)
+    try:
+        return provider.check(source, time.monotonic() + seconds)
+    except SourceUnavailable as exc:
+        code = exc.reason_code
+        raise InvalidInput(
+            f"--mcp: the server did not start and list its resources ({code})",
+            field="--mcp",
+            code=code,
+            hint=_MCP_HINTS.get(code),
+        ) from None
+
+
 GIT_HINTS = {
     "git_unavailable": "install git and put it on PATH",
     "git_version_unsupported": "upgrade git (docs/sources.md names the oldest dcx reads)",
@@ -232,10 +277,13 @@ def source_add(
     on_demand: bool = False,
     git: str | None = None,
     ref: str | None = None,
+    mcp: Sequence[str] | None = None,
     wait: float = 5.0,
 ) -> Result:
-    """Add a local-file source, or with ``git`` a git source at ``ref`` (SPEC §15); the binding
-    (``files`` or ``repos``) is added when there is none."""
+    """Add a local-file source, with ``git`` a git source at ``ref`` (SPEC §15), or with ``mcp``
+    (the server's argv) an MCP server's resources under the prefix ``path`` (SPEC §15.1), checked
+    at once: the server must start and list. The binding (``files``, ``repos`` or
+    ``mcp-servers``) is added when there is none."""
     check_token(source_id, field="ID")
     if priority not in PRIORITIES:
         raise InvalidInput(
@@ -246,7 +294,27 @@ def source_add(
         raise InvalidInput(f"--kind: expected one of {', '.join(SOURCE_KINDS)}", field="--kind")
     for objective in objectives:
         check_token(objective, field="--objective")
-    if git is None:
+    listed = None
+    if mcp is not None:
+        if git is not None or ref is not None or exclude:
+            raise InvalidInput(
+                "--mcp: not with --git, --ref or --exclude", field="--mcp", code="usage_error"
+            )
+        if not mcp:
+            raise InvalidInput(
+                "--mcp: the server's command goes after --: dcx source add ID --mcp -- CMD ARGS…",
+                field="--mcp",
+                code="usage_error",
+            )
+        mcp_locator = {
+            "command": list(mcp),
+            "env": {},
+            "uri_prefix": path or "",
+            "include": list(include),
+        }
+        listed = _check_mcp(ws, source_id, mcp_locator)
+        binding_id, adapter = MCP_BINDING, "mcp"
+    elif git is None:
         if ref is not None:
             raise InvalidInput("--ref: only with --git", field="--ref", code="usage_error")
         if not path:
@@ -293,7 +361,10 @@ def source_add(
             bindings.append(tomlkit.item({"provider_id": binding_id, "adapter": adapter}))
             added_binding.append(binding_id)
         locator = tomlkit.inline_table()
-        if git is not None:
+        if mcp is not None:
+            locator["command"] = list(mcp)
+            locator["uri_prefix"] = path or ""
+        elif git is not None:
             locator["repo"] = git
             locator["ref"] = ref
             if path:
@@ -329,6 +400,7 @@ def source_add(
             "adapter": adapter,
             "scan_mode": "on_demand" if on_demand else "incremental",
             "priority": priority,
+            **({"resources_listed": listed} if listed is not None else {}),
         },
     )
 

@@ -114,7 +114,7 @@ def _covering_source(root: Path) -> tuple[Path, str] | None:
         except Exception:  # an unreadable registry cannot say; the next one up might
             continue
         for source in registry.sources:
-            if not source.enabled:
+            if not source.enabled or "command" in source.locator:  # an mcp server has no folder
                 continue
             raw = Path(os.path.expanduser(source.locator["path"]))
             target = Path(os.path.realpath(raw if raw.is_absolute() else outer / raw))

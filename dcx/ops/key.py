@@ -6,6 +6,8 @@ are the per-agent, per-host Ed25519 keys of ``dcx.state.signers``.)
 
 from __future__ import annotations
 
+from typing import Any
+
 from dcx.core.clock import Clock
 from dcx.core.errors import InvalidInput, Refused
 from dcx.core.public import REASON_MAX, check_token
@@ -13,10 +15,6 @@ from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.ops._common import require_agent
 from dcx.state import signers
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def create(*, ws: Workspace, agent_id: str | None, clock: Clock, wait: float) -> Result:

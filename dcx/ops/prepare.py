@@ -48,6 +48,7 @@ from dcx.packets import coverage as coverage_packets
 from dcx.packets import freshness as freshness_packets
 from dcx.packets import scan as scan_packets
 from dcx.providers.bm25 import find_by_content, parse_resource_ref
+from dcx.sources import alerts
 from dcx.sources.files import CurrentFiles
 from dcx.sources.plane import (
     content_kind_after_read,
@@ -63,6 +64,7 @@ from dcx.state.cursors import agent_cursors, read_freshness, record_freshness
 from dcx.state.keys import load_key
 from dcx.state.profile import Profile, Registry
 from dcx.state.refmap import RefMinter
+from dcx.state.source_health import read_source_health, record_source_health
 from dcx.state.statements import signed
 from dcx.state.store import Store
 
@@ -213,6 +215,7 @@ class Account(NamedTuple):
     read_at: dict[str, str]
     freshness: dict[str, Any]
     draft: EvidenceDraft
+    alerts: dict[str, alerts.Assessment]  # each scanned source's attempt (SPEC §5.5 v4)
 
 
 class Packets(NamedTuple):
@@ -432,7 +435,13 @@ def account(run: Run, seen: Observed, rebase_input: tuple[dict[str, Any], str] |
         rebasing.baseline(draft, seen.scans, minter)
     for change in seen.changes:  # every changed item is a source revision, cited or not
         draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
-    return Account(read_at, fresh, draft)
+    assessed = alerts.assess(
+        seen.scans,
+        None if run.mode == "baseline" else seen.reads,
+        read_source_health(ws),
+        failure_alert_after=run.profile.failure_alert_after,
+    )
+    return Account(read_at, fresh, draft, assessed)
 
 
 def _mid_merge(root: Path) -> bool:
@@ -496,7 +505,10 @@ def assemble(
     body, input_digest = rebase_input if rebase_input is not None else (None, None)
     goal_ctx = PacketContext(ctx.goal_id, ctx.key_id)
     receipts = [
-        build_scan_receipt(ctx, s, seen.reads.get(s.source_id, {}), minter) for s in seen.scans
+        build_scan_receipt(
+            ctx, s, seen.reads.get(s.source_id, {}), minter, acct.alerts[s.source_id].public()
+        )
+        for s in seen.scans
     ]
     coverage = build_coverage(ctx, registry, seen.scans, seen.reads)
     man = build_manifest(goal_ctx, registry)
@@ -585,6 +597,7 @@ def persist(run: Run, seen: Observed, acct: Account, packets: Packets) -> None:
         (spec.kind, packet[spec.ref_field]) for spec, packet in stored if spec is not manifest.SPEC
     ]
     decisions.append_many(ws, decision_id, indexed, run.now, wait=wait)
+    record_source_health(ws, alerts.records(acct.alerts), wait=wait)
     by_id = {s.source_id: s for s in seen.scans}
     pending.write(
         ws,

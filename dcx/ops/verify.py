@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from dcx.core.canonical import REF_RE, digest_hex
 from dcx.core.errors import ExitCode
@@ -39,10 +40,6 @@ from dcx.packets import BY_PREFIX, KINDS
 from dcx.state import events
 from dcx.state.redaction import is_stub
 from dcx.state.store import Store, verify_file
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def packet_refs(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
@@ -189,12 +186,14 @@ class Checker:
         from dcx.state import gates
 
         logs = events.read_log(self.ws.events, self.ws.rel(self.ws.events))
-        foreign = self._external_events()
+        reviews = {ref: p for ref, p in self.packets.items() if ref.startswith("decision-review-")}
+        # a host's own event logs (the profile's [commit] external_event_logs) hold gates only
+        # a review can name: the profile is read when there is a review to check
+        foreign = self._external_events() if reviews else []
         by_id: dict[str, dict[str, Any]] = {}
         for event in logs + foreign:
             if isinstance(event.get("event_id"), str):
                 by_id.setdefault(event["event_id"], event)
-        reviews = {ref: p for ref, p in self.packets.items() if ref.startswith("decision-review-")}
         for ref, packet in reviews.items():
             path = self.store.path_for("review", ref)
             for why in rule_problems(packet):
@@ -257,10 +256,6 @@ class Checker:
 
     def _external_events(self) -> list[dict[str, Any]]:
         from dcx.core.errors import DcxError
-        from dcx.core.tomlpeek import may_set
-
-        if not may_set(self.ws.profile, "external_event_logs"):
-            return []  # no profile lists one: no TOML parse (dcx/core/tomlpeek.py)
         from dcx.state.profile import load_profile
 
         try:

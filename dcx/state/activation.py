@@ -10,13 +10,11 @@ a binding's adapter neither built in nor installed → ``provider_unavailable``
 
 from __future__ import annotations
 
+from typing import Any
+
 from dcx.core.errors import InternalError, InvalidInput, NoWorkspace
 from dcx.core.workspace import Workspace
 from dcx.state.profile import Profile, Registry, load_profile, load_registry, resolve_agent
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 SCHEMA = "decision_context_activation_status_v0"
 STATUSES = ("disabled", "profile_invalid", "agent_not_enabled", "provider_unavailable", "available")

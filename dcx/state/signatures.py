@@ -35,6 +35,7 @@ import contextlib
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dcx.core.canonical import canonical_bytes
 from dcx.core.fsutil import read_lines
@@ -42,10 +43,7 @@ from dcx.core.public import TOKEN_RE
 from dcx.core.workspace import Workspace
 from dcx.packets.signatures import STATEMENT, STATEMENT_SCHEMA
 
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
 if TYPE_CHECKING:
-    from typing import Any
-
     from dcx.state.signers import LocalSigner, Tree
 
 SIGNED = "signed"
@@ -392,17 +390,11 @@ def _limit(now: str) -> Any:
 
 def required(ws: Workspace) -> bool:
     """``require_signatures = true`` in ``workspace.toml`` (public: every host and reviewer sees it)."""
-    from dcx.core.tomlpeek import may_set
-
-    if not may_set(ws.workspace_toml, "require_signatures"):
-        return False
-    import tomllib
+    from dcx.core.errors import DcxError
 
     try:
-        value = tomllib.loads(ws.workspace_toml.read_text(encoding="utf-8")).get(
-            "require_signatures"
-        )
-    except (OSError, ValueError, UnicodeDecodeError):
+        value = ws.settings.get("require_signatures")
+    except (DcxError, OSError):
         return False  # a damaged workspace.toml is Workspace.goal_id's to report
     if value is not None and not isinstance(value, bool):
         from dcx.core.errors import InvalidInput

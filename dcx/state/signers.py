@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from dcx.core import signing
 from dcx.core.canonical import canonical_bytes, pretty_bytes
@@ -31,13 +32,8 @@ from dcx.core.clock import parse_ts
 from dcx.core.errors import Refused
 from dcx.core.fields import Shape
 from dcx.core.fsutil import atomic_write, file_lock, is_temp, write_private
-from dcx.core.records import NamedTuple
 from dcx.core.workspace import Workspace
 from dcx.packets.signatures import REVOCATION, REVOCATION_SCHEMA, SIGNER, SIGNER_SCHEMA
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 ALGORITHM = "ed25519"
 COMPROMISE = "key_compromise"  # the reason that withdraws every statement of the key

@@ -26,16 +26,14 @@ import functools
 import json
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
 
 from dcx.core.errors import DcxError
 from dcx.core.fsutil import locked_append
 from dcx.core.workspace import Workspace
 from dcx.packets.signatures import STATEMENT_SCHEMA
 
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
 if TYPE_CHECKING:
-    from typing import Any
-
     from dcx.core.clock import Clock
     from dcx.core.result import Result
 

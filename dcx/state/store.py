@@ -10,21 +10,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from dcx.core.canonical import REF_RE, load_pretty, load_stored, pretty_by_orjson, pretty_bytes
 from dcx.core.envelope import PacketContext, PacketSpec
 from dcx.core.errors import DcxError, InvalidInput, Refused
 from dcx.core.fsutil import atomic_write, is_temp
 from dcx.core.public import without_private_values
-from dcx.core.records import NamedTuple
 from dcx.core.workspace import Workspace
 from dcx.packets import BY_PREFIX, KINDS, spec_for
 from dcx.state import statements
 from dcx.state.redaction import Redacted, check_stub, is_stub
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 PACKET_MODE = 0o444
 
