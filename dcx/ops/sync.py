@@ -9,29 +9,32 @@ In order, stopping at the first refusal (exit 1, nothing of the later steps done
    is a branch (``sync_detached_head``); every uncommitted change is inside
    ``.decision-context/`` (``sync_dirty_worktree``; dcx never commits or
    stashes a person's other work); the branch has an upstream, or its remote
-   does not have it yet (a first publish);
-2. the public half of the workspace, when it changed, is committed
-   (``git add -- .decision-context`` and one commit; private files are
-   ignored by its ``.gitignore``);
-3. ``git pull --no-rebase --no-edit`` — a merge, never a rebase of others'
-   packets; ``*.jsonl`` merge by union (``.gitattributes``). A failed pull
-   (a conflict, no network) is ``sync_pull_failed``, and git's
-   state is left as git left it;
-4. ``dcx verify`` of the merged workspace;
+   does not have it yet (a first publish); nothing under ``.decision-context/``
+   that dcx does not write (``sync_foreign_file``); the key pin unchanged
+   against this branch and its upstream (``sync_key_changed``, unless
+   ``--accept-key-change``);
+2. the public half of the workspace, when it changed, is committed (only the
+   changed paths, each named literally; private files are ignored by its
+   ``.gitignore``);
+3. ``git fetch`` of the upstream branch and ``git merge`` of it — a merge,
+   never a rebase of others' packets, with dcx's own message (never the
+   remote's URL); ``*.jsonl`` merge by union (``.gitattributes``). A fetch
+   or merge that fails (a conflict, no network) is ``sync_pull_failed``, and
+   git's state is left as git left it;
+4. ``dcx verify`` of the merged workspace; a key pin the merge brought that
+   this host's key does not match is a warning (``key_mismatch``);
 5. a rescan of the enabled sources against this agent's cursors (nothing is
    stored: a count of changes per source);
 6. this host's pending work (assemblies whose companion is here) and the
-   decisions others moved (index or event lines the pull brought);
+   decisions others moved (index or event lines the merge brought);
 7. with ``--push``, ``git push`` — only after a verify without problems
    (``sync_verify_failed``), else ``sync_push_failed`` when git refuses.
 
-Every git call goes through dcx's one subprocess boundary
-(``dcx.core.process.run_bounded``): argv without a shell, an
-allow-listed environment, its own process group, capped output, a deadline.
-Git runs without system config, hooks (``core.hooksPath=/dev/null``), pager,
-terminal prompts or editor, in the C locale; the user's own global config
-(identity, credential helpers) still applies, and ``SSH_AUTH_SOCK`` /
-``GIT_SSH_COMMAND`` pass through for ssh remotes.
+Every git call goes through ``dcx.ops.goalgit`` (SPEC §3.7): dcx's one
+subprocess boundary, with every setting that could start another program
+(hooks, monitor, signing, drivers, ssh command, askpass, credential helpers)
+switched off on the command line; a git too old to honour them is refused
+(``sync_git_too_old``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from dcx.core.errors import Refused
 from dcx.core.result import Result
 from dcx.core.workspace import DC_DIR, Workspace
 from dcx.ops.goalgit import GoalGit
+from dcx.ops.status import key_ids, key_warning
 
 
 def _refuse(code: str, message: str, hint: str | None = None) -> Refused:
@@ -301,26 +305,37 @@ def _pin_of(text: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _pin_at(g: GoalGit, rev: str, rel: str) -> str | None:
+    code, text = g("cat-file", "blob", f"{rev}:{rel}")
+    return _pin_of(text) if code == 0 else None
+
+
 def _check_pin(g: GoalGit, ws: Workspace, top: str) -> None:
-    """A changed key pin is never committed silently (SPEC §16 v4): ``key import --force`` replaced
-    the goal's key here, and every other host's refs would stop comparing."""
+    """A changed key pin is never committed or pushed silently (SPEC §16 v4): ``key import --force``
+    replaced the goal's key here, and every other host's refs would stop comparing. Changed means
+    against HEAD (not committed yet), or against the history this branch shares with its upstream
+    while the upstream does not pin it either (committed by hand, not pushed yet)."""
     rel = os.path.relpath(ws.workspace_toml, top).replace(os.sep, "/")
-    code, committed = g("cat-file", "blob", f"HEAD:{rel}")
-    if code != 0:
-        return  # not committed yet: a first pin is no change
-    before = _pin_of(committed)
     try:
         now = _pin_of(ws.workspace_toml.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return  # a damaged workspace.toml is verify's to report
-    if before is not None and now != before:
-        raise _refuse(
-            "sync_key_changed",
-            f"workspace.toml pins key {now or '(none)'} where the goal's history pins {before} "
-            "(nothing was committed)",
-            hint="every host must then import the new key: if that is meant, dcx sync --accept-key-change; "
-            f"else restore the pin (git checkout -- {rel}) and import the goal's key (dcx key import FILE)",
-        )
+    before = _pin_at(g, "HEAD", rel)  # None: not committed yet, and a first pin is no change
+    if before is None or now == before:
+        code, base = g("merge-base", "HEAD", "@{upstream}")
+        if code != 0 or not base.strip():
+            return  # no upstream yet: nothing shared to differ from
+        shared, upstream = _pin_at(g, base.strip(), rel), _pin_at(g, "@{upstream}", rel)
+        if shared is None or now in (shared, upstream):
+            return
+        before = shared
+    raise _refuse(
+        "sync_key_changed",
+        f"workspace.toml pins key {now or '(none)'} where the goal's history pins {before} "
+        "(nothing was committed or pushed)",
+        hint="every host must then import the new key: if that is meant, dcx sync --accept-key-change; "
+        f"else restore the pin (git checkout -- {rel}) and import the goal's key (dcx key import FILE)",
+    )
 
 
 def sync(
@@ -431,6 +446,9 @@ def sync(
             )
         data["pushed"] = True
     warnings = list(checked.warnings)
+    warnings.extend(
+        key_warning(key_ids(ws))
+    )  # a pin the merge brought that this key does not match
     data["upstream"] = None if publish else "tracked"
     if publish and not push:
         warnings.append(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.hosts import DC, Goal, parallel
+from tests.support.hosts import DC, Goal, git, parallel
 
 D = "ttl-2026-12"
 
@@ -290,6 +290,17 @@ def test_init_in_a_pinned_clone_never_mints_a_key(tmp_path: Path) -> None:
     assert c.json("status")["data"]["key"]["matches"] is True
 
 
+def _pin(text: str) -> str:
+    import tomllib
+
+    return tomllib.loads(text)["key_id"]
+
+
+def _origin_pin(goal: Goal) -> str:
+    """The key id the bare origin's main pins (git itself reads it; tomllib parses it)."""
+    return _pin(git(goal.origin, "show", f"main:{DC}/workspace.toml").stdout)
+
+
 def test_a_changed_key_pin_is_never_spread_silently(tmp_path: Path) -> None:
     """Seen: `key import --force` rewrote the pin and the next `sync --push` spread it silently."""
     goal = Goal(tmp_path)
@@ -305,9 +316,17 @@ def test_a_changed_key_pin_is_never_spread_silently(tmp_path: Path) -> None:
     assert refused["error"]["code"] == "sync_key_changed", refused
     assert "--accept-key-change" in refused["error"]["hint"]
     assert _head(a) == head and f"{DC}/workspace.toml" in _uncommitted(a)
+    a.git("commit", "-q", "-m", "a new key", "--", f"{DC}/workspace.toml")  # by hand, not pushed
+    head = _head(a)
+    refused = a.json("sync", "--push", ok=False)  # the branch pins what its upstream never did
+    assert refused["error"]["code"] == "sync_key_changed", refused
+    assert _head(a) == head and _origin_pin(goal) != _pin(pinned)
     pushed = a.json("sync", "--push", "--accept-key-change")["data"]
     assert pushed["pushed"] is True and (a.dc / "workspace.toml").read_text() == pinned
-    b.run("sync")  # B takes in the new pin; its own key is the old one
+    assert _origin_pin(goal) == _pin(pinned)
+    synced = b.json("sync")  # B takes in the new pin; its own key is the old one: said at once
+    assert any(w.startswith("key_mismatch") for w in synced["warnings"]), synced
+    assert b.json("sync")["data"]["pulled"] is False  # B's unchanged pin is no change of B's
     status = b.json("status")
     assert status["data"]["key"]["matches"] is False
     warned = " ".join(status["warnings"])
