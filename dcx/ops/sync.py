@@ -75,7 +75,7 @@ def _first_publish(g: GoalGit, ws: Workspace) -> tuple[str, str] | None:
             hint="git remote add origin URL, then dcx sync --push",
         )
     remote = "origin" if "origin" in remotes else remotes[0]
-    code, heads = g("ls-remote", "--heads", remote, branch, network=True)
+    code, heads = g("ls-remote", "--heads", "--end-of-options", remote, branch, network=True)
     if code != 0:
         raise _refuse(
             "sync_pull_failed",
@@ -275,11 +275,15 @@ def _rescan(ws: Workspace, agent_id: str | None, clock: Clock) -> dict[str, Any]
 
 def _merge_upstream(g: GoalGit, branch: str) -> None:
     """``git fetch`` of the upstream branch, then ``git merge`` of it — never a rebase of others'
-    packets — with dcx's own message (``git pull`` would write the remote's URL into history)."""
+    packets — with dcx's own message (``git pull`` would write the remote's URL into history).
+    A remote or ref read from config is an operand after ``--end-of-options``, never an option
+    (``--upload-pack=PROGRAM`` as a remote's name starts nothing, SPEC §3.7)."""
     upstream = g("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")[1].strip()
     remote = g("config", f"branch.{branch}.remote")[1].strip()
     ref = g("config", f"branch.{branch}.merge")[1].strip()
-    fetched = g("fetch", "-q", "--no-recurse-submodules", remote, ref, network=True)[0]
+    fetched = g(
+        "fetch", "-q", "--no-recurse-submodules", "--end-of-options", remote, ref, network=True
+    )[0]
     if fetched != 0:
         raise _refuse(
             "sync_pull_failed",
@@ -437,7 +441,7 @@ def sync(
                 f"verify found {len(problems)} problem(s): nothing was pushed",
                 hint="dcx verify",
             )
-        upstream = ("-u", *publish) if publish else ()
+        upstream = ("-u", "--end-of-options", *publish) if publish else ()
         if g("push", "-q", "--no-verify", *upstream, network=True)[0] != 0:
             raise _refuse(
                 "sync_push_failed",

@@ -262,3 +262,31 @@ def test_the_documented_list_is_the_one_the_code_uses() -> None:
     page = git_settings.PAGE.read_text()
     for setting in ("core.fsmonitor", "core.hooksPath", "protocol.ext.allow", "GIT_NO_LAZY_FETCH"):
         assert f"`{setting}`" in page
+
+
+@pytest.mark.parametrize("where", ["branch_remote", "remote_name"])
+def test_a_remote_or_upstream_named_like_an_option_runs_nothing(tmp_path: Path, where: str) -> None:
+    """Seen: a remote named ``--upload-pack=PROGRAM`` in the goal's config (as ``branch.main.remote``,
+    or the only remote) ran PROGRAM in sync's fetch and ls-remote. A name read from config is an
+    operand after ``--end-of-options``, never an option: nothing runs."""
+    goal = Goal(tmp_path)
+    a = goal.host("host-a")
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    option = f"--upload-pack={_script(tmp_path, markers, 'upload-pack-option')}"
+    if where == "branch_remote":  # the upstream's remote: `fetch REMOTE REF`
+        a.git("config", f"remote.{option}.url", str(goal.origin))
+        a.git("config", f"remote.{option}.fetch", "+refs/heads/*:refs/remotes/evil/*")
+        a.git("config", "branch.main.remote", option)
+        a.git("update-ref", "refs/remotes/evil/main", "HEAD")
+    else:  # no upstream: the first remote `git remote` lists is asked with `ls-remote REMOTE`
+        a.git("config", "--unset", "branch.main.remote")
+        a.git("config", "--unset", "branch.main.merge")
+        a.git("config", "--rename-section", "remote.origin", f"remote.{option}")
+    done = a.run("sync", "--push", "--format", "json", ok=False)
+    assert _fired(markers) == []
+    if where == "branch_remote":  # an odd name is still the remote's name: sync does its work
+        assert done.code == 0 and done.json()["data"]["pushed"] is True, done
+    else:  # the remote was asked (with its own name) and already has the branch
+        assert done.json()["error"]["code"] == "sync_pull_failed", done
+        assert "already has it" in done.json()["error"]["message"]
