@@ -349,6 +349,17 @@ def test_repair_rewinds_to_the_newest_cursor_a_receipt_still_backs(tmp_path: Pat
     assert [r["source_id"] for r in a.json("verify")["data"]["unbacked_cursors"]] == [
         "source:authority:docs"
     ]
+    cursor_file = a.dc / "private" / "cursors" / "agent-a.json"
+    unbacked = cursor_file.read_bytes()
+    text = a.run(
+        "verify", "--repair"
+    ).stdout  # says source, agent, from, to and the backing receipt
+    assert (
+        f"rewound the cursor of source:authority:docs (agent-a) from "
+        f"{second['sources'][0]['cursor_after_ref']} to {first['sources'][0]['cursor_after_ref']} "
+        f"(the cursor after receipt {first['receipt_ref']})"
+    ) in text, text
+    cursor_file.write_bytes(unbacked)  # back to the unbacked state, for the JSON run
     rewound = a.json("verify", "--repair")["data"]["rewound_cursors"]
     assert rewound == [
         {
