@@ -56,11 +56,12 @@ def command(
     wait: float,
     fmt: str,
 ) -> Result:
-    """Merge what the goal's other hosts pushed (git pull --no-rebase), verify, rescan, list what waits here.
+    """Merge what the goal's other hosts pushed (fetch, then merge), verify, rescan, list what waits here.
 
-    Commits the workspace's public half first; refuses when the work tree has
-    uncommitted changes outside .decision-context/. With --push, pushes after
-    a clean verify.
+    Checks every precondition first (a branch with its upstream, no merge or
+    rebase in progress, nothing uncommitted outside .decision-context/, only
+    files dcx writes inside it, the key pin unchanged), then commits the
+    workspace's public half. With --push, pushes after a clean verify.
 
     Example: dcx sync --push
     """
