@@ -165,7 +165,7 @@ def measure_decision(
         "accepted_stale": accepted_stale,
         "changes": changes,
         "changes_without_new_evidence": without_new_evidence,
-        "review": _review(packets.get("review", []), by_ref, latest),
+        "review": _review(packets.get("review", []), by_ref, outcomes),
     }
 
 
@@ -281,13 +281,19 @@ def _changes(
 def _review(
     reviews: list[dict[str, Any]],
     by_ref: dict[str, dict[str, Any]],
-    latest: dict[str, Any] | None,
+    outcomes: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """Review settlement (SPEC §10): the latest receipt settles the decision."""
+    """Review settlement (SPEC §10): the latest receipt settles the decision; every receipt
+    counts, and an approve stays due until its proposal has an observed outcome, whatever
+    chain came later (§16 v4)."""
     settled = reviews[-1] if reviews else None
     reviewed = by_ref.get(settled.get("proposal_packet_ref", "")) if settled else None
+    approved = {r.get("proposal_packet_ref") for r in reviews if r["disposition"] == "approve"}
+    observed = {o.get("proposal_packet_ref") for o in outcomes if o["observed_outcomes"]}
     return {
         "receipts": len(reviews),
+        "dispositions": {k: sum(1 for r in reviews if r["disposition"] == k) for k in DISPOSITIONS},
+        "approved": bool(approved),
         "disposition": settled["disposition"] if settled else None,
         "settled_at": settled["recorded_at"] if settled else None,
         "proposal_reviewed": reviewed is not None,
@@ -296,11 +302,7 @@ def _review(
             if settled and reviewed
             else None
         ),
-        "outcome_due": bool(
-            settled
-            and settled["outcome_observation_required"]
-            and not (latest and latest["observed_outcomes"])
-        ),
+        "outcome_due": bool(approved - observed),
     }
 
 
@@ -502,7 +504,11 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _reviews(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Review settlement over decisions: receipts, latest dispositions, time to review, outcomes due."""
-    latest = Counter(r["review"]["disposition"] for r in rows if r["review"]["disposition"])
+    every: Counter[str] = (
+        Counter()
+    )  # each receipt counts: a later quiet review never hides a reject
+    for r in rows:
+        every.update(r["review"]["dispositions"])
     times = [
         r["review"]["time_to_review_seconds"]
         for r in rows
@@ -511,14 +517,12 @@ def _reviews(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "receipts": sum(r["review"]["receipts"] for r in rows),
         "decisions_reviewed": sum(1 for r in rows if r["review"]["receipts"]),
-        "by_disposition": {k: latest.get(k, 0) for k in DISPOSITIONS},
+        "by_disposition": {k: every.get(k, 0) for k in DISPOSITIONS},
         "approved_verified": sum(
-            1
-            for r in rows
-            if r["review"]["disposition"] == "approve" and r["outcome"] == "verified"
+            1 for r in rows if r["review"]["approved"] and r["outcome"] == "verified"
         ),
         "approved_refuted": sum(
-            1 for r in rows if r["review"]["disposition"] == "approve" and r["outcome"] == "refuted"
+            1 for r in rows if r["review"]["approved"] and r["outcome"] == "refuted"
         ),
         "outcome_due": sum(1 for r in rows if r["review"]["outcome_due"]),
         "time_to_review_seconds": {

@@ -24,7 +24,13 @@ from tests.support.cli import CliResult, in_process
 from tests.support.cycle import run_cycle, run_review_cycle
 from tests.support.shared import once
 from tests.support.sources import install_plugin
-from tests.support.workspace import FIXED_NOW, copy_example, install_key, write_tree
+from tests.support.workspace import (
+    FIXED_CHAIN_NONCE,
+    FIXED_NOW,
+    copy_example,
+    install_key,
+    write_tree,
+)
 
 # Hypothesis profiles: "ci" (default) keeps `make test` CI-sized; "deep" is the
 # knob for long fuzz runs: `pytest --hypothesis-profile=deep tests/fuzz`.
@@ -64,6 +70,9 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("DCX_NOW", FIXED_NOW)
+    monkeypatch.setenv(
+        "DCX_CHAIN_NONCE", FIXED_CHAIN_NONCE
+    )  # the evidence's random chain nonce, fixed
     monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("TERM", "dumb")

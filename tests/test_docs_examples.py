@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.workspace import FIXED_NOW, REPO, copy_example
+from tests.support.workspace import FIXED_CHAIN_NONCE, FIXED_NOW, REPO, copy_example
 
 DOCS = REPO / "docs"
 FENCE = re.compile(r"^```([A-Za-z]*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
@@ -141,6 +141,7 @@ class Session:
         self.env = {
             "DCX_AGENT_ID": "agent-a",
             "DCX_NOW": FIXED_NOW,
+            "DCX_CHAIN_NONCE": FIXED_CHAIN_NONCE,
             "HOME": str(home),
             "COLUMNS": "120",
             "NO_COLOR": "1",

@@ -9,9 +9,20 @@ from dcx.core.result import Result
 def render(page, result: Result) -> None:
     receipt = result.data["receipt"]
     state = "replayed (already committed)" if result.data["replayed"] else receipt["status"]
+    if not result.data["replayed"] and not any(
+        r["result"] == "advanced" for r in receipt["sources"]
+    ):
+        state = "committed · nothing to advance"  # a no-change assembly's first commit: no replay
     page.line(f"commit {receipt['receipt_ref']} · {state}")
     for row in receipt["sources"]:
-        page.line(f"  {row['source_id']}: {row['result']}")
+        page.line(f"  {row['source_id']}: {source_result(row)}")
+
+
+def source_result(row: dict) -> str:
+    """A receipt row's result as people read it: a source that had nothing to advance says so."""
+    if row["result"] == "replayed" and row["cursor_before_ref"] == row["cursor_after_ref"]:
+        return "unchanged (nothing to advance)"
+    return row["result"]
 
 
 @declare(

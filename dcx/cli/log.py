@@ -54,7 +54,9 @@ def render(page: Page, result: Result) -> None:
                 len(chains) > 1 and key and key != current
             ):  # two agents' chains of one decision, apart
                 current = key
-                lines.append(("|", "", styled("[bold]chain[/] of evidence [cyan]{}[/]", key[-12:])))
+                head, _, hexpart = key.rpartition("-")
+                label = f"{head}-{hexpart[:12]}"  # a prefix: `dcx show` resolves it
+                lines.append(("|", "", styled("[bold]chain[/] of evidence [cyan]{}[/]", label)))
             by = _by(link)
             lines.append(
                 (

@@ -68,7 +68,10 @@ def render(page, result: Result) -> None:
     page.line(f"assembly {asm['assembly_ref']}")
     if not s["preview"] and s["ready_sources"]:
         page.line(f"next: dcx propose --decision-id {asm['decision_id']} --from proposal.json")
-        if asm["rebase"]["status"] == "no_material_change":
+        unbacked = any(w.startswith("cursor_unbacked") for w in result.warnings)
+        if unbacked:  # nothing absorbs on top of a cursor no receipt backs (SPEC §16 v4)
+            page.line("  first: dcx verify --repair (a cursor is unbacked)")
+        elif asm["rebase"]["status"] == "no_material_change":
             page.line(
                 f"  or, nothing material changed: dcx review --decision-id {asm['decision_id']} --no-change"
             )

@@ -7,6 +7,8 @@ from dcx.core.result import Result
 
 
 def render(page, result: Result) -> None:
+    from dcx.cli.commit import source_result
+
     data = result.data
     rev, receipt, event = data["review"], data["commit"], data["event"]
     short = lambda ref: ref.rsplit("-", 1)[0] + "-" + ref.rsplit("-", 1)[1][:8]  # noqa: E731
@@ -18,9 +20,11 @@ def render(page, result: Result) -> None:
         page.line(f"event  {event['event_id']} · validation")
     moved = sum(1 for row in receipt["sources"] if row["result"] == "advanced")
     state = "replayed (already settled)" if data["replayed"] else receipt["status"]
+    if not data["replayed"] and not moved:
+        state = "committed · nothing to advance"  # a quiet settlement's first commit: no replay
     page.line(f"commit {short(receipt['receipt_ref'])} · {state} · {moved} cursor(s) advanced")
     for row in receipt["sources"]:
-        page.line(f"  {row['source_id']}: {row['result']}")
+        page.line(f"  {row['source_id']}: {source_result(row)}")
     if data["outcome_due"]:
         decision = rev["decision_id"]
         page.line(

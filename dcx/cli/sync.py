@@ -38,19 +38,40 @@ def render(page, result: Result) -> None:
 @declare(
     render=render,
     push=Option("--push", type=bool, help="Push after a verify without problems."),
+    accept_key_change=Option(
+        "--accept-key-change",
+        type=bool,
+        help="Commit a changed key pin in workspace.toml (key import --force).",
+    ),
     agent_id=AGENT,
     wait=WAIT,
     fmt=FORMAT,
 )
-def command(g: Globals, *, push: bool, agent_id: str | None, wait: float, fmt: str) -> Result:
-    """Merge what the goal's other hosts pushed (git pull --no-rebase), verify, rescan, list what waits here.
+def command(
+    g: Globals,
+    *,
+    push: bool,
+    accept_key_change: bool,
+    agent_id: str | None,
+    wait: float,
+    fmt: str,
+) -> Result:
+    """Merge what the goal's other hosts pushed (fetch, then merge), verify, rescan, list what waits here.
 
-    Commits the workspace's public half first; refuses when the work tree has
-    uncommitted changes outside .decision-context/. With --push, pushes after
-    a clean verify.
+    Checks every precondition first (a branch with its upstream, no merge or
+    rebase in progress, nothing uncommitted outside .decision-context/, only
+    files dcx writes inside it, the key pin unchanged), then commits the
+    workspace's public half. With --push, pushes after a clean verify.
 
     Example: dcx sync --push
     """
     from dcx.ops.sync import sync
 
-    return sync(clock=g.clock(), ws=g.ws(), push=push, agent_id=agent_id, wait=wait)
+    return sync(
+        clock=g.clock(),
+        ws=g.ws(),
+        push=push,
+        agent_id=agent_id,
+        wait=wait,
+        accept_key_change=accept_key_change,
+    )

@@ -13,6 +13,29 @@ def render(page: Page, result: Result) -> None:
     data = result.data
     for path in data["repaired"]:
         page.line(f"repaired {path} (fragment moved to private/log/)")
+    for row in data.get("rewound_cursors", []):
+        who = row["agent_id"] or "shared file"
+        if row.get("to_cursor_ref"):
+            page.line(
+                styled(
+                    "rewound the cursor of {} ({}) from {} to {} (the cursor after receipt {})",
+                    row["source_id"],
+                    who,
+                    row.get("from_cursor_ref"),
+                    row["to_cursor_ref"],
+                    row.get("backed_by"),
+                )
+            )
+        else:
+            page.line(
+                styled(
+                    "rewound the cursor of {} ({}) from {} to none (the next prepare reads the "
+                    "source from the start)",
+                    row["source_id"],
+                    who,
+                    row.get("from_cursor_ref"),
+                )
+            )
     checked = (
         f"{_n(data['packets_checked'], 'packet')}, {_n(data['events_checked'], 'event')}, "
         f"{_n(data.get('decision_indexes_checked', 0), 'decision index', 'decision indexes')}"

@@ -539,7 +539,7 @@ TOOLS: tuple[Tool, ...] = (
             "gate_event": like(
                 review.SPEC.shape.fields["source_event_id"],
                 "The user-gate event that decided the "
-                "proposal (from the gate tool, or a LoopX host's).",
+                "proposal (from the gate tool, or a LoopX host's), or a unique prefix of its id.",
             ),
             "no_change": Bool(
                 optional=True, doc="The quiet path: settle a semantic no-change without a gate."

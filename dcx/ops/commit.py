@@ -31,6 +31,8 @@ from dcx.core.workspace import Workspace
 from dcx.evidence.checkpoints import READY, derive_rows
 from dcx.names import same_actor
 from dcx.ops._common import check_decision_id, packet_context
+from dcx.ops.cursorcheck import refuse_unbacked
+from dcx.ops.ownchain import check_own_chain, check_replay
 from dcx.packets import commit, evidence, outcome, proposal, review
 from dcx.state import decisions, events, gates, pending
 from dcx.state.activation import require_active
@@ -165,31 +167,37 @@ def find_assembly(
 def _receipts_for(store: Store, assemblies: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for asm in assemblies:
-        out.extend(receipts_of(store, asm["decision_id"], asm["checkpoint"]["checkpoint_ref"]))
+        out.extend(receipts_of(store, asm))
     return out
 
 
-def receipts_of(store: Store, decision_id: str, checkpoint_ref: str) -> list[dict[str, Any]]:
-    """Stored receipts of one checkpoint — looked up in the store itself, not the index, so a
-    commit killed between writing its receipt and indexing it is found."""
+def receipts_of(store: Store, asm: dict[str, Any]) -> list[dict[str, Any]]:
+    """Stored receipts of one assembly's checkpoint — looked up in the store itself, not the index, so
+    a commit killed between writing its receipt and indexing it is found. Matched by the assembly too:
+    two hosts' identical checkpoints are two chains (SPEC §16 v4)."""
+    key = (asm["decision_id"], asm["checkpoint"]["checkpoint_ref"], asm["assembly_ref"])
     return [
         stored.packet
         for stored in store.iter_packets("commit")
-        if (stored.packet["decision_id"], stored.packet["checkpoint_ref"])
-        == (decision_id, checkpoint_ref)
+        if (
+            stored.packet["decision_id"],
+            stored.packet["checkpoint_ref"],
+            stored.packet.get("assembly_ref"),
+        )
+        == key
     ]
 
 
-def existing_receipt(store: Store, decision_id: str, checkpoint_ref: str, event_id: str):
-    for receipt in receipts_of(store, decision_id, checkpoint_ref):
+def existing_receipt(store: Store, asm: dict[str, Any], event_id: str):
+    for receipt in receipts_of(store, asm):
         if receipt["event_id"] == event_id:
             return receipt
     return None
 
 
-def settled_by(store: Store, decision_id: str, checkpoint_ref: str, event_id: str):
-    """(this event's receipt of the checkpoint, another event's receipt of it) — from one listing."""
-    receipts = receipts_of(store, decision_id, checkpoint_ref)
+def settled_by(store: Store, asm: dict[str, Any], event_id: str):
+    """(this event's receipt of the assembly, another event's receipt of it) — from one listing."""
+    receipts = receipts_of(store, asm)
     mine = next((r for r in receipts if r["event_id"] == event_id), None)
     other = next((r for r in receipts if r["event_id"] != event_id), None)
     return mine, other
@@ -339,6 +347,8 @@ def plan_commit(
     if ev is None:
         raise _refuse("chain_missing", "the event names no evidence packet")
     asm = find_assembly(store, ws, decision_id, ev["packet_ref"])
+    check_own_chain(asm, state.agent_id)
+    agents = tuple(profile.enabled_agents)
     try:
         store.get(asm["checkpoint"]["checkpoint_ref"], kind="checkpoint")
     except Redacted as exc:
@@ -394,17 +404,19 @@ def plan_commit(
     # SPEC §18: with require_signatures, only a chain its enabled agents signed
     require_chain(ws, chain, profile.enabled_agents)
 
-    checkpoint_ref = asm["checkpoint"]["checkpoint_ref"]
     # 3. replay
     # one listing decides both (a racing twin may write its receipt between two listings)
-    found, other = settled_by(store, decision_id, checkpoint_ref, event_id)
+    found, other = settled_by(store, asm, event_id)
     if found is not None:
+        check_replay(ws, store, found, state.agent_id, agents)
         if not tidy:
             return Result("commit", {"receipt": found, "replayed": True})
         return replayed(ws, found, asm["observed_at"], wait)
     if other is not None:
         raise _already_settled(other, by_review=rev is not None)
 
+    # nothing absorbs on top of a cursor that no receipt backs (SPEC §16 v4)
+    refuse_unbacked(ws, state.agent_id, "commit", (s.source_id for s in registry.sources))
     # 4. the private companion
     minter = RefMinter(ws, load_key(ws), record=False)
     try:
@@ -412,8 +424,9 @@ def plan_commit(
     except Refused:
         # a racing commit of this chain may have finished since step 3: it writes its receipt before
         # it removes the companion, so look again before refusing
-        found = existing_receipt(store, decision_id, checkpoint_ref, event_id)
+        found = existing_receipt(store, asm, event_id)
         if found is not None:
+            check_replay(ws, store, found, state.agent_id, agents)
             return (
                 replayed(ws, found, asm["observed_at"], wait)
                 if tidy
@@ -436,7 +449,7 @@ def plan_commit(
         {"evidence_packet_ref": ev["packet_ref"], **links},
         event_id,
         state.agent_id,
-        tuple(profile.enabled_agents),
+        agents,
     )
 
 
@@ -509,10 +522,9 @@ def apply_commit(
     ``before_write``: (fault step, write) pairs run in order under the lock once the swap is known
     to succeed — review's receipt and event; each is followed by its fault step."""
     decision_id = plan.asm["decision_id"]
-    checkpoint_ref = plan.asm["checkpoint"]["checkpoint_ref"]
     path = cursor_path(ws, plan.agent_id)
     with file_lock(path, wait=wait, display=ws.rel(path)):
-        found, other = settled_by(store, decision_id, checkpoint_ref, plan.event_id)
+        found, other = settled_by(store, plan.asm, plan.event_id)
         if found is not None:
             return replayed(ws, found, plan.asm["observed_at"], wait)
         if other is not None:

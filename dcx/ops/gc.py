@@ -5,8 +5,9 @@ What goes, each for a reason a reader can check:
 - ``pending``: the companion of an assembly that was committed (a commit
   receipt names it), that belongs to an abandoned decision, that was
   superseded (a newer assembly of the decision exists and no proposal is
-  bound to this one's evidence, so no commit can ever use it), or whose
-  assembly packet is gone;
+  bound to this one's evidence, so no commit can ever use it), that is a
+  preview or has no ready row (commit refuses both for good: ``preview``,
+  ``nothing_to_commit``), or whose assembly packet is gone;
 - ``temp``: ``.*.tmp`` files a crash left beside a target, anywhere under
   ``.decision-context/``;
 - ``trees``: tree maps under ``private/trees/`` that no committed cursor and
@@ -45,7 +46,7 @@ def _recent(path: Path, now: float) -> bool:
         return True  # gone already: nothing to do
 
 
-def _pending_verdicts(ws: Workspace, store: Store) -> dict[Path, str | None]:
+def pending_verdicts(ws: Workspace, store: Store) -> dict[Path, str | None]:
     """Each pending companion → the reason it can go, or None to keep it."""
     if not ws.pending.is_dir():
         return {}
@@ -69,11 +70,46 @@ def _pending_verdicts(ws: Workspace, store: Store) -> dict[Path, str | None]:
             out[path] = "abandoned"
         elif not store.exists(ref):
             out[path] = "assembly_missing"
+        elif (dead := _never_commits(store, ref)) is not None:
+            out[path] = dead
         elif _superseded(ws, store, decision, ref, body.get("evidence_packet_ref")):
             out[path] = "superseded"
         else:
             out[path] = None
     return out
+
+
+def _never_commits(store: Store, ref: str) -> str | None:
+    """``preview`` (a preview never advances a cursor) or ``nothing_to_commit`` (no ready row: commit
+    refuses it), else None."""
+    from dcx.core.errors import DcxError
+    from dcx.evidence.checkpoints import READY
+
+    try:
+        asm = store.get(ref, kind="assembly")
+    except DcxError:
+        return None  # damaged or redacted: verify reports it; gc does not guess
+    if asm.get("preview") is True:
+        return "preview"
+    rows = asm.get("checkpoint", {}).get("rows", [])
+    if not any(row.get("disposition") == READY for row in rows):
+        return "nothing_to_commit"
+    return None
+
+
+def live_pending(ws: Workspace) -> list[dict[str, str]]:
+    """``{decision_id, assembly_ref}`` of the pending companions here a commit can still use (what
+    ``dcx sync`` lists as this host's pending work; gc removes the others)."""
+    out = []
+    for path, reason in pending_verdicts(ws, Store(ws)).items():
+        if reason is not None:
+            continue
+        try:
+            body = json.loads(path.read_text())
+            out.append({"decision_id": body["decision_id"], "assembly_ref": body["assembly_ref"]})
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return sorted(out, key=lambda r: (r["decision_id"], r["assembly_ref"]))
 
 
 def _superseded(
@@ -113,7 +149,7 @@ def gc(*, ws: Workspace, dry_run: bool, now: float | None = None) -> Result:
 
     now = time.time() if now is None else now
     store = Store(ws)
-    verdicts = _pending_verdicts(ws, store)
+    verdicts = pending_verdicts(ws, store)
     drop: dict[str, list[tuple[Path, str]]] = {
         "pending": [],
         "temp": [],

@@ -9,7 +9,7 @@ from dcx.core.errors import InvalidInput
 from dcx.core.fsutil import atomic_write
 from dcx.core.result import Result
 from dcx.core.workspace import DC_DIR, GOAL_ID_RE, WORKSPACE_SCHEMA, Workspace, goal_id_from_name
-from dcx.state.keys import create_key
+from dcx.state.keys import create_key, mint_refused
 
 README = """\
 # .decision-context
@@ -156,6 +156,10 @@ def init(*, root: Path, goal_id: str | None, agent_id: str | None, nested: bool 
                 hint="init the goal somewhere no source covers, or pass --nested to create it anyway "
                 "(the outer goal never scans a .decision-context/ folder)",
             )
+    if not ws.key_path.exists() and ws.workspace_toml.exists():
+        refused = mint_refused(ws)  # a clone of a pinned goal imports its key (SPEC §16 v4)
+        if refused is not None:
+            raise refused
     created: list[str] = []
 
     def ensure_file(path: Path, text: str, mode: int = 0o644) -> None:

@@ -79,25 +79,33 @@ def record_outcome(
         )
     store = Store(ws)
     chains = read_chains(ws, store, decision_id, agent)
-    latest = (
-        chains.own_latest("proposal")
-        if chains.why != "latest"
-        else decisions.latest(ws, decision_id, "proposal")
-    )
-    if latest is None:
-        raise Refused(
-            f"decision {decision_id} has no proposal",
-            code="proposal_missing",
-            hint=f"run `dcx propose --decision-id {decision_id}` first",
-        )
+    warnings = list(chains.warnings)
     given = clean.pop("proposal_packet_ref", None)
-    proposal_ref = given or latest
-    if given is not None and given not in decisions.refs_of(ws, decision_id, "proposal"):
-        raise Refused(
-            f"{display}: proposal_packet_ref is not a proposal of decision {decision_id}",
-            code="proposal_not_in_decision",
-            field="proposal_packet_ref",
-        )
+    if given is not None:  # the named proposal, whichever chain holds it (SPEC §16 v4)
+        if given not in decisions.refs_of(ws, decision_id, "proposal"):
+            raise Refused(
+                f"{display}: proposal_packet_ref is not a proposal of decision {decision_id}",
+                code="proposal_not_in_decision",
+                field="proposal_packet_ref",
+            )
+        proposal_ref = given
+    else:
+        own = chains.own_latest("proposal") if chains.why != "latest" else None
+        newest = decisions.latest(ws, decision_id, "proposal")
+        if own is None and newest is not None and chains.why != "latest":
+            # a later chain without a proposal (a quiet review) never hides an earlier one (SPEC §16 v4)
+            warnings.append(
+                f"your own chain of decision {decision_id} (evidence {chains.own_evidence}) has no "
+                f"proposal: this outcome binds {newest}, the decision's newest proposal; name another "
+                "with proposal_packet_ref"
+            )
+        proposal_ref = own or newest
+        if proposal_ref is None:
+            raise Refused(
+                f"decision {decision_id} has no proposal",
+                code="proposal_missing",
+                hint=f"run `dcx propose --decision-id {decision_id}` first",
+            )
     prop = store.get(proposal_ref, kind=proposal.SPEC.kind)
     check_acceptance(
         clean["accepted_decision"], prop, agent, self_confirmation_allowed(ws), display
@@ -118,4 +126,4 @@ def record_outcome(
     decisions.append(
         ws, decision_id, "outcome", packet["packet_ref"], packet["observed_at"], wait=wait
     )
-    return Result("outcome", {"outcome": packet}, warnings=chains.warnings)
+    return Result("outcome", {"outcome": packet}, warnings=warnings)

@@ -17,6 +17,7 @@ a ``local_private_transient`` packet with the content and writes nothing.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dcx.core.clock import Clock, parse_ts
@@ -40,6 +41,8 @@ from dcx.evidence.builders import (
 )
 from dcx.evidence.checkpoints import READY, derive_rows
 from dcx.ops._common import check_decision_id, json_input, validated
+from dcx.ops.cursorcheck import unbacked_warnings
+from dcx.ops.status import key_ids, key_warning
 from dcx.packets import assembly, checkpoint, evidence, manifest, rebase, retrieval
 from dcx.packets import coverage as coverage_packets
 from dcx.packets import freshness as freshness_packets
@@ -279,7 +282,11 @@ def prepare(
     acct = account(run, seen, rebase_input)
     packets = assemble(run, seen, acct, rebase_input)
     persist(run, seen, acct, packets)
-    return _result(seen, acct, packets, mode)
+    result = _result(seen, acct, packets, mode)
+    # SPEC §16 v4: never hidden
+    result.warnings.extend(key_warning(key_ids(ws)) + unbacked_warnings(ws, agent))
+    result.warnings.extend(_conflicted(ws, seen.changes))
+    return result
 
 
 def _mode(
@@ -445,6 +452,57 @@ def account(run: Run, seen: Observed, rebase_input: tuple[dict[str, Any], str] |
     return Account(read_at, fresh, draft, assessed)
 
 
+def _mid_merge(root: Path) -> bool:
+    """Whether the git repository holding the goal root is in the middle of a merge (a plain read)."""
+    from dcx.sources.gitlocate import find_git_dir
+
+    for folder in (root, *root.parents):
+        if (folder / ".git").exists():
+            git_dir = find_git_dir(folder)
+            return git_dir is not None and (git_dir / "MERGE_HEAD").exists()
+    return False
+
+
+def _has_markers(text: str) -> bool:
+    lines = text.splitlines()
+    starts = any(line == "<<<<<<<" or line.startswith("<<<<<<< ") for line in lines)
+    ends = any(line == ">>>>>>>" or line.startswith(">>>>>>> ") for line in lines)
+    return starts and ends and "=======" in lines
+
+
+def _conflicted(ws: Workspace, changes: list[Change]) -> list[str]:
+    """``authority_conflicted``: a changed document read mid-merge holds merge-conflict markers (SPEC
+    §16 v4): the evidence would take an unresolved merge for authority."""
+    with_markers = [c for c in changes if c.content and _has_markers(c.content)]
+    if not with_markers or not _mid_merge(ws.root):
+        return []
+    return [
+        f"authority_conflicted: a changed document of {c.source_id} ({c.change_ref}) holds "
+        "merge-conflict markers and the goal repository is mid-merge: resolve the merge, then "
+        "prepare again"
+        for c in with_markers
+    ]
+
+
+NONCE_ENV = "DCX_CHAIN_NONCE"
+
+
+def chain_nonce() -> str:
+    """The evidence's public random chain nonce (SPEC §16 v4): two hosts preparing identical inputs at
+    the same time still make two chains. ``DCX_CHAIN_NONCE`` (32 hex) fixes it for tests and demos, as
+    ``DCX_NOW`` fixes the clock."""
+    import os
+    import re
+    import secrets
+
+    fixed = os.environ.get(NONCE_ENV)
+    if fixed is None:
+        return f"chain-nonce-{secrets.token_hex(16)}"
+    if re.fullmatch("[0-9a-f]{32}", fixed) is None:
+        raise InvalidInput(f"{NONCE_ENV}: expected 32 lowercase hex digits", field=NONCE_ENV)
+    return f"chain-nonce-{fixed}"
+
+
 def assemble(
     run: Run, seen: Observed, acct: Account, rebase_input: tuple[dict[str, Any], str] | None
 ) -> Packets:
@@ -466,6 +524,7 @@ def assemble(
         ctx,
         {
             "observed_at": now,
+            "chain_nonce": chain_nonce(),
             "visibility": "public_safe",
             **acct.draft.records(),
             "provider_health": _provider_health(seen.scans, seen.run, now),

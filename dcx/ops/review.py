@@ -36,6 +36,8 @@ from dcx.ops.commit import (
     receipts_of,
     replayed,
 )
+from dcx.ops.cursorcheck import refuse_unbacked
+from dcx.ops.ownchain import check_own_chain, check_replay
 from dcx.packets import evidence, proposal, review
 from dcx.state import decisions, events, gates
 from dcx.state.activation import require_active
@@ -276,6 +278,9 @@ def review_decision(
         check_text(summary, field="--summary", limit=SUMMARY_MAX)
     state = require_active(ws, agent_id)
     agent, profile = state.acting_agent(), state.settings()[0]
+    registry = state.settings()[1]
+    # SPEC §16 v4: never absorb on top of it
+    refuse_unbacked(ws, agent, "review", (s.source_id for s in registry.sources))
     store = Store(ws)
     chains = read_chains(ws, store, decision_id, agent)
     latest_ev = chains.own_evidence
@@ -293,7 +298,9 @@ def review_decision(
         if gate_event is None:  # checked above: exactly one of the two
             raise InternalError("review: neither --gate-event nor --no-change")
         log_path, display = event_log_path(ws, profile, event_log)
-        gate = _read_gate(ws, events.read_log(log_path, display), gate_event, display)
+        gate_log = events.read_log(log_path, display)
+        # a unique prefix of the id, as commit takes one (`dcx log` prints them short)
+        gate = _read_gate(ws, gate_log, events.resolve_id(gate_log, gate_event), display)
         values, prop = _gated_values(
             ws,
             store,
@@ -325,9 +332,11 @@ def review_decision(
     if rev is None:
         rev = review.SPEC.build(packet_context(ws, decision_id, agent), values)
     asm = find_assembly(store, ws, decision_id, latest_ev)
+    check_own_chain(asm, agent)
     log = events.read_log(ws.events, ws.rel(ws.events))
-    for receipt in receipts_of(store, decision_id, asm["checkpoint"]["checkpoint_ref"]):
+    for receipt in receipts_of(store, asm):
         if receipt.get("review_packet_ref") == rev["packet_ref"]:
+            check_replay(ws, store, receipt, agent, profile.enabled_agents)
             # settled before (by this or another agent): replay that settlement as it was, and
             # finish what an interrupted one left (its commit index line, the pending companion)
             if not dry_run:

@@ -20,6 +20,7 @@ from dcx.core.envelope import PacketContext
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.evidence.builders import build_scan_receipt
+from dcx.ops.cursorcheck import unbacked_warnings
 from dcx.packets import scan as scan_packet
 from dcx.sources import alerts
 from dcx.sources.plane import scan_sources, select_sources
@@ -69,6 +70,7 @@ def scan(
         if selected
         else ["no source selected: sources.toml has no enabled incremental or snapshot source"]
     )
+    warnings += unbacked_warnings(ws, state.acting_agent())  # SPEC §16 v4
     return Result(
         "scan", {"receipts": receipts}, status="partial" if partial else "ok", warnings=warnings
     )

@@ -11,7 +11,7 @@ from typing import Any
 
 from dcx import cycle
 from dcx.core.clock import Clock, clock_from_env
-from dcx.core.errors import ExitCode
+from dcx.core.errors import DcxError, ExitCode
 from dcx.core.fsutil import is_temp, read_lines
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
@@ -133,6 +133,21 @@ def key_ids(ws: Workspace) -> dict[str, Any]:
     }
 
 
+def key_warning(key: dict[str, Any]) -> list[str]:
+    """A warning while this host's key is not the goal's pinned key (SPEC §16 v4)."""
+    pinned, local = key["pinned_key_id"], key["local_key_id"]
+    if pinned is None or local == pinned:
+        return []
+    if local is None:
+        return [
+            f"key_missing: this host has no key; the goal pins key {pinned}: dcx key import FILE"
+        ]
+    return [
+        f"key_mismatch: this host's key {local} is not the goal's pinned key {pinned}: refs minted "
+        "here do not compare with the other hosts'; import the goal's key (dcx key import FILE)"
+    ]
+
+
 def source_alerts(ws: Workspace, state: Any, now: str) -> dict[str, Any]:
     """The sources' freshness alerts and failure streaks as of ``now``, from the private record
     alone (SPEC §5.5 v4): ids, codes and counts, never a locator."""
@@ -204,6 +219,21 @@ def status(
         from dcx.ops.check import live_checks
 
         data["checks"] = live_checks(ws, state)
+    warnings = key_warning(data["key"]) + _cursor_warnings(ws, agent)
     if state.status == "profile_invalid":
-        return Result("status", data, status="error", exit_code=ExitCode.INVALID_INPUT)
-    return Result("status", data)
+        return Result(
+            "status", data, status="error", exit_code=ExitCode.INVALID_INPUT, warnings=warnings
+        )
+    return Result("status", data, warnings=warnings)
+
+
+def _cursor_warnings(ws: Workspace, agent: str | None) -> list[str]:
+    """``cursor_unbacked`` of the acting agent's cursors (SPEC §16 v4): a plain read, like the rest."""
+    if not (ws.private / "cursors").is_dir() and not ws.cursors.exists():
+        return []
+    from dcx.ops.cursorcheck import unbacked_warnings
+
+    try:
+        return unbacked_warnings(ws, agent)
+    except DcxError:
+        return []  # a bad agent id or an unreadable key: status reports what it can

@@ -98,6 +98,14 @@ SPEC = declare(
     doc="What is currently true for a decision, and which recalled claims authority confirmed.",
     fields={
         "observed_at": Timestamp(),
+        # SPEC §16 v4: random per prepare, so identical inputs on two hosts make two chains (absent on
+        # evidence stored before the rule)
+        "chain_nonce": Ref(
+            "chain-nonce",
+            optional=True,
+            doc="A random value of this prepare (public, meaningless): identical inputs on two hosts "
+            "make two evidence packets, so each host's proposal, outcome and commit bind its own chain.",
+        ),
         "visibility": Const(value="public_safe"),
         "changed_facts": Records(shape=CHANGED_FACT, id_field="fact_id", max_items=10_000),
         "recalled_claims": Records(shape=RECALLED_CLAIM, id_field="claim_id", max_items=256),

@@ -171,13 +171,14 @@ SUMMARY = Shape(
                     ),
                     "by_disposition": Obj(
                         shape=Shape("report_dispositions", {k: COUNT for k in DISPOSITIONS}),
-                        doc="Decisions by the disposition of their latest review receipt.",
+                        doc="Review receipts by disposition: every settlement counts (a later quiet "
+                        "review does not hide an earlier reject or approve).",
                     ),
                     "approved_verified": Int(
-                        lo=0, doc="Latest review approve and latest outcome verified."
+                        lo=0, doc="Decisions with an approve review and latest outcome verified."
                     ),
                     "approved_refuted": Int(
-                        lo=0, doc="Latest review approve and latest outcome refuted."
+                        lo=0, doc="Decisions with an approve review and latest outcome refuted."
                     ),
                     "outcome_due": Int(
                         lo=0, doc="Approved, and no outcome receipt with observed outcomes yet."
@@ -273,6 +274,13 @@ DECISION = Shape(
                 "report_decision_review",
                 {
                     "receipts": COUNT,
+                    "dispositions": Obj(
+                        shape=Shape(
+                            "report_decision_dispositions", {k: COUNT for k in DISPOSITIONS}
+                        ),
+                        doc="This decision's review receipts by disposition (every chain's).",
+                    ),
+                    "approved": Bool(doc="At least one review receipt approved a proposal."),
                     "disposition": Enum(
                         values=DISPOSITIONS,
                         nullable=True,
@@ -290,7 +298,8 @@ DECISION = Shape(
                         doc="From that proposal's observed_at to the receipt's recorded_at.",
                     ),
                     "outcome_due": Bool(
-                        doc="Approved, and no outcome receipt with observed outcomes yet."
+                        doc="An approved proposal has no outcome receipt with observed outcomes yet "
+                        "(a later chain does not clear it)."
                     ),
                 },
             )

@@ -5,20 +5,23 @@ and ``dcx audit``, so all of them see the same files with the same
 revisions (blob ids). Every call is one ``git`` process through dcx's one
 subprocess boundary (``dcx.core.process.run_bounded``): argv without a
 shell, an allow-listed environment, its own process group, capped output and
-the caller's deadline. On top of that boundary git runs:
+the caller's deadline. Its settings come from the one place every git dcx
+runs takes them from (``dcx.core.gitcmd``: hooks, file-system monitor,
+signing, ssh, askpass, credential helpers, alternate-refs command, external
+diff, editors, pager and every protocol switched off — SPEC §3.7); on top of
+them git runs here:
 
 - with ``--git-dir`` given (no discovery, no work tree, no index) and
   ``--no-optional-locks`` (a scan never writes the repository, not even the
   index refresh ``git status`` would do);
 - without system or global config (``GIT_CONFIG_NOSYSTEM``,
   ``GIT_CONFIG_GLOBAL=/dev/null``): a user's ``~/.gitconfig`` cannot change
-  what a scan sees or run anything; the repository's own config still
-  applies (object format, alternates, packed refs);
-- without hooks (``core.hooksPath=/dev/null``), pager (``--no-pager``),
-  replace objects (``--no-replace-objects``: authority is the objects as
-  written), external diff drivers or textconv, terminal prompts, and with
-  literal pathspecs (a locator ``path`` is a path, never a glob);
-- in the C locale.
+  what a scan sees; the repository's own config still applies (object
+  format, alternates, packed refs) under the settings above;
+- without replace objects (``--no-replace-objects``: authority is the objects
+  as written), and with literal pathspecs (a locator ``path`` is a path,
+  never a glob). Only plumbing that applies no filter or textconv reads
+  content (``cat-file --batch`` without ``--filters``, ``diff-tree`` raw).
 
 Plumbing commands (``rev-parse``, ``rev-list``, ``merge-base``,
 ``diff-tree``, ``ls-tree``, ``cat-file --batch``/``--batch-check``), whose
@@ -42,12 +45,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from dcx.core import gitcmd
 from dcx.core.workspace import DC_DIR, Workspace
 from dcx.sources.gitlocate import clean_rel, find_git_dir, normalise_path
 
 __all__ = ["MODE_FILE", "GitError", "Repo", "clean_rel", "find_git_dir", "normalise_path"]
 
-MIN_GIT = (2, 32)  # GIT_CONFIG_GLOBAL
+MIN_GIT = gitcmd.MIN_GIT
 LIST_CAP = (
     256 * 1024 * 1024
 )  # bytes of ls-tree / diff-tree output: past it a repository is "too large"
@@ -61,34 +65,18 @@ MODE_FILE = (b"100644", b"100755")
 MODE_SYMLINK = b"120000"
 MODE_SUBMODULE = b"160000"
 
-GIT_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_SYSTEM": os.devnull,
-    "HOME": os.devnull,  # and no ~/.gitconfig to find even for a git that predates GIT_CONFIG_GLOBAL
-    "XDG_CONFIG_HOME": os.devnull,
-    "GIT_OPTIONAL_LOCKS": "0",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_LITERAL_PATHSPECS": "1",
-    "GIT_NO_REPLACE_OBJECTS": "1",
-    "GIT_ATTR_NOSYSTEM": "1",
-    "GIT_PAGER": "cat",
-    "PAGER": "cat",
-    "GIT_NO_LAZY_FETCH": "1",
-    "LC_ALL": "C",
-}
-GIT_OPTIONS = (
-    "--no-pager",
-    "--no-optional-locks",
-    "--no-replace-objects",
-    "--literal-pathspecs",
-    "-c",
-    "core.hooksPath=" + os.devnull,
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "protocol.allow=never",
+GIT_ENV = gitcmd.env(
+    {
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_SYSTEM": os.devnull,
+        "HOME": os.devnull,  # no ~/.gitconfig to find even for a git that predates GIT_CONFIG_GLOBAL
+        "XDG_CONFIG_HOME": os.devnull,
+        "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_LITERAL_PATHSPECS": "1",
+        "GIT_NO_REPLACE_OBJECTS": "1",
+    }
 )
+GIT_FLAGS = ("--no-optional-locks", "--no-replace-objects", "--literal-pathspecs")
 
 # reason codes (docs/sources.md lists each)
 GIT_UNAVAILABLE = "git_unavailable"
@@ -207,7 +195,8 @@ class Repo:
         )
 
     def _argv(self, args: list[str]) -> list[str]:
-        return ["git", f"--git-dir={self.git_dir}", *GIT_OPTIONS, *args]
+        _require_git()
+        return gitcmd.argv(args, flags=(f"--git-dir={self.git_dir}", *GIT_FLAGS))
 
     @staticmethod
     def _remaining(deadline: float) -> float:
@@ -570,6 +559,21 @@ class Repo:
     # -- blobs ---------------------------------------------------------------
 
 
+_VERSION_OK: bool | None = None  # asked once per process
+
+
+def _require_git() -> None:
+    """A git too old to honour dcx's settings never runs in a source repository (SPEC §3.7)."""
+    global _VERSION_OK
+    if _VERSION_OK is None:
+        version = git_version(time.monotonic() + 10.0)
+        if version is None:
+            raise GitError(GIT_UNAVAILABLE)
+        _VERSION_OK = not gitcmd.too_old(version)
+    if not _VERSION_OK:
+        raise GitError(GIT_TOO_OLD)
+
+
 def git_version(deadline: float) -> tuple[int, ...] | None:
     """git's version, or None when no git can be run."""
     from dcx.core.process import run_bounded
@@ -579,12 +583,7 @@ def git_version(deadline: float) -> tuple[int, ...] | None:
     )
     if not outcome.ok:
         return None
-    words = outcome.stdout.decode("ascii", "replace").split()
-    numbers = words[2].split(".") if len(words) >= 3 else []
-    try:
-        return tuple(int(n) for n in numbers[:2])
-    except ValueError:
-        return None
+    return gitcmd.parse_version(outcome.stdout.decode("ascii", "replace"))
 
 
 def locator_filter(locator: dict[str, Any]) -> tuple[str | None, Callable[[str], bool] | None]:

@@ -102,20 +102,33 @@ def pin_key(ws: Workspace, key_id: str, *, replace: bool = False) -> bool:
     return True
 
 
+def _missing(ws: Workspace, why: str) -> NoWorkspace:
+    return NoWorkspace(
+        f"{ws.rel(ws.key_path)} is missing but {why}",
+        code="key_missing",
+        hint="import this goal's key with `dcx key import FILE` (never a new one: refs would not compare)",
+    )
+
+
+def mint_refused(ws: Workspace) -> NoWorkspace | None:
+    """Why this host may not mint a key (the goal pins one, or packets exist), or None (SPEC §2, §16)."""
+    pinned = pinned_key_id(ws)
+    if pinned is not None:
+        return _missing(ws, f"this goal's key {pinned} is pinned in workspace.toml")
+    if _has_packets(ws):
+        return _missing(ws, "packets exist")
+    return None
+
+
 def load_key(ws: Workspace, *, create: bool = True) -> Key:
     """The workspace key; minted on first use only while no packet exists and no key is pinned."""
     try:
         secret = ws.key_path.read_bytes()
     except FileNotFoundError:
-        pinned = pinned_key_id(ws)
-        if create and pinned is None and not _has_packets(ws):
+        refused = mint_refused(ws)
+        if create and refused is None:
             return create_key(ws)
-        why = f"this goal's key {pinned} is pinned in workspace.toml" if pinned else "packets exist"
-        raise NoWorkspace(
-            f"{ws.rel(ws.key_path)} is missing but {why}",
-            code="key_missing",
-            hint="import this goal's key with `dcx key import FILE` (never a new one: refs would not compare)",
-        ) from None
+        raise (refused or _missing(ws, "packets exist")) from None
     if len(secret) != KEY_BYTES:
         raise NoWorkspace(
             f"{ws.rel(ws.key_path)} is not a {KEY_BYTES}-byte key",

@@ -127,6 +127,20 @@ def test_comment_edit_of_the_profile_is_not_a_change(dcx, ready) -> None:
 
 
 def test_cursor_moved_after_prepare_is_refused(dcx, ready) -> None:
+    from tests.support.cycle import run_cycle
+
+    root, event_id = ready
+    runbook = root / "docs" / "runbook-ttl-rollback.md"
+    runbook.write_text(runbook.read_text() + "\nA later edit.\n")
+    run_cycle(
+        root, "another-decision", edit_authority=False
+    )  # its commit moves the acting agent's cursor
+    _refused(dcx, root, event_id, "cursor_moved")
+
+
+def test_a_hand_moved_cursor_is_unbacked_and_refused(dcx, ready) -> None:
+    """A cursor no receipt names (edited by hand, or its receipt dropped by a force-push): commit refuses
+    with the repair hint rather than absorb on top of it (SPEC §16 v4)."""
     from dcx.core.workspace import Workspace
     from dcx.state.cursors import write_cursors
 
@@ -134,7 +148,7 @@ def test_cursor_moved_after_prepare_is_refused(dcx, ready) -> None:
     write_cursors(
         Workspace(root), {"source:authority:docs": "tree:" + "f" * 64}, "agent-a"
     )  # the acting agent's
-    _refused(dcx, root, event_id, "cursor_moved")
+    _refused(dcx, root, event_id, "cursor_unbacked")
 
 
 def test_tampered_packet_is_refused(dcx, ready) -> None:

@@ -75,6 +75,8 @@ def test_no_review_yet(ws: Path) -> None:
     row, totals = measured(ws)
     assert row == {
         "receipts": 0,
+        "dispositions": {"approve": 0, "reject": 0, "defer": 0, "no_change": 0},
+        "approved": False,
         "disposition": None,
         "settled_at": None,
         "proposal_reviewed": False,
@@ -100,6 +102,8 @@ def test_a_settled_decision(ws: Path, flag: str, disposition: str, due: bool) ->
     row, totals = measured(ws)
     assert row == {
         "receipts": 1,
+        "dispositions": {"approve": 0, "reject": 0, "defer": 0, "no_change": 0, disposition: 1},
+        "approved": disposition == "approve",
         "disposition": disposition,
         "settled_at": GATED_AT,
         "proposal_reviewed": True,

@@ -128,8 +128,8 @@ def _mcp_run(root: Path, errlog) -> dict:
             out["review"] = data(
                 await c.call_tool("review", {"decision_id": D, "gate_event": event_id})
             )
-            out["replay"] = data(
-                await c.call_tool("review", {"decision_id": D, "gate_event": event_id})
+            out["replay"] = data(  # a unique prefix of the gate's id, as `dcx log` prints it
+                await c.call_tool("review", {"decision_id": D, "gate_event": event_id[:18]})
             )
             out["log"] = data(await c.call_tool("log", {"decision_id": D}))
             out["verify"] = data(await c.call_tool("verify", {}))
@@ -161,7 +161,7 @@ def _cli_run(root: Path) -> None:
     )
     dcx("propose", "--decision-id", D, "--from", str(root / "proposal.json"))
     gate = dcx.json("gate", "--decision-id", D, "--approve", "--by", PERSON, "--summary", SUMMARY)
-    dcx("review", "--decision-id", D, "--gate-event", gate["data"]["event"]["event_id"])
+    dcx("review", "--decision-id", D, "--gate-event", gate["data"]["event"]["event_id"][:18])
     dcx("abandon", "--decision-id", D, "--summary", GIVEN_UP)
 
 

@@ -105,7 +105,12 @@ def test_identical_evidence_on_two_hosts_commits_by_local_companion(tmp_path: Pa
         registry.write(REGISTRY_EXTRA)
     a.edit_authority()
     b.edit_authority()
-    asm_a, asm_b = parallel(lambda: a.prepare(D), lambda: b.prepare(D))
+    # one chain nonce on both (DCX_CHAIN_NONCE, as in a demo): without it the two evidence packets differ
+    same = {"DCX_CHAIN_NONCE": "ab" * 16}
+    asm_a, asm_b = (
+        h.json("prepare", "--decision-id", D, "--auto-rebase", env=same)["data"]["assembly"]
+        for h in (a, b)
+    )
     assert asm_a["evidence"]["packet_ref"] == asm_b["evidence"]["packet_ref"]
     assert asm_a["assembly_ref"] != asm_b["assembly_ref"]
     a.share("A prepared")
@@ -149,7 +154,7 @@ def test_force_push_leaves_cursor_unbacked_and_repair_rewinds_it(tmp_path: Path)
     before = a.git("rev-parse", "HEAD").stdout.strip()
     a.edit_authority()
     a.prepare(D)
-    a.through_commit(D)
+    dropped = a.through_commit(D)["receipt"]["sources"][0]["cursor_after_ref"]
     a.git("add", "-A")
     a.git("commit", "-q", "-m", "decided, authority edited")
     a.git("push", "-q", "origin", "HEAD:main")
@@ -163,10 +168,11 @@ def test_force_push_leaves_cursor_unbacked_and_repair_rewinds_it(tmp_path: Path)
         {"code": "cursor_unbacked", "agent_id": "agent-a", "source_id": "source:authority:docs"}
     ]
     assert any(w.startswith("cursor_unbacked") for w in verified["warnings"])
-    repaired = a.json("verify", "--repair")["data"]
-    assert repaired["rewound_cursors"] == [
-        {"agent_id": "agent-a", "source_id": "source:authority:docs", "rewound_to": "none"}
-    ]
+    text = a.run("verify", "--repair").stdout  # the repair says what it rewound: source, from, to
+    assert (
+        f"rewound the cursor of source:authority:docs (agent-a) from {dropped} to none" in text
+    ), text
+    assert a.json("verify", "--repair")["data"]["rewound_cursors"] == []  # nothing left to rewind
     assert a.json("verify")["data"]["unbacked_cursors"] == []
     again = a.prepare(D)  # re-reads the change the vanished receipt had absorbed, and commits it
     assert any(r["disposition"] == "ready_after_writeback" for r in again["checkpoint"]["rows"])
@@ -306,6 +312,14 @@ def test_log_shows_who_did_what_and_keeps_two_agents_chains_apart(tmp_path: Path
         )
     text = a.run("log", "--decision-id", D).stdout
     assert "by agent-a" in text and "by agent-b" in text and text.count("chain of evidence") == 2
+    # each chain's label is a prefix `dcx show` resolves to that chain's evidence
+    labels = [
+        line.split("chain of evidence ")[1].split()[0]
+        for line in text.splitlines()
+        if "chain of evidence" in line
+    ]
+    shown = {a.json("show", label)["packet_ref"] for label in labels}
+    assert shown == {ev_a, ev_b}
 
 
 def test_repair_rewinds_to_the_newest_cursor_a_receipt_still_backs(tmp_path: Path) -> None:
@@ -315,14 +329,14 @@ def test_repair_rewinds_to_the_newest_cursor_a_receipt_still_backs(tmp_path: Pat
     a.run("index")
     a.edit_authority()
     a.prepare("first")
-    a.through_commit("first")
+    first = a.through_commit("first")["receipt"]
     a.record("first decided")
     a.git("push", "-q", "origin", "HEAD:main")
     kept = a.git("rev-parse", "HEAD").stdout.strip()
     first_cursor = a.cursor_files()["agent-a"]
     a.edit_authority("stays above 350 ms", "stays above 300 ms")
     a.prepare("second")
-    a.through_commit("second")
+    second = a.through_commit("second")["receipt"]
     a.record("second decided")
     a.git("push", "-q", "origin", "HEAD:main")
     a.git(
@@ -335,9 +349,27 @@ def test_repair_rewinds_to_the_newest_cursor_a_receipt_still_backs(tmp_path: Pat
     assert [r["source_id"] for r in a.json("verify")["data"]["unbacked_cursors"]] == [
         "source:authority:docs"
     ]
+    cursor_file = a.dc / "private" / "cursors" / "agent-a.json"
+    unbacked = cursor_file.read_bytes()
+    text = a.run(
+        "verify", "--repair"
+    ).stdout  # says source, agent, from, to and the backing receipt
+    assert (
+        f"rewound the cursor of source:authority:docs (agent-a) from "
+        f"{second['sources'][0]['cursor_after_ref']} to {first['sources'][0]['cursor_after_ref']} "
+        f"(the cursor after receipt {first['receipt_ref']})"
+    ) in text, text
+    cursor_file.write_bytes(unbacked)  # back to the unbacked state, for the JSON run
     rewound = a.json("verify", "--repair")["data"]["rewound_cursors"]
     assert rewound == [
-        {"agent_id": "agent-a", "source_id": "source:authority:docs", "rewound_to": "backed_cursor"}
+        {
+            "agent_id": "agent-a",
+            "source_id": "source:authority:docs",
+            "rewound_to": "backed_cursor",
+            "from_cursor_ref": second["sources"][0]["cursor_after_ref"],
+            "to_cursor_ref": first["sources"][0]["cursor_after_ref"],
+            "backed_by": first["receipt_ref"],
+        }
     ]
     assert a.cursor_files()["agent-a"] == first_cursor
     again = a.prepare("second")  # only what the dropped receipt had absorbed is offered again

@@ -121,3 +121,45 @@ def test_the_first_host_publishes_a_branch_its_origin_does_not_have_yet(tmp_path
         and again.json()["data"]["upstream"] == "tracked"
         and not again.json()["warnings"]
     )
+
+
+def test_sync_merges_with_its_own_message_never_the_remotes_url(tmp_path: Path) -> None:
+    """SPEC §3.7: a merge commit sync makes names the branches, never the remote's URL (a local path)."""
+    goal = Goal(tmp_path)
+    a = goal.host("host-a")
+    b = goal.host("host-b", agent="agent-b")
+    a.run("index")
+    b.run("index")
+    b.prepare("purge-retry")
+    b.run("sync", "--push")
+    a.prepare(D)
+    a.run("sync")
+    parents = a.git("log", "-1", "--format=%P").stdout.split()
+    message = a.git("log", "-1", "--format=%B").stdout.strip()
+    assert len(parents) == 2, message
+    assert message == "dcx sync: merge origin/main into main"
+    assert str(goal.origin) not in a.git("log", "--format=%B").stdout
+
+
+def test_sync_stages_only_what_dcx_writes(tmp_path: Path) -> None:
+    """SPEC §3.7: any other file under .decision-context/ is refused, named, and nothing is committed."""
+    goal = Goal(tmp_path)
+    a = goal.host("host-a")
+    a.run("index")
+    a.prepare(D)
+    head = a.git("rev-parse", "HEAD").stdout
+    for stray in ("notes.md", "packets/evidence/draft.json", "decisions/UPPER.jsonl"):
+        path = a.dc / stray
+        path.write_text("{}\n")
+        refused = a.json("sync", ok=False)
+        assert refused["error"]["code"] == "sync_foreign_file", refused
+        assert f".decision-context/{stray}" in refused["error"]["message"]
+        assert a.git("rev-parse", "HEAD").stdout == head
+        path.unlink()
+    a.record("prepared")  # the packets are tracked now; dcx never deletes one
+    gone = next((a.dc / "packets" / "manifest").glob("*.json"))
+    gone.unlink()
+    refused = a.json("sync", ok=False)
+    assert (
+        refused["error"]["code"] == "sync_foreign_file" and gone.name in refused["error"]["message"]
+    )

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tests.support.workspace import FIXED_NOW
+from tests.support.workspace import FIXED_CHAIN_NONCE, FIXED_NOW
 
 DCX_EXE = shutil.which("dcx", path=str(Path(sys.executable).parent)) or "dcx"
 
@@ -107,6 +107,7 @@ class Runner:
         self.env = {
             **unset,
             "DCX_NOW": FIXED_NOW,
+            "DCX_CHAIN_NONCE": FIXED_CHAIN_NONCE,
             "DCX_AGENT_ID": "agent-a",
             "COLUMNS": "120",
             "NO_COLOR": "1",

@@ -13,12 +13,17 @@ from typing import IO, Any
 import anyio
 
 from tests.support.cli import DCX_EXE
-from tests.support.workspace import FIXED_NOW
+from tests.support.workspace import FIXED_CHAIN_NONCE, FIXED_NOW
 
 
 def server_env(**extra: str) -> dict[str, str]:
     """What the host gives the server: the SDK's default environment (HOME, PATH…) plus these."""
-    return {"DCX_NOW": FIXED_NOW, "HOME": os.environ["HOME"], **extra}
+    return {
+        "DCX_NOW": FIXED_NOW,
+        "DCX_CHAIN_NONCE": FIXED_CHAIN_NONCE,
+        "HOME": os.environ["HOME"],
+        **extra,
+    }
 
 
 @asynccontextmanager

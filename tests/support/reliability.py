@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from tests.support.cli import DCX_EXE
-from tests.support.workspace import FIXED_NOW, copy_example
+from tests.support.workspace import FIXED_CHAIN_NONCE, FIXED_NOW, copy_example
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
@@ -56,6 +56,7 @@ def base_env(home: Path) -> dict[str, str]:
         {
             "HOME": str(home),
             "DCX_NOW": FIXED_NOW,
+            "DCX_CHAIN_NONCE": FIXED_CHAIN_NONCE,
             "DCX_AGENT_ID": AGENT,
             "NO_COLOR": "1",
             "COLUMNS": "120",

@@ -16,6 +16,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / ".dcx-example"
 FIXED_NOW = "2026-11-29T18:00:00Z"
+FIXED_CHAIN_NONCE = "c4a1" * 8  # DCX_CHAIN_NONCE: the evidence's chain nonce, fixed like the clock
 FIXED_KEY = bytes(range(32))
 # the example agent's Ed25519 signing key (SPEC §18): a fixed seed, so statements, their
 # signatures (deterministic, RFC 8032) and the signer file are the same on every run
