@@ -29,14 +29,11 @@ def _log_internal(g: Globals, exc: BaseException) -> str | None:
         from datetime import UTC, datetime
 
         ws = g.ws()
-        from dcx.core.fsutil import ensure_dir
+        from dcx.core.fsutil import atomic_write
 
-        ensure_dir(ws.log_dir)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         path = ws.log_dir / f"internal-{stamp}-{secrets.token_hex(3)}.log"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write("".join(traceback.format_exception(exc)))
+        atomic_write(path, "".join(traceback.format_exception(exc)).encode(), mode=0o600)
         return ws.rel(path)
     except Exception:
         return None

@@ -10,14 +10,19 @@ class Globals:
     9 ms of a read-only command's start-up, issue 18).
     """
 
-    __slots__ = ("no_color", "verbose", "workspace")
+    __slots__ = ("allow_linked", "no_color", "verbose", "workspace")
 
     def __init__(
-        self, workspace: str | None = None, verbose: int = 0, no_color: bool = False
+        self,
+        workspace: str | None = None,
+        verbose: int = 0,
+        no_color: bool = False,
+        allow_linked: bool = False,
     ) -> None:
         self.workspace = workspace
         self.verbose = verbose
         self.no_color = no_color
+        self.allow_linked = allow_linked  # --allow-linked-workspace (SPEC §3.5 v4)
 
     def __repr__(self) -> str:
         return f"Globals(workspace={self.workspace!r}, verbose={self.verbose!r}, no_color={self.no_color!r})"
@@ -34,10 +39,12 @@ class Globals:
     __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
 
     def ws(self):  # -> Workspace; imported lazily to keep --help light
+        from dcx.core.fsutil import begin_command
         from dcx.core.public import bind_goal_root, bind_private_values
         from dcx.core.workspace import find_workspace
         from dcx.state.privacy import LazyPrivateValues
 
+        begin_command(allow_linked=self.allow_linked)
         found = find_workspace(self.workspace)
         bind_goal_root(str(found.root))
         bind_private_values(

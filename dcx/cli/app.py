@@ -221,8 +221,22 @@ def build_app() -> typer.Typer:
                 "--version", callback=_version, is_eager=True, help="Print the version and exit."
             ),
         ] = False,
+        allow_linked_workspace: Annotated[
+            bool,
+            typer.Option(
+                "--allow-linked-workspace",
+                envvar="DCX_ALLOW_LINKED_WORKSPACE",
+                help="Let .decision-context/ or its private/ be a link to another disk "
+                "(env DCX_ALLOW_LINKED_WORKSPACE=1); no other link is ever followed.",
+            ),
+        ] = False,
     ) -> None:
-        ctx.obj = Globals(workspace=workspace, verbose=verbose, no_color=no_color)
+        ctx.obj = Globals(
+            workspace=workspace,
+            verbose=verbose,
+            no_color=no_color,
+            allow_linked=allow_linked_workspace,
+        )
 
     for module_name, name in COMMANDS:
         module = import_module(f"dcx.cli.{module_name}")

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from dcx.core.errors import InvalidInput
+from dcx.core.fsutil import read_text
 from dcx.core.lazyre import LazyPattern
 
 TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
@@ -130,7 +131,7 @@ def load_toml(path: Path, display: str) -> tuple[dict[str, Any], str]:
     """Parse a TOML file; a syntax error is exit 2 naming the file and line."""
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except UnicodeDecodeError:
         raise InvalidInput(f"{display}: not UTF-8 text", code="invalid_toml") from None
     return parse_toml(text, display), text

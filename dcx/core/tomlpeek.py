@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dcx.core.fsutil import read_text
+
 
 def may_set(path: Path, *names: str) -> bool:
     """False only when ``path`` is missing or its text spells none of ``names`` and no escape.
@@ -23,7 +25,7 @@ def may_set(path: Path, *names: str) -> bool:
     Unreadable or non-UTF-8 files answer True: the full read reports them as it always has.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         return False
     except (OSError, UnicodeDecodeError):

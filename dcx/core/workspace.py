@@ -12,6 +12,7 @@ from functools import cached_property
 from pathlib import Path
 
 from dcx.core.errors import InvalidInput, NoWorkspace
+from dcx.core.fsutil import read_text
 
 TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
 if TYPE_CHECKING:
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 
 DC_DIR = ".decision-context"
 WORKSPACE_SCHEMA = "dcx_workspace_v0"
+# the entries of .decision-context/ that never leave the machine; everything else is the public tree
+PRIVATE_NAMES = ("private", "profile.toml", "sources.toml")
 KEY_BYTES = 32
 GOAL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
@@ -126,7 +129,7 @@ class Workspace:
         from dcx.core.tomlpeek import simple_table
 
         try:
-            text = self.workspace_toml.read_text(encoding="utf-8")
+            text = read_text(self.workspace_toml)
         except FileNotFoundError:
             raise NoWorkspace(
                 f"{DC_DIR}/workspace.toml is missing",
@@ -170,7 +173,7 @@ def find_workspace(explicit: str | None = None, *, cwd: Path | None = None) -> W
         if start.name == DC_DIR:
             start = start.parent
         if (start / DC_DIR).is_dir():
-            return Workspace(start.resolve())
+            return _checked(Workspace(start.resolve()))
         raise NoWorkspace(
             f"no {DC_DIR}/ folder in the directory given by {'-C' if explicit else 'DCX_WORKSPACE'}",
             hint="run `dcx init` there first",
@@ -178,11 +181,19 @@ def find_workspace(explicit: str | None = None, *, cwd: Path | None = None) -> W
     here = (cwd or Path.cwd()).resolve()
     for candidate in (here, *here.parents):
         if (candidate / DC_DIR).is_dir():
-            return Workspace(candidate)
+            return _checked(Workspace(candidate))
     raise NoWorkspace(
         f"no {DC_DIR}/ folder here or in any parent directory",
         hint="run `dcx init` in the goal's root directory",
     )
+
+
+def _checked(ws: Workspace) -> Workspace:
+    """``.decision-context`` linked elsewhere is refused unless allowed (SPEC §3.5 v4)."""
+    from dcx.core.fsutil import check_workspace_root
+
+    check_workspace_root(ws.root)
+    return ws
 
 
 def goal_id_from_name(name: str) -> str:

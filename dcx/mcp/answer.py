@@ -15,7 +15,6 @@ the messages of its exceptions left out, goes to ``private/log/``.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import traceback
 from datetime import UTC, datetime
@@ -77,16 +76,15 @@ def internal(ws: Workspace, exc: BaseException) -> Answer:
 def _log_internal(ws: Workspace, exc: BaseException) -> str | None:
     """The stack only: exception messages are left out (they may hold transient content)."""
     try:
-        ws.log_dir.mkdir(parents=True, exist_ok=True)
+        from dcx.core.fsutil import atomic_write
+
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         path = ws.log_dir / f"internal-mcp-{stamp}-{secrets.token_hex(3)}.log"
         lines = []
         for one in _chain(exc):
             lines += traceback.format_tb(one.__traceback__)
             lines.append(f"{type(one).__module__}.{type(one).__qualname__} (message not logged)\n")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write("".join(lines))
+        atomic_write(path, "".join(lines).encode(), mode=0o600)  # never through a link
         return ws.rel(path)
     except Exception:
         return None

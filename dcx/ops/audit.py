@@ -16,32 +16,36 @@ import contextlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from dcx.core import public
 from dcx.core.errors import ExitCode
-from dcx.core.fsutil import is_temp
+from dcx.core.fsutil import foreign_entries, is_temp, read_bytes
 from dcx.core.result import Result
-from dcx.core.workspace import DC_DIR, Workspace
+from dcx.core.workspace import DC_DIR, PRIVATE_NAMES, Workspace
 
 SHINGLE = 12
-PRIVATE_NAMES = {"private", "profile.toml", "sources.toml"}
+PUBLIC_SYMLINK = "public_symlink: a link or special file; dcx never follows or reads it"
+
 WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 def public_files(ws: Workspace) -> Iterator[Path]:
+    """Every regular file of the public tree; links and special files are never opened (they are
+    findings of their own, ``public_symlink``)."""
     for directory, dirnames, filenames in os.walk(ws.dc):
         here = Path(directory)
         if here == ws.dc:
             dirnames[:] = [d for d in dirnames if d not in PRIVATE_NAMES]
-        dirnames.sort()
+        dirnames[:] = sorted(d for d in dirnames if not (here / d).is_symlink())
         for name in sorted(filenames):
             path = here / name
             if here == ws.dc and name in PRIVATE_NAMES:
                 continue
-            if name.endswith(".lock") or is_temp(path):
+            if name.endswith(".lock") or is_temp(path) or not stat.S_ISREG(path.lstat().st_mode):
                 continue
             yield path
 
@@ -94,7 +98,13 @@ class Secrets:
                 self._git_text(ws, source)
                 continue
             try:
-                result = walk(ws, source.source_id, source.locator, max_scan_bytes=4 * 1024 * 1024)
+                result = walk(
+                    ws,
+                    source.source_id,
+                    source.locator,
+                    max_scan_bytes=4 * 1024 * 1024,
+                    save_cache=False,
+                )  # audit reads; it writes nothing, not even the stat cache
             except (LocatorError, OSError):
                 continue
             for rel in result.files:
@@ -152,7 +162,7 @@ def _windows(text: str) -> Iterator[tuple[str, ...]]:
 
 
 def _findings(path: Path, secrets: Secrets) -> Iterator[tuple[str, str]]:
-    data = path.read_bytes()
+    data = read_bytes(path)
     text = data.decode("utf-8", errors="replace")
     if path.suffix == ".json":
         try:
@@ -185,6 +195,8 @@ def audit(*, ws: Workspace) -> Result:
     secrets = Secrets(ws)
     findings = []
     scanned = 0
+    for rel in foreign_entries(ws.dc, skip=PRIVATE_NAMES):
+        findings.append({"file": rel, "field": "(file)", "problem": PUBLIC_SYMLINK})
     for path in public_files(ws):
         scanned += 1
         for field, problem in _findings(path, secrets):

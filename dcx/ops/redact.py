@@ -17,7 +17,7 @@ from typing import Any
 from dcx.core.clock import Clock
 from dcx.core.errors import Refused
 from dcx.core.fields import DECISION_ID_RE
-from dcx.core.fsutil import atomic_write, file_lock
+from dcx.core.fsutil import atomic_write, file_lock, read_bytes
 from dcx.core.public import TOKEN_RE, check_token
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
@@ -54,7 +54,7 @@ def redact(*, ws: Workspace, ref: str, reason_code: str, clock: Clock, wait: flo
             hint="run `dcx verify` to list missing and corrupt packets",
         )
     with file_lock(path, wait=wait, display=ws.rel(path)):
-        data = path.read_bytes()
+        data = read_bytes(path)
         try:
             packet = json.loads(data)
         except (ValueError, UnicodeDecodeError):

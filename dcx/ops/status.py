@@ -10,7 +10,7 @@ import os
 
 from dcx import cycle
 from dcx.core.errors import ExitCode
-from dcx.core.fsutil import is_temp, read_lines
+from dcx.core.fsutil import is_temp, read_bytes, read_lines
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.state.activation import activation
@@ -29,9 +29,7 @@ def is_preview(ws: Workspace, assembly_ref: str | None) -> bool:
         return False
     try:
         return (
-            json.loads((ws.packets / "assembly" / f"{assembly_ref}.json").read_bytes()).get(
-                "preview"
-            )
+            json.loads(read_bytes(ws.packets / "assembly" / f"{assembly_ref}.json")).get("preview")
             is True
         )
     except (OSError, ValueError, AttributeError):
@@ -52,7 +50,7 @@ def _outcomes(ws: Workspace, refs: list[str]) -> list[dict[str, Any]]:
     out = []
     for ref in refs:
         try:
-            packet = json.loads((ws.packets / "outcome" / f"{ref}.json").read_bytes())
+            packet = json.loads(read_bytes(ws.packets / "outcome" / f"{ref}.json"))
         except (OSError, ValueError):
             continue
         if isinstance(packet, dict):
@@ -123,7 +121,7 @@ def key_ids(ws: Workspace) -> dict[str, Any]:
     from dcx.state.keys import KEY_BYTES, Key, pinned_key_id
 
     try:
-        secret = ws.key_path.read_bytes()
+        secret = read_bytes(ws.key_path)
     except OSError:
         secret = b""
     local = Key(secret).key_id if len(secret) == KEY_BYTES else None
@@ -158,7 +156,7 @@ def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Resul
     if not cursor_file.exists():
         cursor_file = ws.cursors  # not migrated yet (SPEC §16)
     try:
-        cursors = json.loads(cursor_file.read_text())
+        cursors = json.loads(read_bytes(cursor_file))
         cursor_count = len(cursors.get("cursors", cursors)) if isinstance(cursors, dict) else 0
     except (FileNotFoundError, ValueError):
         cursor_count = 0

@@ -31,10 +31,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from dcx.core.canonical import REF_RE, digest_hex
-from dcx.core.errors import ExitCode
-from dcx.core.fsutil import atomic_write, ensure_dir, file_lock, read_lines
+from dcx.core.errors import ExitCode, WorkspaceSymlink
+from dcx.core.fsutil import (
+    atomic_write,
+    ensure_dir,
+    file_lock,
+    foreign_entries,
+    preflight,
+    read_bytes,
+    read_lines,
+)
 from dcx.core.result import Result
-from dcx.core.workspace import Workspace
+from dcx.core.workspace import PRIVATE_NAMES, Workspace
 from dcx.packets import BY_PREFIX, KINDS
 from dcx.state import events
 from dcx.state.redaction import is_stub
@@ -88,7 +96,7 @@ class Checker:
             if why:
                 self.problem(path, why, ref=path.stem)
                 continue
-            packet = json.loads(path.read_bytes())
+            packet = json.loads(read_bytes(path))
             if packet.get("goal_id") != self.ws.goal_id:
                 self.problem(path, "belongs to another goal", ref=path.stem, field="goal_id")
                 continue
@@ -279,7 +287,10 @@ class Checker:
             return 0
         indexes = sorted(self.ws.decisions.glob("*.jsonl"))
         for path in indexes:
-            lines, _ = read_lines(path)
+            try:
+                lines, _ = read_lines(path)
+            except WorkspaceSymlink:
+                continue  # reported as public_symlink
             for number, line in enumerate(lines, start=1):
                 where = f"line {number}"
                 try:
@@ -354,19 +365,37 @@ class Checker:
         return len(distinct)
 
 
+PUBLIC_SYMLINK = "public_symlink: a link or special file; dcx never follows or reads it"
+
+
 def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
+    if repair:
+        preflight(ws.root)  # --repair writes: a link anywhere stops it before it starts (SPEC §3.5)
     checker = Checker(ws)
-    checked = checker.files()
-    checker.links()
-    checker.semantics()
-    checker.reviews()
-    index_count = checker.decision_index()
-    event_count = checker.event_log()
+    links = foreign_entries(ws.dc, skip=PRIVATE_NAMES)
+    for rel in links:
+        checker.problems.append({"file": rel, "problem": PUBLIC_SYMLINK})
+
+    def phase(step: Any, default: Any = None) -> Any:
+        """One check; its input being a reported link skips it (a private link still stops verify)."""
+        try:
+            return step()
+        except WorkspaceSymlink as exc:
+            if exc.path not in links:
+                raise
+            return default
+
+    checked = phase(checker.files, 0)
+    phase(checker.links)
+    phase(checker.semantics)
+    phase(checker.reviews)
+    index_count = phase(checker.decision_index, 0)
+    event_count = phase(checker.event_log, 0)
     repaired: list[str] = []
     for log in (
         [ws.events, *sorted(ws.decisions.glob("*.jsonl"))] if ws.decisions.is_dir() else [ws.events]
     ):
-        _, torn = read_lines(log)
+        torn = phase(lambda log=log: read_lines(log)[1], False)
         if not torn:
             continue
         if repair:
@@ -376,7 +405,7 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
     from dcx.ops.cursorcheck import rewind, unbacked
 
     rewound: list[dict[str, Any]] = []
-    stale_cursors = unbacked(ws)
+    stale_cursors = phase(lambda: unbacked(ws), [])
     if stale_cursors and repair:
         rewound = rewind(ws, stale_cursors, wait=wait)
         stale_cursors = unbacked(ws)
@@ -411,7 +440,7 @@ def _own_key_id(ws: Workspace) -> str | None:
     from dcx.state.keys import Key
 
     try:
-        return Key(ws.key_path.read_bytes()).key_id
+        return Key(read_bytes(ws.key_path)).key_id
     except OSError:
         return None
 
@@ -419,7 +448,7 @@ def _own_key_id(ws: Workspace) -> str | None:
 def _repair(ws: Workspace, log: Path, wait: float) -> str:
     """Move a torn last line to private/log/ — the one rewrite dcx ever does."""
     with file_lock(log, wait=wait, display=ws.rel(log)):
-        data = log.read_bytes()
+        data = read_bytes(log)
         cut = data.rfind(b"\n") + 1
         fragment = data[cut:]
         if fragment:

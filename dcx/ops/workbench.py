@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from dcx.core.clock import Clock
 from dcx.core.errors import InvalidInput, NoWorkspace
+from dcx.core.fsutil import read_text
 from dcx.core.public import check_token
 from dcx.core.result import Result
 from dcx.core.tomlerrors import parse_toml
@@ -69,7 +70,7 @@ def start(*, ws: Workspace, agent_id: str | None) -> Session:
 
 def _profile_text(ws: Workspace) -> str:
     try:
-        return ws.profile.read_text(encoding="utf-8")
+        return read_text(ws.profile)
     except (OSError, UnicodeDecodeError):
         return TEMPLATE.format(goal_id=ws.goal_id)
 

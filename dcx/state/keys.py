@@ -21,7 +21,7 @@ import os
 import blake3
 
 from dcx.core.errors import InvalidInput, NoWorkspace
-from dcx.core.fsutil import atomic_write, file_lock, write_private
+from dcx.core.fsutil import atomic_write, file_lock, read_bytes, read_text, write_private
 from dcx.core.records import NamedTuple
 from dcx.core.workspace import KEY_BYTES, Workspace
 
@@ -65,7 +65,7 @@ def pinned_key_id(ws: Workspace) -> str | None:
     import tomllib
 
     try:
-        value = tomllib.loads(ws.workspace_toml.read_text(encoding="utf-8")).get("key_id")
+        value = tomllib.loads(read_text(ws.workspace_toml)).get("key_id")
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     if isinstance(value, str) and len(value) == 8 and set(value) <= _HEX8:
@@ -88,7 +88,7 @@ def pin_key(ws: Workspace, key_id: str, *, replace: bool = False) -> bool:
     lock = ws.private / "workspace.toml"  # the lock file stays private (never a stray public file)
     with file_lock(lock, display=ws.rel(lock)):
         try:
-            before = ws.workspace_toml.read_text(encoding="utf-8")
+            before = read_text(ws.workspace_toml)
             doc = tomlkit.parse(before)
         except (OSError, ValueError, UnicodeDecodeError):
             return False  # a damaged workspace.toml is Workspace.goal_id's to report
@@ -105,7 +105,7 @@ def pin_key(ws: Workspace, key_id: str, *, replace: bool = False) -> bool:
 def load_key(ws: Workspace, *, create: bool = True) -> Key:
     """The workspace key; minted on first use only while no packet exists and no key is pinned."""
     try:
-        secret = ws.key_path.read_bytes()
+        secret = read_bytes(ws.key_path)
     except FileNotFoundError:
         pinned = pinned_key_id(ws)
         if create and pinned is None and not _has_packets(ws):
@@ -162,7 +162,7 @@ def import_hex(ws: Workspace, data: bytes | str, *, force: bool = False) -> Key:
             code="key_mismatch",
             hint="import the key the goal's other hosts export (`dcx key export`), or pass --force",
         )
-    if ws.key_path.exists() and ws.key_path.read_bytes() != secret and not force:
+    if ws.key_path.exists() and read_bytes(ws.key_path) != secret and not force:
         raise InvalidInput(
             f"{ws.rel(ws.key_path)} already holds a different key",
             code="key_exists",

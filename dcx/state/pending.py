@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dcx.core.errors import Refused
+from dcx.core.errors import Refused, WorkspaceSymlink
 from dcx.core.fields import Any_, Ref, Shape, Token
-from dcx.core.fsutil import write_private
+from dcx.core.fsutil import read_bytes, unlink, write_private
 from dcx.core.workspace import Workspace
 
 TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
@@ -75,7 +75,7 @@ def write(ws: Workspace, body: dict[str, Any]) -> None:
 def read(ws: Workspace, assembly_ref: str) -> dict[str, Any]:
     path = path_for(ws, assembly_ref)
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(read_bytes(path))
         if data.get("schema_version") != SCHEMA:
             raise ValueError
         return SHAPE.check(data)
@@ -85,9 +85,11 @@ def read(ws: Workspace, assembly_ref: str) -> dict[str, Any]:
             code="pending_missing",
             hint="commit runs on the host that prepared the decision; prepare again here",
         ) from None
+    except WorkspaceSymlink:
+        raise
     except Exception:
         raise Refused(f"{ws.rel(path)} is damaged", code="pending_mismatch") from None
 
 
 def remove(ws: Workspace, assembly_ref: str) -> None:
-    path_for(ws, assembly_ref).unlink(missing_ok=True)
+    unlink(path_for(ws, assembly_ref), missing_ok=True)

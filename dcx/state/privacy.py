@@ -22,6 +22,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from dcx.core.fsutil import read_bytes
 from dcx.core.workspace import Workspace
 
 TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
@@ -88,7 +89,7 @@ def collect(ws: Workspace) -> PrivateValues:
     found = PrivateValues()
     found.add(str(ws.root.resolve()), "goal root path")
     with contextlib.suppress(OSError):
-        found.add(ws.key_path.read_bytes().hex(), "workspace key")
+        found.add(read_bytes(ws.key_path).hex(), "workspace key")
     try:
         registry = load_registry(ws)
         profile = load_profile(ws)
@@ -117,7 +118,7 @@ def collect(ws: Workspace) -> PrivateValues:
 
     for cursor_file in all_cursor_files(ws).values():  # the shared file and each agent's (SPEC §16)
         try:
-            cursors = json.loads(cursor_file.read_bytes()).get("cursors", {})
+            cursors = json.loads(read_bytes(cursor_file)).get("cursors", {})
             for value in cursors.values():
                 found.add(value, "cursor value")
                 if isinstance(value, str) and value.startswith("git:"):  # the commit ids inside it

@@ -21,6 +21,7 @@ import json
 import sqlite3
 
 from dcx.core.canonical import keyed_ref
+from dcx.core.fsutil import check_path
 from dcx.core.workspace import Workspace
 from dcx.state.keys import Key
 
@@ -98,6 +99,7 @@ def reveal(ws: Workspace, ref: str) -> list[Any] | None:
     """The private fields behind ``ref``, or None (unknown here, or minted with another key)."""
     if not ws.refs_db.exists():
         return None
+    check_path(ws.refs_db)  # no link on the way (SPEC §3.5 v4); sqlite opens it by name
     conn = sqlite3.connect(f"file:{ws.refs_db}?mode=ro", uri=True)
     try:
         row = conn.execute("SELECT fields FROM refs WHERE ref = ?", (ref,)).fetchone()
@@ -112,6 +114,7 @@ def all_private_values(ws: Workspace) -> list[tuple[str, list[Any]]]:
     """Every recorded (ref, fields): audit looks for these values in public files."""
     if not ws.refs_db.exists():
         return []
+    check_path(ws.refs_db)
     conn = sqlite3.connect(f"file:{ws.refs_db}?mode=ro", uri=True)
     try:
         return [
