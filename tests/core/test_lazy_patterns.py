@@ -57,7 +57,11 @@ def test_visible_is_the_regex_s(text: str, block: bool) -> None:
 
 @given(text=texty)
 def test_json_safe_is_the_regex_s(text: str) -> None:
-    expected = terminal._JSON_EXTRA.compiled().sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    def escape(m: re.Match[str]) -> str:  # UTF-16 code units: a surrogate pair beyond the BMP
+        units = m.group().encode("utf-16-be")
+        return "".join(f"\\u{units[i : i + 2].hex()}" for i in range(0, len(units), 2))
+
+    expected = terminal._JSON_EXTRA.compiled().sub(escape, text)
     assert terminal.json_safe(text) == expected
 
 

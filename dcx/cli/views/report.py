@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from dcx.cli._render import styled
+from dcx.core.terminal import visible
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from dcx.core.result import Result
-
-# C0/C1 controls, DEL and the invisible or reordering characters (SPEC §3.4.1)
-_UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
-)
 
 
 def safe(value: Any) -> str:
@@ -23,7 +18,7 @@ def safe(value: Any) -> str:
     if value is None:
         return "-"
     text = str(value)
-    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return visible(text)  # the one escape rule (SPEC §3.4.1)
 
 
 def _num(value: Any, digits: int = 3) -> str:

@@ -1,0 +1,57 @@
+"""docs/safety.md's tables are generated from the data the code and the tests use.
+
+Each generated block sits between ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->``
+markers; this test renders it again and compares. ``python -m
+tests.security.test_safety_docs`` rewrites the blocks after a change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from tests.support.workspace import REPO
+
+DOC = REPO / "docs" / "safety.md"
+
+
+def _cp(code: int) -> str:
+    return f"U+{code:04X}"
+
+
+def escape_table() -> str:
+    from dcx.core.terminal import ESCAPED, escape_of
+
+    rows = ["| code points | what | shown as |", "|---|---|---|"]
+    for first, last, what in ESCAPED:
+        span = _cp(first) if first == last else f"{_cp(first)}\u2013{_cp(last)}"  # an en dash
+        rows.append(f"| {span} | {what} | `{escape_of(first)}`{'…' if first != last else ''} |")
+    return "\n".join(rows) + "\n"
+
+
+BLOCKS: dict[str, Callable[[], str]] = {"escape-table": escape_table}
+
+
+def _pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(<!-- {name}:begin -->\n)(.*?)(<!-- {name}:end -->)", re.S)
+
+
+def test_the_generated_blocks_match_their_data() -> None:
+    text = DOC.read_text()
+    for name, render in BLOCKS.items():
+        match = _pattern(name).search(text)
+        assert match, f"docs/safety.md has no {name} block"
+        assert match.group(2) == render(), (
+            f"docs/safety.md's {name} block is stale: run `python -m tests.security.test_safety_docs`"
+        )
+
+
+def rewrite() -> None:
+    text = DOC.read_text()
+    for name, render in BLOCKS.items():
+        text = _pattern(name).sub(lambda m, r=render: m.group(1) + r() + m.group(3), text)
+    DOC.write_text(text)
+
+
+if __name__ == "__main__":
+    rewrite()
