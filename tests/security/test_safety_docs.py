@@ -29,7 +29,16 @@ def escape_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-BLOCKS: dict[str, Callable[[], str]] = {"escape-table": escape_table}
+def executable_keys() -> str:
+    from dcx.ops.workbench import EXECUTABLE_KEYS
+
+    return ", ".join(f"`{key}`" for key in sorted(EXECUTABLE_KEYS)) + "\n"
+
+
+BLOCKS: dict[str, Callable[[], str]] = {
+    "escape-table": escape_table,
+    "executable-keys": executable_keys,
+}
 
 
 def _pattern(name: str) -> re.Pattern[str]:
