@@ -69,5 +69,8 @@ def answer(
         hint = f"the traceback is in {where}" if where else "rerun with -v to see the traceback"
         emit_error(InternalError(f"internal error ({type(exc).__name__})", hint=hint), fmt)
         return int(ExitCode.INTERNAL)
+    from dcx.core.notices import drain
+
+    result.warnings += drain()  # what the command fixed on its own (a key's mode)
     emit(result, fmt, render, no_color=g.no_color)
     return int(result.exit_code)

@@ -91,6 +91,9 @@ def _status(workspace: str | None, no_color: bool, rest: list[str]) -> int | Non
         ws = find_workspace(workspace)
         bind_goal_root(str(ws.root))
         result = status(ws=ws, agent_id=agent)
+        from dcx.core.notices import drain
+
+        result.warnings += drain()  # what it fixed on its own (a key's mode)
     except DcxError as exc:  # the one renderer of errors, as the typer commands use it
         emit_error(exc, fmt)
         return int(exc.exit_code)

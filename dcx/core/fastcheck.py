@@ -240,8 +240,9 @@ class _Gen:
         e = self.emit
         if kind is F.Token:
             assert isinstance(rule, F.Token)
-            e(
-                f"{ind}if type({src}) is not str or len({src}) > {rule.limit} or TOKEN_FM({src}) is None:"
+            e(  # a token passes the detector too (SPEC §3.4 v4)
+                f"{ind}if type({src}) is not str or len({src}) > {rule.limit} or TOKEN_FM({src}) is None "
+                f"or not text_ok({src}):"
             )
             e(f"{ind}    raise NotFast")
             e(f"{ind}{dst} = {src}")
@@ -250,9 +251,12 @@ class _Gen:
             import re
 
             fm = self.const(re.compile(rule.regex).fullmatch, "re")
+            detect = (
+                f" or not text_ok({src})" if rule.detect else ""
+            )  # a decision id (SPEC §3.4 v4)
             e(
                 f"{ind}if type({src}) is not str or len({src}) > {rule.limit} or {fm}({src}) is None "
-                f"or not {src}.isascii():"
+                f"or not {src}.isascii(){detect}:"
             )
             e(f"{ind}    raise NotFast")
             e(f"{ind}{dst} = {src}")

@@ -108,6 +108,7 @@ class Pattern(Field):
     regex: str = ".*"
     limit: int = 256
     what: str = "value"
+    detect: bool = False  # also the public-safety detector (an id a person types: SPEC §3.4 v4)
 
     _compiled: re.Pattern[str] | None = None
 
@@ -118,6 +119,8 @@ class Pattern(Field):
         ):  # compiled on first use: `dcx status` imports the specs, checks nothing
             compiled = self._compiled = re.compile(self.regex)
         if isinstance(value, str) and len(value) <= self.limit and compiled.fullmatch(value):
+            if self.detect:
+                public.refuse_unsafe(value, field=path)
             return value
         raise bad(path, f"expected {self.what}")
 
@@ -130,6 +133,7 @@ def DecisionId(**kw: Any) -> Pattern:
         regex=DECISION_ID_RE.pattern[1:-1],
         limit=128,
         what="a decision id ([a-z0-9][a-z0-9._-]{0,127})",
+        detect=True,
         **kw,
     )
 

@@ -367,6 +367,21 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
     return read_bytes(path).decode(encoding)
 
 
+def tighten(path: Path, mode: int) -> int | None:
+    """Narrow ``path``'s permission bits to ``mode`` (never through a link); the old bits when they
+    were looser, else None. A missing file is ``FileNotFoundError``."""
+    with _place(path) as place:
+        fd = _open_entry(place, os.O_RDONLY)
+    try:
+        old = stat.S_IMODE(os.fstat(fd).st_mode)
+        if old & ~mode:
+            os.fchmod(fd, mode)
+            return old
+        return None
+    finally:
+        os.close(fd)
+
+
 def check_path(path: Path, *, write: bool = False) -> None:
     """For a library that opens ``path`` itself (sqlite, the index): no link on the way or at it.
 
@@ -594,9 +609,12 @@ def locked_append(
             except OSError as exc:
                 raise _disk_full(exc, place) from None
             try:
+                size = os.fstat(fd).st_size
                 write_all(fd, line)
                 os.fsync(fd)
             except OSError as exc:
+                with contextlib.suppress(OSError):  # a full disk: no half line is left behind
+                    os.ftruncate(fd, size)
                 raise _disk_full(exc, place) from None
             finally:
                 os.close(fd)

@@ -14,6 +14,7 @@ from contextvars import ContextVar
 
 from dcx.core.errors import UnsafeText
 from dcx.core.lazyre import LazyPattern
+from dcx.core.terminal import FORMAT
 
 TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
 if TYPE_CHECKING:
@@ -129,6 +130,59 @@ _PATTERN_SOURCES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
         0,
         (".",),
     ),
+    # v4 additions (SPEC §3.4)
+    (  # "password": "...", 'client_secret': '...': a JSON or dict pair of a secret-like key
+        "json_secret_pair",
+        r"[\"'](?:(?:[A-Za-z0-9]+[_.-])*(?i:password|passwd|pwd|secret|token|api[_-]?key|"
+        r"access[_-]?key|private[_-]?key|credentials?|auth)(?:[_.-][A-Za-z0-9]+)*|[a-z][a-z0-9]*"
+        r"(?:Password|Passwd|Pwd|Secret|Token|Key|Credentials?|Auth)(?:[A-Z][a-z0-9]*)*)[\"']"
+        r"\s*:\s*[\"'][^\"'\s]{2,}",
+        0,
+        ('":', '" :', "':", "' :"),
+    ),
+    (  # accessToken=, secretKey:, dbPassword = (camelCase keys ending in a secret word)
+        "camel_secret_assignment",
+        r"\b(?:(?:access|refresh|auth|api|bearer|session|id|csrf|oauth|client|bot|user|github|slack)"
+        r"Token|[a-z][a-z0-9]*(?:Secret|Password|Passwd|Pwd|Credentials?)|(?:api|access|secret|private|"
+        r"auth|signing|master|encryption|client)Key)\b\s*[=:]\s*['\"]?[^\s'\"]{2,}",
+        0,
+        ("token", "secret", "passw", "pwd", "key", "credential"),
+    ),
+    (  # PGPASSWORD=, MYSQL_PWD=, DB_PASSWORD:, GITHUB_TOKEN= (environment-style names)
+        "env_secret_assignment",
+        r"\b[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|_PWD|PWD|SECRET|_TOKEN|API_KEY|APIKEY|ACCESS_KEY|"
+        r"SECRET_KEY|PRIVATE_KEY|AUTH_KEY|CREDENTIALS?)\b\s*[=:]\s*['\"]?[^\s'\"]{2,}",
+        0,
+        ("password", "passwd", "pwd", "secret", "_token", "key", "credential"),
+    ),
+    (  # user:pass@host[:port] without a scheme
+        "userinfo_host",
+        r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}:[^\s:@/]{1,128}@[A-Za-z0-9][A-Za-z0-9.-]*"
+        r"(?::[0-9]{1,5})?",
+        0,
+        ("@",),
+    ),
+    (
+        "base64_pem",
+        r"LS0tLS1CRUdJTi|LS0tLS1FTkQg",
+        0,
+        ("ls0tls1",),
+    ),  # base64 of "-----BEGIN"/"-----END "
+    (  # a DER body as PEM writes it (MII…), however it is cut into chunks
+        "pem_body",
+        r"(?<![A-Za-z0-9+/])MII[A-Za-z0-9+/](?:\s?[A-Za-z0-9+/]){8,}",
+        0,
+        ("mii",),
+    ),
+    ("private_key_id", r"private[_-]?key[_-]?id", _I, ("private",)),
+    (  # 32 hex after a key word (Mailchimp, Datadog, New Relic… keys)
+        "keyword_hex_key",
+        r"\b(?:api[_ -]?key|key|token|secret|password|passwd|auth|apikey)[\s:=\"'(]{1,4}"
+        r"[0-9a-fA-F]{32}(?![0-9a-fA-F])",
+        _I,
+        ("key", "token", "secret", "passw", "auth"),
+    ),
+    ("mailgun_key", r"\bkey-[0-9a-zA-Z]{32}\b", 0, ("key-",)),
 )
 # Each pattern is compiled the first time its needle gates it: compiling all of them
 # (the case-blind ones most) costs more than `dcx log` reads, and most text gates few.
@@ -160,10 +214,30 @@ def _pattern(index: int) -> re.Pattern[str]:
     return compiled
 
 
+_gates: list[tuple[str, frozenset[int]]] = []  # (lower-case needle, the patterns it gates)
+SHORT = 160  # up to this length (a token, an id) plain `in` tests beat building the automaton
+
+
+def _short_gates() -> list[tuple[str, frozenset[int]]]:
+    if not _gates:
+        gates: dict[str, set[int]] = {}
+        for index, (_name, _src, _flags, needles) in enumerate(_PATTERN_SOURCES):
+            for needle in needles:
+                gates.setdefault(needle.lower(), set()).add(index)
+        _gates.extend((needle, frozenset(indexes)) for needle, indexes in gates.items())
+    return _gates
+
+
 def _first_pattern(text: str) -> str | None:
     gated: set[int] = set()
-    for _, indexes in _automaton().iter(text.lower()):
-        gated |= indexes
+    lower = text.lower()
+    if len(text) <= SHORT:  # `dcx status` checks tokens: no pyahocorasick import for those
+        for needle, indexes in _short_gates():
+            if needle in lower:
+                gated |= indexes
+    else:
+        for _, indexes in _automaton().iter(lower):
+            gated |= indexes
     for index in sorted(gated):
         if _pattern(index).search(text):
             return _PATTERN_SOURCES[index][0]
@@ -253,6 +327,30 @@ def without_private_values() -> Iterator[None]:
         _private.reset(token)
 
 
+# Removed before matching (SPEC §3.4 v4): every format (Cf) character and the variation
+# selectors, so a token split by soft hyphens, tag characters or selectors is seen whole.
+_IGNORABLE = (
+    *((first, last) for first, last, _what in FORMAT),
+    (0x180B, 0x180D),
+    (0x180F, 0x180F),
+    (0xFE00, 0xFE0F),
+    (0xE0100, 0xE01EF),
+)
+_strip: dict[int, None] = {}
+
+
+def normalised(text: str) -> str:
+    """The copy the detector matches: NFKC (full-width letters become ASCII), then every format
+    character and variation selector removed. ASCII text is its own normal form."""
+    if text.isascii():
+        return text
+    if not _strip:
+        _strip.update({c: None for first, last in _IGNORABLE for c in range(first, last + 1)})
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", text).translate(_strip)
+
+
 def unsafe_class(text: str) -> str | None:
     """The first class of unsafe content in ``text``, or None when it may be public."""
     if not text.isprintable():  # every character the two match is one isprintable refuses
@@ -260,6 +358,7 @@ def unsafe_class(text: str) -> str | None:
             return "control_character"
         if _INVISIBLE_RE.search(text):
             return "invisible_character"
+    text = normalised(text)
     root = _goal_root.get()
     if root and len(root) > 1 and root in text:
         return "local_path"
@@ -301,13 +400,28 @@ def check_text(value: Any, *, field: str, limit: int = TEXT_MAX, allow_empty: bo
 
 
 def check_token(value: Any, *, field: str, limit: int = TOKEN_MAX) -> str:
-    if isinstance(value, str) and len(value) <= limit and TOKEN_RE.fullmatch(value):
-        return value
-    raise UnsafeText(
-        f"{field}: expected a token ([A-Za-z0-9][A-Za-z0-9_.:-]*, at most {limit} characters)",
-        field=field,
-        code="invalid_token",
-    )
+    """A token (an id, a reason code) that may enter a public file: its shape, and then the same
+    detector as free text (SPEC §3.4 v4: a credential typed as an id is still a credential)."""
+    if not (isinstance(value, str) and len(value) <= limit and TOKEN_RE.fullmatch(value)):
+        raise UnsafeText(
+            f"{field}: expected a token ([A-Za-z0-9][A-Za-z0-9_.:-]*, at most {limit} characters)",
+            field=field,
+            code="invalid_token",
+        )
+    refuse_unsafe(value, field=field)
+    return value
+
+
+def refuse_unsafe(value: str, *, field: str) -> None:
+    """``UnsafeText`` naming ``field`` (never the value) when the detector refuses ``value``."""
+    problem = unsafe_class(value)
+    if problem:
+        raise UnsafeText(
+            f"{field}: not public-safe ({problem.replace('_', ' ')})",
+            field=field,
+            hint="public text may not hold paths, URLs, hosts, addresses, e-mail addresses, credentials "
+            "or this workspace's private values",
+        )
 
 
 def forbidden_keys(record: Any, path: str = "") -> Iterator[str]:

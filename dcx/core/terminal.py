@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 # zero-width characters, soft hyphen, tag characters — as (first, last, what) rows.
 # docs/safety.md prints this table; tests/security/test_terminal_cf.py checks every Cf
 # character of the running Python's Unicode database is in it, through a pty.
-ESCAPED: tuple[tuple[int, int, str], ...] = (
-    (0x0000, 0x001F, "C0 controls, ESC (newline and tab kept inside content blocks)"),
-    (0x007F, 0x009F, "DEL and the C1 controls (CSI U+009B among them)"),
+# The format characters (Cf, and the unassigned rest of the tag block): the public-safety
+# detector removes these before it matches (SPEC §3.4 v4).
+FORMAT: tuple[tuple[int, int, str], ...] = (
     (0x00AD, 0x00AD, "soft hyphen"),
     (0x0600, 0x0605, "Arabic number signs"),
     (0x061C, 0x061C, "Arabic letter mark (bidi)"),
@@ -40,7 +40,6 @@ ESCAPED: tuple[tuple[int, int, str], ...] = (
     (0x08E2, 0x08E2, "Arabic disputed end of ayah"),
     (0x180E, 0x180E, "Mongolian vowel separator"),
     (0x200B, 0x200F, "zero-width space and joiners, left-to-right and right-to-left marks"),
-    (0x2028, 0x2029, "line and paragraph separators"),
     (0x202A, 0x202E, "bidi embeddings, pop and overrides"),
     (0x2060, 0x2064, "word joiner and the invisible operators"),
     (0x2066, 0x2069, "bidi isolates"),
@@ -53,6 +52,16 @@ ESCAPED: tuple[tuple[int, int, str], ...] = (
     (0x1BCA0, 0x1BCA3, "shorthand format controls"),
     (0x1D173, 0x1D17A, "musical symbol format controls"),
     (0xE0000, 0xE007F, "tag characters"),
+)
+ESCAPED: tuple[tuple[int, int, str], ...] = tuple(
+    sorted(
+        (
+            (0x0000, 0x001F, "C0 controls, ESC (newline and tab kept inside content blocks)"),
+            (0x007F, 0x009F, "DEL and the C1 controls (CSI U+009B among them)"),
+            (0x2028, 0x2029, "line and paragraph separators"),
+            *FORMAT,
+        )
+    )
 )
 
 

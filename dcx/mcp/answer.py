@@ -102,7 +102,11 @@ def call(session: Session, tool: Tool, arguments: Any) -> Answer:
     """Validate the arguments with the tool's spec, run its op, answer. Never raises."""
     try:
         args = tool.args.check({} if arguments is None else arguments, "")
-        return answer(tool, tool.call(session, args))
+        result = tool.call(session, args)
+        from dcx.core.notices import drain
+
+        result.warnings += drain()  # what the call fixed on its own (a key's mode)
+        return answer(tool, result)
     except DcxError as exc:
         return failed(exc)
     except KeyboardInterrupt:

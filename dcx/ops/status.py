@@ -118,10 +118,10 @@ def _decision_steps(ws: Workspace, events: list[str], require_review: bool) -> l
 
 def key_ids(ws: Workspace) -> dict[str, Any]:
     """The goal's pinned key id (workspace.toml) and this host's (private/key), SPEC §16."""
-    from dcx.state.keys import KEY_BYTES, Key, pinned_key_id
+    from dcx.state.keys import KEY_BYTES, Key, pinned_key_id, read_secret
 
     try:
-        secret = read_bytes(ws.key_path)
+        secret = read_secret(ws)
     except OSError:
         secret = b""
     local = Key(secret).key_id if len(secret) == KEY_BYTES else None

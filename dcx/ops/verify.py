@@ -437,10 +437,10 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
 
 
 def _own_key_id(ws: Workspace) -> str | None:
-    from dcx.state.keys import Key
+    from dcx.state.keys import Key, read_secret
 
     try:
-        return Key(read_bytes(ws.key_path)).key_id
+        return Key(read_secret(ws)).key_id
     except OSError:
         return None
 

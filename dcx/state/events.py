@@ -197,7 +197,10 @@ def append_event(
 
 
 def read_log(path: Path, display: str) -> list[dict[str, Any]]:
-    """Every parsable event object of a log (torn last line ignored; verify reports it)."""
+    """Every parsable event object of a log (torn last line ignored; verify reports it). A line
+    `dcx redact` replaced by a stub is no event any more: readers never see it."""
+    from dcx.state.redaction import is_stub
+
     lines, _ = read_lines(path)
     out = []
     for line in lines:
@@ -205,7 +208,7 @@ def read_log(path: Path, display: str) -> list[dict[str, Any]]:
             event = json.loads(line)
         except ValueError:
             continue
-        if isinstance(event, dict):
+        if isinstance(event, dict) and not is_stub(event):
             out.append(event)
     return out
 

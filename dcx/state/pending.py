@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from dcx.core.errors import Refused, WorkspaceSymlink
-from dcx.core.fields import Any_, Ref, Shape, Token
+from dcx.core.fields import Any_, Pattern, Ref, Shape, Token
 from dcx.core.fsutil import read_bytes, unlink, write_private
 from dcx.core.workspace import Workspace
 
@@ -51,8 +51,9 @@ SHAPE = Shape(
         "assembly_ref": Ref("decision-context-assembly"),
         "evidence_packet_ref": Ref("decision-evidence"),
         "checkpoint_ref": Ref("decision-cursor-checkpoint"),
-        "profile_digest": Token(),
-        "registry_digest": Token(),
+        # private digests, not public tokens: a hex shape, not the public-safety detector
+        "profile_digest": Pattern(regex="[0-9a-f]{16,128}", limit=128, what="a hex digest"),
+        "registry_digest": Pattern(regex="[0-9a-f]{16,128}", limit=128, what="a hex digest"),
         "key_id": Token(),
         "expected_cursors": _CursorMap(nullable_values=True),
         "proposed_cursors": _CursorMap(),

@@ -82,6 +82,14 @@ def _config_strings(value: Any) -> Iterator[str]:
 
 def collect(ws: Workspace) -> PrivateValues:
     """Every private value this workspace knows (never raises for a broken profile or registry)."""
+    from dcx.core.public import without_private_values
+
+    # reading the registry checks its tokens with the detector: not against the list being made
+    with without_private_values():
+        return _collect(ws)
+
+
+def _collect(ws: Workspace) -> PrivateValues:
     from dcx.core.errors import DcxError
     from dcx.state.profile import load_profile, load_registry
     from dcx.state.refmap import all_private_values
@@ -89,7 +97,9 @@ def collect(ws: Workspace) -> PrivateValues:
     found = PrivateValues()
     found.add(str(ws.root.resolve()), "goal root path")
     with contextlib.suppress(OSError):
-        found.add(read_bytes(ws.key_path).hex(), "workspace key")
+        from dcx.state.keys import read_secret
+
+        found.add(read_secret(ws).hex(), "workspace key")
     try:
         registry = load_registry(ws)
         profile = load_profile(ws)
