@@ -7,7 +7,9 @@ private values behind minted refs, provider and adapter config strings),
 found with one Aho-Corasick pass per string, and runs of 12 or more
 consecutive words of source text (local files and git blobs). Every public
 string — record keys too — is also run through the one public-safety
-detector (§3.4). Findings name the file and the field — never the value.
+detector (§3.4), and so is every file name below ``.decision-context/`` (a
+decision id names its index file). Findings name the file and the field —
+never the value: a file whose name is unsafe is shown as ``<file name>``.
 """
 
 from __future__ import annotations
@@ -189,6 +191,18 @@ def _findings(path: Path, secrets: Secrets) -> Iterator[tuple[str, str]]:
             yield f"line {number}", problem
 
 
+def _named(ws: Workspace, path: Path, secrets: Secrets) -> tuple[str, str | None]:
+    """The file as a finding names it, and why its own name may not be public (a decision id
+    becomes ``decisions/<id>.jsonl``: SPEC §3.4 v4). An unsafe name is shown as ``<file name>``."""
+    rel = path.relative_to(ws.dc)
+    stem = rel.name.removesuffix(".jsonl").removesuffix(".json")
+    for part in (*rel.parts[:-1], stem):
+        problem = secrets.check(part)
+        if problem is not None:
+            return ws.rel(path.parent / "<file name>"), problem
+    return ws.rel(path), None
+
+
 def audit(*, ws: Workspace) -> Result:
     public.bind_goal_root(str(ws.root.resolve()))
     public.bind_private_values(None)  # audit names which private value matched, itself
@@ -199,8 +213,11 @@ def audit(*, ws: Workspace) -> Result:
         findings.append({"file": rel, "field": "(file)", "problem": PUBLIC_SYMLINK})
     for path in public_files(ws):
         scanned += 1
+        shown, problem = _named(ws, path, secrets)
+        if problem is not None:
+            findings.append({"file": shown, "field": "(file name)", "problem": problem})
         for field, problem in _findings(path, secrets):
-            findings.append({"file": ws.rel(path), "field": field, "problem": problem})
+            findings.append({"file": shown, "field": field, "problem": problem})
     data = {
         "files_scanned": scanned,
         "private_values_known": len(secrets.values),

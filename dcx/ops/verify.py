@@ -6,9 +6,10 @@ Problems are collected, never raised, so one run lists them all:
 - every packet ref a packet names exists, has the kind its prefix says, and
   belongs to the same goal (and the same decision, for decision packets);
 - every decision-index line parses and points at an existing packet of that
-  kind, goal and decision;
+  kind, goal and decision, with the time that packet was recorded;
 - every event recomputes its id, belongs to this goal, and names existing
-  packets; one id never has two bodies;
+  packets; one id never has two bodies (a line `dcx redact` replaced is listed
+  under ``redacted``);
 - every review receipt keeps the rules of its disposition, still matches the
   user-gate event it cites (disposition, scope, todo, time), and the
   validation event that names it says the same disposition and cause;
@@ -45,7 +46,7 @@ from dcx.core.result import Result
 from dcx.core.workspace import PRIVATE_NAMES, Workspace
 from dcx.packets import BY_PREFIX, KINDS
 from dcx.state import events
-from dcx.state.redaction import is_stub
+from dcx.state.redaction import check_stub, is_stub
 from dcx.state.store import Store, verify_file
 
 TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
@@ -315,6 +316,16 @@ class Checker:
                     self.problem(
                         path, f"{where}: {ref} belongs to another decision", ref=ref, field=where
                     )
+                elif target is not None and not is_stub(target):
+                    stamped = target.get("observed_at", target.get("recorded_at"))
+                    if isinstance(stamped, str) and entry.get("observed_at") != stamped:
+                        # readers order a decision by these times: a forged one reorders it
+                        self.problem(
+                            path,
+                            f"{where}: observed_at is not the time {ref} was recorded",
+                            ref=ref,
+                            field=where,
+                        )
         return len(indexes)
 
     def event_log(self) -> int:
@@ -333,6 +344,9 @@ class Checker:
                 continue
             if not isinstance(event, dict):
                 self.problem(self.ws.events, f"{where}: not an event object")
+                continue
+            if is_stub(event):  # `dcx redact` left it (SPEC §3.4 v4): reported, not a problem
+                self._event_stub(event, where)
                 continue
             ident = event.get("event_id")
             if not events.id_recomputes(event):
@@ -363,6 +377,24 @@ class Checker:
                         field=f"{where}.artifact_refs{field}",
                     )
         return len(distinct)
+
+    def _event_stub(self, stub: dict[str, Any], where: str) -> None:
+        ref = stub.get("redacted_ref")
+        why = check_stub(stub, "event", ref if isinstance(ref, str) else "")
+        if why is None and stub.get("goal_id") != self.ws.goal_id:
+            why = "belongs to another goal"
+        if why:
+            self.problem(self.ws.events, f"{where}: {why}", field=where)
+            return
+        self.redacted_rows.append(
+            {
+                "file": self.ws.rel(self.ws.events),
+                "ref": stub["redacted_ref"],
+                "kind": "event",
+                "reason_code": stub["reason_code"],
+                "redacted_at": stub["redacted_at"],
+            }
+        )
 
 
 PUBLIC_SYMLINK = "public_symlink: a link or special file; dcx never follows or reads it"

@@ -97,11 +97,10 @@ def test_a_full_disk_is_disk_full_naming_the_file(
     body["recommended_decision"]["summary"] = "Keep the 90 second catalog TTL, looked at again"
     proposal = tmp_path / "p.json"  # the input lives on another disk
     proposal.write_text(json.dumps(body))
-    with (tiny_disk / "filler").open("wb") as filler:
+    with (tiny_disk / "filler").open("wb", buffering=0) as filler:  # unbuffered: close has nothing left
         try:
             while True:
                 filler.write(b"\0" * 4096)
-                filler.flush()
         except OSError:
             pass  # the disk is full
     before = (root / DC / "decisions" / f"{D}.jsonl").read_bytes()

@@ -11,6 +11,8 @@ of the removed line computed here with the blake3 library; `dcx audit` and
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import blake3
@@ -45,20 +47,21 @@ def dcx(tmp_path: Path) -> Runner:
     return runner
 
 
-def _planting(monkeypatch: pytest.MonkeyPatch):
-    patch = monkeypatch.context()
-    ctx = patch.__enter__()
-    ctx.setattr(public, "unsafe_class", lambda text: None)
-    return patch
+@contextmanager
+def _planting(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The detector off inside the block only (undone even when the block fails)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(public, "unsafe_class", lambda text: None)
+        yield
 
 
 def test_an_event_is_redacted_to_a_stub_line(dcx: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
     root = dcx.root
     dcx("prepare", "--decision-id", D, "--auto-rebase")
     dcx("propose", "--decision-id", D, "--from", str(root / "proposal.json"))
-    patch = _planting(monkeypatch)
-    leaked = dcx.json("writeback", "--decision-id", D, "--kind", "validation", "--summary", f"token {SECRET}")
-    patch.__exit__(None, None, None)
+    dcx("outcome", "--decision-id", D, "--from", str(root / "outcome.json"))
+    with _planting(monkeypatch):
+        leaked = dcx.json("writeback", "--decision-id", D, "--kind", "validation", "--summary", f"token {SECRET}")
     event_id = leaked["data"]["event"]["event_id"]
     clean = dcx.json("writeback", "--decision-id", D, "--kind", "validation", "--summary", "TTL kept")
     events = root / ".decision-context" / "events.jsonl"
@@ -88,11 +91,11 @@ def test_an_event_is_redacted_to_a_stub_line(dcx: Runner, monkeypatch: pytest.Mo
 
 def test_a_decision_id_is_redacted_with_everything_it_names(dcx: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
     root = dcx.root
-    patch = _planting(monkeypatch)
-    dcx("prepare", "--decision-id", SECRET, "--auto-rebase")
-    dcx("propose", "--decision-id", SECRET, "--from", str(root / "proposal.json"))
-    dcx("writeback", "--decision-id", SECRET, "--kind", "validation", "--summary", "TTL kept")
-    patch.__exit__(None, None, None)
+    with _planting(monkeypatch):
+        dcx("prepare", "--decision-id", SECRET, "--auto-rebase")
+        dcx("propose", "--decision-id", SECRET, "--from", str(root / "proposal.json"))
+        dcx("outcome", "--decision-id", SECRET, "--from", str(root / "outcome.json"))
+        dcx("writeback", "--decision-id", SECRET, "--kind", "validation", "--summary", "TTL kept")
     dcx("prepare", "--decision-id", D, "--auto-rebase")  # an honest decision beside it
     assert _leaks(root, SECRET), "the planting worked"
     audit = dcx("audit", "--format", "json", ok=False)
