@@ -5,13 +5,13 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.dcx-installed
 
-.PHONY: demo test deep-test install bench bench-scan reliability lint lint-imports clean compare
+.PHONY: demo test deep-test install bench bench-scan reliability lint lint-imports clean compare wheel-check
 
 $(STAMP): pyproject.toml packages/dcx-obelisk/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,mcp,compare,dev,fast]' --config-settings editable_mode=compat
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ./packages/dcx-obelisk --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,mcp,compare,dev,fast]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ./packages/dcx-obelisk
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -45,6 +45,11 @@ reliability: $(STAMP)
 # the provider comparison of fixtures/compare/ (bm25, OpenViking, an extension); see docs/compare.md
 compare: $(STAMP)
 	$(BIN)/python fixtures/compare/run.py
+
+# dcx as a user installs it: wheel + sdist built and checked, the wheel installed into a
+# fresh venv outside the checkout and a first hour run there (.ci/run: with pipx and uv too)
+wheel-check:
+	PYTHON=$(PYTHON) bash scripts/wheel_smoke.sh
 
 lint: $(STAMP)
 	$(BIN)/python -m pip install --quiet ruff mypy && $(BIN)/ruff check dcx tests && $(BIN)/ruff format --check . && $(BIN)/mypy

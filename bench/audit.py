@@ -39,12 +39,12 @@ SUMMARIES = [
 
 
 def build(root: Path, files: int, values: int) -> None:
-    from dcx.state import decisions
     from dcx.core.workspace import Workspace
-    from dcx.state.keys import load_key
     from dcx.ops._common import packet_context
     from dcx.ops.init import init
     from dcx.packets import evidence
+    from dcx.state import decisions
+    from dcx.state.keys import load_key
     from dcx.state.refmap import RefMinter
     from dcx.state.store import Store
 

@@ -50,13 +50,12 @@ def median_ms(fn, runs: int) -> float:
 
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    from dcx.core.clock import clock_from_env
     from dcx.core.workspace import Workspace
     from dcx.extensions.resolve import resolve
-    from dcx.core.clock import clock_from_env
     from dcx.ops.ext import install
     from dcx.ops.init import init
     from dcx.providers.base import RetrievalRequest
-    from dcx.extensions.resolve import resolve
     from dcx.providers.extension import ExtensionProvider
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -55,12 +55,12 @@ sys.path.insert(0, str(REPO))
 
 from dcx.core.workspace import Workspace  # noqa: E402
 from dcx.ops.init import init  # noqa: E402 — after the path tweak, for running from a checkout
-from dcx.state.profile import load_profile, load_registry  # noqa: E402
 from dcx.providers.base import RetrievalRequest  # noqa: E402
 from dcx.providers.bm25 import Bm25Provider, query_terms  # noqa: E402
 from dcx.providers.bm25_index import index_path  # noqa: E402
 from dcx.providers.bm25_indexer import update_index  # noqa: E402
 from dcx.sources.files import listing  # noqa: E402
+from dcx.state.profile import load_profile, load_registry  # noqa: E402
 
 SECTIONS_PER_FILE = 10
 WORDS_PER_SECTION = 100

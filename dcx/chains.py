@@ -22,15 +22,12 @@ so a pulled newer chain is never bound silently and never hidden.
 
 from __future__ import annotations
 
-from dcx.core.records import NamedTuple
+from typing import Any, NamedTuple
+
 from dcx.core.workspace import Workspace
 from dcx.names import same_actor
 from dcx.state import decisions, pending
 from dcx.state.store import Store
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def agent_of(packet: dict[str, Any]) -> str | None:

@@ -16,10 +16,7 @@ verification: it stays fast) and ``log`` already read. Stdlib only.
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 # The legacy cycle, in order: which packet kind each step leaves behind.
 CYCLE = (

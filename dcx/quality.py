@@ -504,3 +504,38 @@ def public_decision(row: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in row.items() if k != "providers"}
     out["providers"] = provider_rows(None, row["providers"])
     return out
+
+
+def source_alert_rows(receipts: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Alerts raised and cleared per source kind, from scan receipts' ``alerts`` (SPEC §5.5 v4);
+    a receipt without one (older, or a quiet source) counts nothing."""
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for receipt in receipts:
+        alerts = receipt.get("alerts")
+        if not alerts:
+            continue
+        for way in ("raised", "cleared"):
+            for code in alerts[way]:
+                counts[(alerts["source_kind"], code, way)] += 1
+    pairs = sorted({(kind, code) for kind, code, _ in counts})
+    return [
+        {
+            "source_kind": kind,
+            "alert": code,
+            "raised": counts[(kind, code, "raised")],
+            "cleared": counts[(kind, code, "cleared")],
+        }
+        for kind, code in pairs
+    ]
+
+
+def merge_source_alert_rows(groups: Iterable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Several goals' ``source_alert_rows`` summed."""
+    total: dict[tuple[str, str], dict[str, Any]] = {}
+    for rows in groups:
+        for row in rows:
+            key = (row["source_kind"], row["alert"])
+            into = total.setdefault(key, {**row, "raised": 0, "cleared": 0})
+            into["raised"] += row["raised"]
+            into["cleared"] += row["cleared"]
+    return [total[key] for key in sorted(total)]

@@ -11,6 +11,23 @@ from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
+
+def duration(seconds: Any) -> str:
+    """A span as the report says it in text and HTML alike: ``2d 3h``, ``4h 10m``, ``-`` for none."""
+    if seconds is None:
+        return "-"
+    seconds = int(seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    return f"{days}d {hours}h" if days else f"{hours}h {rest // 60}m"
+
+
+def tick_format(span_seconds: float) -> str:
+    """Timeline ticks: dates for spans of days, times when the whole span is shorter (every tick
+    would otherwise print the same date)."""
+    return "%Y-%m-%d" if span_seconds >= 2 * 86400 else "%m-%d %H:%M"
+
+
 COLOURS = {
     "accepted": "#2e7d32",
     "stale": "#f9a825",
@@ -173,8 +190,9 @@ def timeline_svg(decisions: list[dict[str, Any]], goals: list[str]) -> str:
             )
     axis = 34 + len(decisions) * row_h
     parts.append(f'<line x1="{label}" y1="{axis}" x2="{label + span}" y2="{axis}" stroke="#bbb"/>')
+    shape = tick_format(hi - lo)
     for share in (0, 0.25, 0.5, 0.75, 1):
-        tick = datetime.fromtimestamp(lo + share * (hi - lo), tz=UTC).strftime("%Y-%m-%d")
+        tick = datetime.fromtimestamp(lo + share * (hi - lo), tz=UTC).strftime(shape)
         parts.append(
             f'<text x="{label + share * span:.1f}" y="{axis + 14}" font-size="10" '
             f'text-anchor="middle">{tick}</text>'
@@ -239,6 +257,12 @@ def render_html(data: dict[str, Any]) -> str:
                 s["outcomes"]["verified"],
                 s["outcomes"]["refuted"],
                 s["outcomes"]["pending"],
+                duration(s["outcomes"]["time_to_verified_seconds"]["median"]),
+                "{approve} / {reject} / {defer} / {no_change}".format(
+                    **s["reviews"]["by_disposition"]
+                ),
+                f"{s['reviews']['approved_verified']} / {s['reviews']['approved_refuted']} / "
+                f"{s['reviews']['outcome_due']}",
                 s["calibration"]["brier_score"],
             ]
         )
@@ -285,6 +309,9 @@ Measured from public packets only; definitions in docs/report.md.</p>
                 "verified",
                 "refuted",
                 "pending",
+                "time to verified (median)",
+                "reviewed: approve / reject / defer / no change",
+                "approved: verified / refuted / outcome due",
                 "Brier",
             ],
             summary_rows,
@@ -346,7 +373,7 @@ Measured from public packets only; definitions in docs/report.md.</p>
                 "started",
                 "confidence",
                 "outcome",
-                "seconds to verified",
+                "time to verified",
                 "changes",
             ],
             [
@@ -357,7 +384,7 @@ Measured from public packets only; definitions in docs/report.md.</p>
                     d["started_at"],
                     d["confidence"],
                     d["outcome"],
-                    d["time_to_verified_seconds"],
+                    duration(d["time_to_verified_seconds"]),
                     len(d["changes"]),
                 ]
                 for d in data["decisions"]

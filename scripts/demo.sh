@@ -63,15 +63,15 @@ body["observed_outcomes"] = [{"outcome_id": "p99-first-week", "summary": "Origin
 print(json.dumps(body))
 PY
 dcx outcome --decision-id "$GATED" --from .demo/outcome-observed.json >/dev/null
-dcx status --format json | json "'\\n'.join(r['decision_id'] + ': next ' + str(r['next_step']) + ', outcome due ' + str(r['outcome_due']) for r in d['data']['workspace']['decisions'])"
+dcx status --format json | json "'\\n'.join(r['decision_id'] + ': ' + ('next: dcx ' + r['next_step'] if r['next_step'] else 'nothing left to do') + (', an outcome is due' if r['outcome_due'] else ', no outcome due') for r in d['data']['workspace']['decisions'])"
 
 step "Again, nothing new: prepare finds no change, commit is replayed"
 dcx prepare --decision-id "$DECISION" --auto-rebase --format json | json "'prepare: ' + d['data']['assembly']['scan_receipts'][0]['status'] + ', checkpoint ' + d['data']['assembly']['checkpoint']['rows'][0]['reason_code']"
-dcx commit --decision-id "$DECISION" --event-id "$EVENT" --format json | json "'commit: replayed=' + str(d['data']['replayed'])"
+dcx commit --decision-id "$DECISION" --event-id "$EVENT" --format json | json "'commit: ' + ('replayed, nothing written' if d['data']['replayed'] else 'committed')"
 step "The quiet path: nothing material changed, so no proposal and no gate — dcx review --no-change"
 dcx prepare --decision-id "$GATED" --auto-rebase --format json | json "'prepare: rebase ' + d['data']['assembly']['rebase']['status']"
 dcx review --decision-id "$GATED" --no-change
-dcx review --decision-id "$GATED" --no-change --format json | json "'again: replayed=' + str(d['data']['replayed'])"
+dcx review --decision-id "$GATED" --no-change --format json | json "'again: ' + ('replayed, nothing written' if d['data']['replayed'] else 'settled')"
 
 step "dcx log — the decision and its chain, newest first"
 dcx log
@@ -85,4 +85,5 @@ dcx show "$EVIDENCE" --format json | python3 scripts/demo_story.py
 echo "- the source cursor advanced once, after writeback; the second commit was replayed"
 echo "- $GATED was settled by a person's gate (approve): the review advanced the cursor, the outcome came after"
 echo "- nothing new since: the quiet review settled it without a proposal or a gate, and replays when run again"
-echo "Packets are in .demo/.decision-context/packets/ — try: dcx -C .demo show <prefix>"
+echo "Packets are in .demo/.decision-context/packets/ — try: .venv/bin/dcx -C .demo show <prefix>"
+echo "(to type plain dcx: export PATH=\"\$PWD/.venv/bin:\$PATH\", or pipx install . — see README.md)"

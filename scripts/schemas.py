@@ -38,6 +38,9 @@ EXTRA_SHAPES = (
     ("dcx.packets.output", "ERROR", "dcx_error_v0"),
     ("dcx.packets.comparison", "SHAPE", "dcx_provider_comparison_v0"),
     ("dcx.packets.report", "SHAPE", "dcx_decision_quality_report_v0"),
+    ("dcx.packets.signatures", "STATEMENT", "dcx_statement_v0"),
+    ("dcx.packets.signatures", "SIGNER", "dcx_signer_v0"),
+    ("dcx.packets.signatures", "REVOCATION", "dcx_signer_revocation_v0"),
 )
 
 

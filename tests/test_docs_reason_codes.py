@@ -28,7 +28,7 @@ DOCS = "\n".join(p.read_text() for p in sorted((REPO / "docs").glob("*.md")))
 TOKEN = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 HELPERS = re.compile(r"^(_?refuse\w*|bad|reject|problem|failed)$")
 # Modules whose module-level string constants are reason codes (statuses excluded by name).
-CONSTANT_MODULES = {"assembler.py", "sources/base.py"}
+CONSTANT_MODULES = {"assembler.py", "sources/base.py", "sources/mcp_source.py"}
 NOT_REASONS = {
     "COMPLETED",
     "NO_CHANGE",

@@ -4,9 +4,8 @@ Unexpected exceptions become exit 5 with one line; the traceback goes to
 ``private/log/`` (and to stderr only with ``-v`` or DCX_SHOW_TRACEBACK=1).
 Exception text is never printed: it may carry private values.
 
-:func:`answer` returns the exit code; the typer commands (``_boundary.run``)
-and the typer-free fast paths (``_fast``) both go through it, so both print
-the same bytes and exit with the same code.
+:func:`answer` returns the exit code; every declared command runs through it
+(``dcx.cli._declare.Command.execute``), whichever parser read its options.
 """
 
 from __future__ import annotations
@@ -54,6 +53,9 @@ def answer(
     g: Globals, fmt: str, call: Callable[[Globals], Result], render: TextRenderer | None = None
 ) -> int:
     """Run ``call``, print its result (or its error) in ``fmt``; return the exit code."""
+    from dcx.core.notices import drain
+
+    drain()  # one command, one list (an in-process caller runs many)
     try:
         result = call(g)
     except DcxError as exc:
@@ -69,8 +71,6 @@ def answer(
         hint = f"the traceback is in {where}" if where else "rerun with -v to see the traceback"
         emit_error(InternalError(f"internal error ({type(exc).__name__})", hint=hint), fmt)
         return int(ExitCode.INTERNAL)
-    from dcx.core.notices import drain
-
     result.warnings += drain()  # what the command fixed on its own (a key's mode)
     emit(result, fmt, render, no_color=g.no_color)
     return int(result.exit_code)

@@ -1,4 +1,4 @@
-"""The global options of every command, typer-free (the fast paths in ``_fast`` use them too)."""
+"""The global options of every command, as values (typer-free: ``dcx.cli.main`` makes them)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ class Globals:
     """Options given before the subcommand, as in git.
 
     A plain class, not a dataclass: ``dataclasses`` imports ``inspect`` (about
-    9 ms of a read-only command's start-up, issue 18).
+    9 ms of a read-only command's start-up, SPEC §3.6).
     """
 
     __slots__ = ("allow_linked", "no_color", "verbose", "workspace")
@@ -38,18 +38,24 @@ class Globals:
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
 
-    def ws(self):  # -> Workspace; imported lazily to keep --help light
+    def ws(self, *, writes: bool = True):  # -> Workspace; imported lazily to keep --help light
+        """The workspace of ``-C`` (or found from here), bound as the goal root of the detector.
+
+        A command that may write public text binds this workspace's private values
+        too (SPEC §3.4: writers refuse them); ``writes=False`` is for a command that
+        writes no file at all (``dcx status``).
+        """
         from dcx.core.fsutil import begin_command
         from dcx.core.public import bind_goal_root, bind_private_values
         from dcx.core.workspace import find_workspace
-        from dcx.state.privacy import LazyPrivateValues
 
         begin_command(allow_linked=self.allow_linked)
         found = find_workspace(self.workspace)
         bind_goal_root(str(found.root))
-        bind_private_values(
-            LazyPrivateValues(found)
-        )  # SPEC 3.4: writers refuse this workspace's values
+        if writes:
+            from dcx.state.privacy import LazyPrivateValues
+
+            bind_private_values(LazyPrivateValues(found))
         return found
 
     def clock(self, observed_at: str | None = None):  # -> Clock; the one clock of this command

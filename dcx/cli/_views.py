@@ -9,15 +9,12 @@ the scalar fields, one table per record list.
 from __future__ import annotations
 
 from collections.abc import Callable
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from dcx.cli._layout import Page
 
-View = Callable[["Console", "dict[str, Any]"], None]
+View = Callable[["Page", "dict[str, Any]"], None]
 VIEWS: dict[str, View] = {}
 FAMILIES = ("sources", "recall", "decision", "cycle")
 ENVELOPE = ("schema_version", "goal_id", "key_id", "decision_id")
@@ -39,33 +36,25 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def render_header(console: Console, kind: str, packet: dict[str, Any], ref_field: str) -> None:
-    from dcx.cli._render import styled
+def render_header(page: Page, kind: str, packet: dict[str, Any], ref_field: str) -> None:
+    from dcx.cli._layout import styled
 
-    console.print(
+    page.line(
         styled("[bold]{}[/]  {}", packet.get("schema_version", kind), packet.get(ref_field, ""))
     )
     ident = f"goal {packet.get('goal_id', '-')}"
     if packet.get("decision_id"):
         ident += f" · decision {packet['decision_id']}"
     ident += f" · key {packet.get('key_id', '-')}"
-    console.print(ident, style="dim", markup=False)
+    page.line(ident, style="dim")
 
 
-def render_generic(console: Console, kind: str, packet: dict[str, Any]) -> None:
-    from dcx.cli._plain import NeedRich, plain_mode
-
-    if plain_mode.get():
-        raise NeedRich  # titled tables: rich's layout
-    from rich.table import Table
-
+def render_generic(page: Page, kind: str, packet: dict[str, Any]) -> None:
     from dcx.packets import KINDS
 
     ref_field = KINDS[kind].ref_field if kind in KINDS else ""
-    render_header(console, kind, packet, ref_field)
-    scalars = Table.grid(padding=(0, 2))
-    scalars.add_column(style="bold")
-    scalars.add_column()
+    render_header(page, kind, packet, ref_field)
+    scalars: list[tuple[str, str]] = []
     nested: list[tuple[str, Any]] = []
     for key in sorted(packet):
         if key in ENVELOPE or key == ref_field:
@@ -76,20 +65,17 @@ def render_generic(console: Console, kind: str, packet: dict[str, Any]) -> None:
         elif isinstance(value, dict) and any(isinstance(v, dict | list) for v in value.values()):
             nested.append((key, [value]))
         else:
-            scalars.add_row(key, _cell(value))
-    console.print(scalars)
+            scalars.append((key, _cell(value)))
+    page.grid(scalars, styles=("bold",), gap=2)
     for key, rows in nested:
         columns: list[str] = []
         for row in rows:
             for column in row:
                 if column not in columns:
                     columns.append(column)
-        table = Table(title=key, title_justify="left", show_edge=False, pad_edge=False)
-        for column in columns:
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            table.add_row(*(_cell(row.get(c)) for c in columns))
-        console.print(table)
+        page.blank()
+        page.line(key, style="bold")
+        page.table(columns, [[_cell(row.get(c)) for c in columns] for row in rows])
 
 
 def view(kind: str) -> Callable[[View], View]:
@@ -108,5 +94,5 @@ def load_views() -> dict[str, View]:
     return VIEWS
 
 
-def render_packet(console: Console, kind: str, packet: dict[str, Any]) -> None:
-    load_views().get(kind, lambda c, p: render_generic(c, kind, p))(console, packet)
+def render_packet(page: Page, kind: str, packet: dict[str, Any]) -> None:
+    load_views().get(kind, lambda c, p: render_generic(c, kind, p))(page, packet)

@@ -2,70 +2,32 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from enum import Enum
 from importlib import import_module
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from typer.core import Abort, TyperGroup
 
 from dcx import __version__
-from dcx.cli._options import Globals
+from dcx.cli import COMMANDS
+from dcx.cli._declare import Argument, Command, Group, Option, Param
+from dcx.cli._globals import Globals
+from dcx.cli._options import FORMAT, GLOBALS
 from dcx.core.errors import DcxError, ExitCode, InvalidInput
-
-# (module under dcx.cli, command name). A module with ``app`` is a command group.
-COMMANDS: tuple[tuple[str, str], ...] = (
-    # set up a goal
-    ("init", "init"),
-    ("status", "status"),
-    ("enable", "enable"),
-    ("disable", "disable"),
-    ("source", "source"),
-    ("provider", "provider"),
-    ("sources", "sources"),
-    ("index", "index"),
-    ("ext", "ext"),
-    ("key", "key"),
-    # the decision cycle
-    ("scan", "scan"),
-    ("recall", "recall"),
-    ("workbench", "workbench"),
-    ("prepare", "prepare"),
-    ("propose", "propose"),
-    ("outcome", "outcome"),
-    ("writeback", "writeback"),
-    ("commit", "commit"),
-    ("gate", "gate"),
-    ("review", "review"),
-    ("feedback", "feedback"),
-    ("abandon", "abandon"),
-    ("gc", "gc"),
-    # reading what was decided
-    ("log", "log"),
-    ("show", "show"),
-    ("diff", "diff"),
-    ("verify", "verify"),
-    ("sync", "sync"),
-    ("audit", "audit"),
-    ("redact", "redact"),
-    ("help", "help"),
-    # agents over MCP
-    ("mcp", "mcp"),
-    # comparing recall providers
-    ("compare", "compare"),
-    ("report", "report"),
-)
 
 
 def _wants_json(args: list[str]) -> bool:
     for i, arg in enumerate(args):
-        if arg == "--format" and i + 1 < len(args):
+        if arg in FORMAT.flags and i + 1 < len(args):
             return args[i + 1].lower() == "json"
-        if arg.startswith("--format="):
+        if arg.startswith(tuple(f"{flag}=" for flag in FORMAT.flags)):
             return arg.split("=", 1)[1].lower() == "json"
-    return os.environ.get("DCX_FORMAT", "").lower() == "json"
+    return os.environ.get(FORMAT.envvar or "", "").lower() == "json"
 
 
 class DcxGroup(TyperGroup):
@@ -83,7 +45,6 @@ class DcxGroup(TyperGroup):
         from dcx.cli._render import emit_error
 
         argv = list(sys.argv[1:] if args is None else args)
-        _name_metavars(self)
         try:
             code = super().main(
                 argv,
@@ -128,56 +89,107 @@ def _usage_error(exc: Exception, argv: list[str]) -> int:
     return int(ExitCode.INVALID_INPUT)
 
 
-# Metavars are words a person reads, not typer's `<str>`: by option name, then by type.
-METAVARS = {
-    "--workspace": "PATH",
-    "--scope": "SCOPE",
-    "--query": "TEXT",
-    "--query-summary": "TEXT",
-    "--summary": "TEXT",
-    "--query-file": "FILE",
-    "--from": "FILE",
-    "--rebase": "FILE",
-    "--max-results": "N",
-    "--timeout": "SECONDS",
-    "--wait": "SECONDS",
-    "--agent-id": "AGENT_ID",
-    "--observed-at": "TIME",
-    "--decision-id": "ID",
-    "--event-id": "EVENT_ID",
-    "--source": "SOURCE_ID",
-    "--outcome": "REF",
-    "--artifact": "REF",
-    "--kind": "KIND",
-    "--since": "TIME",
-    "--reason": "CODE",
-}
-TYPE_METAVARS = {"integer": "N", "float": "NUMBER", "text": "TEXT", "path": "PATH", "file": "FILE"}
+def globals_of(ctx: typer.Context) -> Globals:
+    root = ctx.find_root()
+    if not isinstance(root.obj, Globals):
+        root.obj = Globals()
+    return root.obj
 
 
-def _name_metavars(command: Any) -> None:
-    for param in getattr(command, "params", ()):
-        if (
-            param.metavar is not None
-            or getattr(param, "is_flag", False)
-            or getattr(param, "count", False)
-        ):
-            continue
-        if hasattr(param.type, "choices"):  # shown as [text|json]
-            continue
-        if param.param_type_name == "argument":
-            param.metavar = (param.name or "ARG").upper()
-            continue
-        long = next((o for o in param.opts if o.startswith("--")), "")
-        param.metavar = METAVARS.get(long) or TYPE_METAVARS.get(param.type.name, "VALUE")
-    for child in getattr(command, "commands", {}).values():
-        _name_metavars(child)
+def _annotation(param: Param) -> Any:
+    if isinstance(param, Argument):
+        return list[str] | None if param.variadic else (str if param.required else str | None)
+    if param.choices:
+        return Enum(f"Choice{id(param)}", {c: c for c in param.choices}, type=str)  # type: ignore[misc]
+    if param.is_flag:
+        return param.type
+    if param.multiple:
+        return list[param.type] | None  # type: ignore[name-defined]
+    return param.type if param.required or param.default is not None else param.type | None
+
+
+def _typer_param(name: str, param: Param) -> Any:
+    """The typer.Option / typer.Argument of a declared parameter (its default first, as typer wants)."""
+    if isinstance(param, Argument):
+        metavar = param.metavar or name.upper()
+        return typer.Argument(... if param.required else None, metavar=metavar, help=param.help)
+    default = ... if param.required else param.default
+    extra: dict[str, Any] = {}
+    if param.choices:
+        extra["case_sensitive"] = param.case_sensitive
+    if param.count:
+        extra["count"] = True
+    if param.min is not None:
+        extra["min"] = param.min
+    if param.max is not None:
+        extra["max"] = param.max
+    if param.envvar:
+        extra["envvar"] = param.envvar
+    if not param.is_flag and not param.choices:
+        extra["metavar"] = param.metavar or "VALUE"
+    return typer.Option(default, *param.flags, help=param.help, **extra)
+
+
+def _plain(param: Param, value: Any) -> Any:
+    """A value as the fast parse gives it: an Enum member as its word, no values as None."""
+    if isinstance(value, Enum):
+        return value.value
+    if (isinstance(param, Argument) and param.variadic) or (
+        isinstance(param, Option) and param.multiple
+    ):
+        return list(value) if value else None
+    return value
+
+
+def _readable(
+    run: Callable[..., None], params: dict[str, Param], doc: str = ""
+) -> Callable[..., None]:
+    """``run(ctx, **values)`` with the signature typer reads: ``ctx``, then each declared parameter."""
+    parameters = [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+    ]
+    for name, param in params.items():
+        info = _typer_param(name, param)
+        if param is GLOBALS["version"]:  # printed before any command is looked at
+            info = typer.Option(
+                False, *param.flags, callback=_version, is_eager=True, help=param.help
+            )
+        parameters.append(
+            inspect.Parameter(
+                name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=_annotation(param)
+            )
+        )
+    run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    run.__annotations__ = {}
+    run.__doc__ = doc
+    return run
+
+
+def typer_callback(declared: Command) -> Callable[..., None]:
+    """The typer command of a declaration: it runs the command as ``dcx.cli.main`` does."""
+
+    def callback(ctx: typer.Context, **values: Any) -> None:
+        plain = {name: _plain(declared.params[name], v) for name, v in values.items()}
+        code = declared.execute(globals_of(ctx), plain)
+        if code:
+            raise typer.Exit(code)
+
+    return _readable(callback, declared.params, declared.help)
 
 
 def _version(value: bool) -> None:
     if value:
         sys.stdout.write(f"dcx {__version__}\n")
         raise typer.Exit(0)
+
+
+def _root(ctx: typer.Context, **values: Any) -> None:
+    ctx.obj = Globals(
+        workspace=values["workspace"],
+        verbose=values["verbose"],
+        no_color=values["no_color"],
+        allow_linked=values["allow_linked_workspace"],
+    )
 
 
 def build_app() -> typer.Typer:
@@ -197,51 +209,15 @@ def build_app() -> typer.Typer:
         context_settings={"help_option_names": ["-h", "--help"]},
     )
 
-    @app.callback()
-    def root(
-        ctx: typer.Context,
-        workspace: Annotated[
-            str | None,
-            typer.Option(
-                "-C",
-                "--workspace",
-                help="Run as if dcx started in this goal root (env DCX_WORKSPACE).",
-            ),
-        ] = None,
-        no_color: Annotated[
-            bool, typer.Option("--no-color", help="No colour (NO_COLOR works too).")
-        ] = False,
-        verbose: Annotated[
-            int,
-            typer.Option("-v", "--verbose", count=True, help="Show tracebacks of internal errors."),
-        ] = 0,
-        version: Annotated[
-            bool,
-            typer.Option(
-                "--version", callback=_version, is_eager=True, help="Print the version and exit."
-            ),
-        ] = False,
-        allow_linked_workspace: Annotated[
-            bool,
-            typer.Option(
-                "--allow-linked-workspace",
-                envvar="DCX_ALLOW_LINKED_WORKSPACE",
-                help="Let .decision-context/ or its private/ be a link to another disk "
-                "(env DCX_ALLOW_LINKED_WORKSPACE=1); no other link is ever followed.",
-            ),
-        ] = False,
-    ) -> None:
-        ctx.obj = Globals(
-            workspace=workspace,
-            verbose=verbose,
-            no_color=no_color,
-            allow_linked=allow_linked_workspace,
-        )
-
-    for module_name, name in COMMANDS:
-        module = import_module(f"dcx.cli.{module_name}")
-        if hasattr(module, "app"):
-            app.add_typer(module.app, name=name)
-        else:
-            app.command(name=name)(module.command)
+    app.callback()(_readable(_root, dict(GLOBALS)))
+    for name in COMMANDS:
+        module = import_module(f"dcx.cli.{name}")
+        group: Group | None = getattr(module, "group", None)
+        if group is None:
+            app.command(name=name)(typer_callback(module.command))
+            continue
+        sub = typer.Typer(help=group.help, no_args_is_help=True)
+        for sub_name, declared in group.commands.items():
+            sub.command(sub_name)(typer_callback(declared))
+        app.add_typer(sub, name=name)
     return app

@@ -1,14 +1,36 @@
 from __future__ import annotations
 
-import typer
-
-from dcx.cli._boundary import run
-from dcx.cli._options import FormatOpt, OutputFormat
+from dcx.cli._declare import declare
+from dcx.cli._globals import Globals
+from dcx.cli._options import FORMAT
 from dcx.cli._render import styled
 from dcx.core.result import Result
 
 
-def command(ctx: typer.Context, fmt: FormatOpt = OutputFormat.text) -> None:
+def render(page, result: Result) -> None:
+    data = result.data
+    for finding in data["findings"]:
+        page.line(styled("[red]leak[/] {}", finding["file"]))
+        page.line(f"    {finding['field']}: {finding['problem']}")
+    files = f"{data['files_scanned']} public file(s)"
+    if not data["findings"]:
+        page.line(styled("[green]clean[/]  {}: nothing found", files))
+        page.line(
+            f"       checked for {data['private_values_known']} private value(s), runs of source text, "
+            "paths, URLs, e-mails and credentials"
+        )
+    else:
+        page.line(
+            f"{len(data['findings'])} finding(s) in {files} (values are never printed: open the file "
+            "at the field named)"
+        )
+
+
+@declare(
+    render=render,
+    fmt=FORMAT,
+)
+def command(g: Globals, *, fmt: str) -> Result:
     """Scan every public file for this workspace's private values; exit 1 on any.
 
     Looks for locators, the goal root's path, cursor values, the key, the
@@ -19,35 +41,6 @@ def command(ctx: typer.Context, fmt: FormatOpt = OutputFormat.text) -> None:
 
     Example: dcx audit
     """
+    from dcx.ops.audit import audit
 
-    def call(g) -> Result:
-        from dcx.ops.audit import audit
-
-        return audit(ws=g.ws())
-
-    run(ctx, fmt, call, render)
-
-
-def render(console, result: Result) -> None:
-    data = result.data
-    for finding in data["findings"]:
-        console.print(styled("[red]leak[/] {}", finding["file"]))
-        console.print(
-            f"    {finding['field']}: {finding['problem']}", markup=False, highlight=False
-        )
-    files = f"{data['files_scanned']} public file(s)"
-    if not data["findings"]:
-        console.print(styled("[green]clean[/]  {}: nothing found", files))
-        console.print(
-            f"       checked for {data['private_values_known']} private value(s), runs of source text, "
-            "paths, URLs, e-mails and credentials",
-            markup=False,
-            highlight=False,
-        )
-    else:
-        console.print(
-            f"{len(data['findings'])} finding(s) in {files} (values are never printed: open the file "
-            "at the field named)",
-            markup=False,
-            highlight=False,
-        )
+    return audit(ws=g.ws())

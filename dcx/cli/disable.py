@@ -1,26 +1,21 @@
 from __future__ import annotations
 
-import typer
-
-from dcx.cli._boundary import run
-from dcx.cli._options import FormatOpt, OutputFormat, WaitOpt
+from dcx.cli._declare import declare
+from dcx.cli._globals import Globals
+from dcx.cli._options import FORMAT, WAIT
 from dcx.core.result import Result
 
 
-def command(ctx: typer.Context, wait: WaitOpt = 5.0, fmt: FormatOpt = OutputFormat.text) -> None:
+def render(page, result: Result) -> None:
+    page.line("decision context disabled")
+
+
+@declare(render=render, wait=WAIT, fmt=FORMAT)
+def command(g: Globals, *, wait: float, fmt: str) -> Result:
     """Turn decision context off for this goal (enabled = false); nothing else changes.
 
     Example: dcx disable
     """
+    from dcx.ops.config import disable
 
-    def call(g) -> Result:
-        from dcx.ops.config import disable
-
-        return disable(ws=g.ws(), wait=wait)
-
-    run(
-        ctx,
-        fmt,
-        call,
-        lambda console, result: console.print("decision context disabled", markup=False),
-    )
+    return disable(ws=g.ws(), wait=wait)

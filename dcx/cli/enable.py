@@ -1,27 +1,29 @@
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
-from dcx.cli._boundary import run
-from dcx.cli._options import FormatOpt, OutputFormat, WaitOpt
+from dcx.cli._declare import Option, declare
+from dcx.cli._globals import Globals
+from dcx.cli._options import FORMAT, WAIT
 from dcx.core.result import Result
 
 
-def command(
-    ctx: typer.Context,
-    agents: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--agent",
-            metavar="AGENT_ID",
-            help="An agent allowed to act for this goal (repeatable).",
-        ),
-    ] = None,
-    wait: WaitOpt = 5.0,
-    fmt: FormatOpt = OutputFormat.text,
-) -> None:
+def render(page, result: Result) -> None:
+    added = result.data["agents_added"]
+    tail = f"; agents added: {', '.join(added)}" if added else ""
+    page.line(f"decision context enabled{tail}")
+
+
+@declare(
+    render=render,
+    agents=Option(
+        "--agent",
+        multiple=True,
+        metavar="AGENT_ID",
+        help="An agent allowed to act for this goal (repeatable).",
+    ),
+    wait=WAIT,
+    fmt=FORMAT,
+)
+def command(g: Globals, *, agents: list[str] | None, wait: float, fmt: str) -> Result:
     """Turn decision context on for this goal, for the agents named.
 
     Sets enabled = true in .decision-context/profile.toml and adds each
@@ -31,16 +33,6 @@ def command(
 
     Example: dcx enable --agent agent-a
     """
+    from dcx.ops.config import enable
 
-    def call(g) -> Result:
-        from dcx.ops.config import enable
-
-        return enable(ws=g.ws(), agents=agents or [], wait=wait)
-
-    run(ctx, fmt, call, render)
-
-
-def render(console, result: Result) -> None:
-    added = result.data["agents_added"]
-    tail = f"; agents added: {', '.join(added)}" if added else ""
-    console.print(f"decision context enabled{tail}", markup=False)
+    return enable(ws=g.ws(), agents=agents or [], wait=wait)

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import typer
-
-from dcx.cli._options import AgentOpt, FormatOpt, OutputFormat, globals_of
+from dcx.cli._declare import declare
+from dcx.cli._globals import Globals
+from dcx.cli._options import AGENT, FORMAT
 from dcx.core.errors import DcxError
 
 
-def command(
-    ctx: typer.Context,
-    agent_id: AgentOpt = None,
-    fmt: FormatOpt = OutputFormat.text,
-) -> None:
+@declare(own_output=True, agent_id=AGENT, fmt=FORMAT)
+def command(g: Globals, *, agent_id: str | None, fmt: str) -> int:
     """Serve this goal to an agent host over the Model Context Protocol, on stdio.
 
     One tool per command (status, scan, index, prepare, recall, propose,
@@ -31,20 +28,21 @@ def command(
     from dcx.ops.mcp import open_session
 
     try:
-        session = open_session(ws=globals_of(ctx).ws(), agent_id=agent_id)
+        session = open_session(ws=g.ws(), agent_id=agent_id)
     except DcxError as exc:
-        emit_error(exc, getattr(fmt, "value", fmt))
-        raise typer.Exit(int(exc.exit_code)) from None
+        emit_error(exc, fmt)
+        return int(exc.exit_code)
     from dcx.mcp.server import serve
 
     try:
         serve(session)
     except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+        return 130
     except Exception as exc:  # the SDK failed: one line, the stack (no messages) in private/log/
         from dcx.core.errors import InternalError
         from dcx.mcp.answer import internal
 
         error = internal(session.ws, exc).structured
-        emit_error(InternalError(error["message"], hint=error["hint"]), getattr(fmt, "value", fmt))
-        raise typer.Exit(5) from None
+        emit_error(InternalError(error["message"], hint=error["hint"]), fmt)
+        return 5
+    return 0

@@ -1,27 +1,52 @@
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
-from dcx.cli._boundary import run
-from dcx.cli._options import FormatOpt, ObservedAtOpt, OutputFormat, WaitOpt
+from dcx.cli._declare import Argument, Option, declare
+from dcx.cli._globals import Globals
+from dcx.cli._options import AGENT, FORMAT, OBSERVED_AT, WAIT
 from dcx.core.result import Result
 
 
+def render(page, result: Result) -> None:
+    stub = result.data["stub"]
+    if not result.data["redacted"]:
+        page.line(
+            f"{stub['redacted_ref']} was already redacted ({stub['reason_code']}); nothing to do"
+        )
+        return
+    page.line(
+        f"redacted {stub['redacted_ref']} ({stub['reason_code']}) · removed {stub['removed_size']} bytes, "
+        f"{stub['removed_blake3']}"
+    )
+    page.line(
+        f"  {result.data['file']} is now a dcx_redacted_v0 stub; git history still holds the old bytes "
+        "(docs/redaction.md)"
+    )
+
+
+@declare(
+    render=render,
+    ref=Argument(help="The packet to redact: a ref, or a unique prefix of one."),
+    reason=Option(
+        "--reason",
+        required=True,
+        metavar="CODE",
+        help="Why, as a reason code (a token), e.g. leaked_credential.",
+    ),
+    agent_id=AGENT,
+    observed_at=OBSERVED_AT,
+    wait=WAIT,
+    fmt=FORMAT,
+)
 def command(
-    ctx: typer.Context,
-    ref: Annotated[
-        str, typer.Argument(help="The packet to redact: a ref, or a unique prefix of one.")
-    ],
-    reason: Annotated[
-        str,
-        typer.Option("--reason", help="Why, as a reason code (a token), e.g. leaked_credential."),
-    ],
-    observed_at: ObservedAtOpt = None,
-    wait: WaitOpt = 5.0,
-    fmt: FormatOpt = OutputFormat.text,
-) -> None:
+    g: Globals,
+    *,
+    ref: str,
+    reason: str,
+    agent_id: str | None,
+    observed_at: str | None,
+    wait: float,
+    fmt: str,
+) -> Result:
     """Replace a stored packet by a dcx_redacted_v0 stub: for what `dcx audit` flags.
 
     The stub keeps the packet's ref, kind, goal, decision and key id and the
@@ -33,30 +58,13 @@ def command(
 
     Example: dcx redact decision-proposal-78ddce73 --reason leaked_credential
     """
+    from dcx.ops.redact import redact
 
-    def call(g) -> Result:
-        from dcx.ops.redact import redact
-
-        return redact(ws=g.ws(), ref=ref, reason_code=reason, clock=g.clock(observed_at), wait=wait)
-
-    run(ctx, fmt, call, render)
-
-
-def render(console, result: Result) -> None:
-    stub = result.data["stub"]
-    if not result.data["redacted"]:
-        console.print(
-            f"{stub['redacted_ref']} was already redacted ({stub['reason_code']}); nothing to do",
-            markup=False,
-        )
-        return
-    console.print(
-        f"redacted {stub['redacted_ref']} ({stub['reason_code']}) · removed {stub['removed_size']} bytes, "
-        f"{stub['removed_blake3']}",
-        markup=False,
-    )
-    console.print(
-        f"  {result.data['file']} is now a dcx_redacted_v0 stub; git history still holds the old bytes "
-        "(docs/redaction.md)",
-        markup=False,
+    return redact(
+        ws=g.ws(),
+        ref=ref,
+        reason_code=reason,
+        clock=g.clock(observed_at),
+        wait=wait,
+        agent_id=agent_id,
     )

@@ -1,22 +1,26 @@
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
-from dcx.cli._boundary import run
-from dcx.cli._options import AgentOpt, FormatOpt, OutputFormat
+from dcx.cli._declare import Option, declare
+from dcx.cli._globals import Globals
+from dcx.cli._layout import Page
+from dcx.cli._options import AGENT, FORMAT
 from dcx.core.result import Result
 
 
-def command(
-    ctx: typer.Context,
-    agent_id: AgentOpt = None,
-    fmt: FormatOpt = OutputFormat.text,
-    check: Annotated[
-        bool, typer.Option("--check", help="Also run live checks (provider health).")
-    ] = False,
-) -> None:
+def render(page: Page, result: Result) -> None:
+    """Aligned lines of its own, without rich (SPEC §3.6: status never imports it)."""
+    from dcx.cli._status_text import format_status, terminal_width
+
+    page.write(format_status(result.data, colour=page.colour, width=terminal_width()))
+
+
+@declare(
+    render=render,
+    agent_id=AGENT,
+    fmt=FORMAT,
+    check=Option("--check", type=bool, help="Also run live checks (provider health)."),
+)
+def command(g: Globals, *, agent_id: str | None, fmt: str, check: bool) -> Result:
     """Show whether decision context is active for this goal and agent, and what is next.
 
     Reads state only: it never scans, hashes or spawns a provider, so a thin
@@ -24,20 +28,6 @@ def command(
 
     Example: dcx status --agent-id agent-a --format json
     """
+    from dcx.ops.status import status
 
-    def call(g) -> Result:
-        from dcx.ops.status import status
-
-        return status(ws=g.ws(), agent_id=agent_id, check=check)
-
-    run(ctx, fmt, call, render)
-
-
-def render(console, result: Result) -> None:
-    from dcx.cli._status_text import format_status, terminal_width
-
-    console.file.write(
-        format_status(
-            result.data, colour=console.is_terminal and not console.no_color, width=terminal_width()
-        )
-    )
+    return status(ws=g.ws(writes=False), agent_id=agent_id, check=check)

@@ -2,34 +2,58 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from dcx.cli._boundary import run
-from dcx.cli._options import AgentOpt, FormatOpt, OutputFormat
+from dcx.cli._declare import Option, declare
+from dcx.cli._globals import Globals
+from dcx.cli._options import AGENT, FORMAT
 from dcx.core.errors import ExitCode
 from dcx.core.result import Result
 
 
-def command(
-    ctx: typer.Context,
-    port: Annotated[
-        int,
-        typer.Option(
-            "--port",
-            min=0,
-            max=65535,
-            metavar="PORT",
-            help="Port on 127.0.0.1 (default 0: a free one).",
-        ),
-    ] = 0,
-    open_browser: Annotated[
-        bool, typer.Option("--open", help="Open the page in the default browser.")
-    ] = False,
-    agent_id: AgentOpt = None,
-    fmt: FormatOpt = OutputFormat.text,
-) -> None:
+def _serve(server: Any, *, open_browser: bool) -> int:
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever(poll_interval=0.25)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    sys.stderr.write("workbench stopped; nothing was written\n")
+    return int(ExitCode.INTERRUPTED)
+
+
+def render(page, result: Result) -> None:
+    data = result.data
+    page.line(
+        f"dcx workbench for goal {data['goal_id']}, agent {data['agent_id']} (Ctrl-C stops it)"
+    )
+    page.line(data["url"])
+
+
+@declare(
+    own_output=True,
+    port=Option(
+        "--port",
+        type=int,
+        default=0,
+        min=0,
+        max=65535,
+        metavar="PORT",
+        help="Port on 127.0.0.1 (default 0: a free one).",
+    ),
+    open_browser=Option("--open", type=bool, help="Open the page in the default browser."),
+    agent_id=AGENT,
+    fmt=FORMAT,
+)
+def command(g: Globals, *, port: int, open_browser: bool, agent_id: str | None, fmt: str) -> int:
     """Serve the recall workbench: a local page to try a profile and a query.
 
     Binds 127.0.0.1 only and prints the page's address with a token made
@@ -41,9 +65,11 @@ def command(
 
     Example: dcx workbench --open
     """
+    from dcx.cli._answer import answer
+
     holder: dict[str, Any] = {}
 
-    def call(g) -> Result:
+    def start(g: Globals) -> Result:
         from dcx.core.clock import clock_from_env
         from dcx.core.errors import InvalidInput
         from dcx.ops.workbench import start
@@ -69,34 +95,8 @@ def command(
             },
         )
 
-    run(ctx, fmt, call, render)
+    code = answer(g, fmt, start, render)
+    if code:
+        return code
     sys.stdout.flush()
-    _serve(holder["server"], open_browser=open_browser)
-
-
-def _serve(server: Any, *, open_browser: bool) -> None:
-    def stop(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
-    if open_browser:
-        import webbrowser
-
-        webbrowser.open(server.url)
-    try:
-        server.serve_forever(poll_interval=0.25)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    sys.stderr.write("workbench stopped; nothing was written\n")
-    raise typer.Exit(int(ExitCode.INTERRUPTED))
-
-
-def render(console, result: Result) -> None:
-    data = result.data
-    console.print(
-        f"dcx workbench for goal {data['goal_id']}, agent {data['agent_id']} (Ctrl-C stops it)",
-        markup=False,
-    )
-    console.print(data["url"], markup=False, soft_wrap=True)
+    return _serve(holder["server"], open_browser=open_browser)

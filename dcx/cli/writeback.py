@@ -1,33 +1,57 @@
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
-from dcx.cli._boundary import run
-from dcx.cli._options import AgentOpt, DecisionOpt, FormatOpt, ObservedAtOpt, OutputFormat, WaitOpt
+from dcx.cli._declare import Option, declare
+from dcx.cli._globals import Globals
+from dcx.cli._options import AGENT, DECISION, FORMAT, OBSERVED_AT, WAIT
 from dcx.core.result import Result
 
 
+def render(page, result: Result) -> None:
+    event = result.data["event"]
+    verb = "appended" if result.data["appended"] else "already recorded"
+    page.line(f"event {event['event_id']} {verb}")
+    decision = event["causality"]["decision_id"]
+    page.line(f"next: dcx commit --decision-id {decision} --event-id {event['event_id']}")
+
+
+@declare(
+    render=render,
+    decision_id=DECISION,
+    kind=Option(
+        "--kind",
+        required=True,
+        metavar="KIND",
+        help="validation|todo_add|todo_update|todo_complete|refresh_state",
+    ),
+    summary=Option(
+        "--summary",
+        required=True,
+        metavar="TEXT",
+        help="Public-safe one-line summary of the transition.",
+    ),
+    artifact=Option(
+        "--artifact",
+        multiple=True,
+        metavar="REF",
+        help="A packet ref (repeatable); replaces the default.",
+    ),
+    agent_id=AGENT,
+    observed_at=OBSERVED_AT,
+    wait=WAIT,
+    fmt=FORMAT,
+)
 def command(
-    ctx: typer.Context,
-    decision_id: DecisionOpt,
-    kind: Annotated[
-        str,
-        typer.Option("--kind", help="validation|todo_add|todo_update|todo_complete|refresh_state"),
-    ],
-    summary: Annotated[
-        str, typer.Option("--summary", help="Public-safe one-line summary of the transition.")
-    ],
-    artifact: Annotated[
-        list[str] | None,
-        typer.Option("--artifact", help="A packet ref (repeatable); replaces the default."),
-    ] = None,
-    agent_id: AgentOpt = None,
-    observed_at: ObservedAtOpt = None,
-    wait: WaitOpt = 5.0,
-    fmt: FormatOpt = OutputFormat.text,
-) -> None:
+    g: Globals,
+    *,
+    decision_id: str,
+    kind: str,
+    summary: str,
+    artifact: list[str] | None,
+    agent_id: str | None,
+    observed_at: str | None,
+    wait: float,
+    fmt: str,
+) -> Result:
     """Append one lifecycle event to events.jsonl: the writeback commit needs.
 
     The event references the decision's latest evidence, proposal and outcome
@@ -36,29 +60,15 @@ def command(
 
     Example: dcx writeback --decision-id ttl-2026-12 --kind validation --summary "TTL kept at 90 s"
     """
+    from dcx.ops.writeback import writeback
 
-    def call(g) -> Result:
-        from dcx.ops.writeback import writeback
-
-        return writeback(
-            ws=g.ws(),
-            decision_id=decision_id,
-            kind=kind,
-            summary=summary,
-            artifacts=list(artifact or []),
-            agent_id=agent_id,
-            clock=g.clock(observed_at),
-            wait=wait,
-        )
-
-    run(ctx, fmt, call, render)
-
-
-def render(console, result: Result) -> None:
-    event = result.data["event"]
-    verb = "appended" if result.data["appended"] else "already recorded"
-    console.print(f"event {event['event_id']} {verb}", markup=False)
-    decision = event["causality"]["decision_id"]
-    console.print(
-        f"next: dcx commit --decision-id {decision} --event-id {event['event_id']}", markup=False
+    return writeback(
+        ws=g.ws(),
+        decision_id=decision_id,
+        kind=kind,
+        summary=summary,
+        artifacts=list(artifact or []),
+        agent_id=agent_id,
+        clock=g.clock(observed_at),
+        wait=wait,
     )

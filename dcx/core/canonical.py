@@ -10,12 +10,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import blake3
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 REF_HEX = 32
 REF_RE = re.compile(r"^(?P<prefix>[a-z][a-z0-9-]*[a-z0-9])-(?P<hex>[0-9a-f]{32})$")

@@ -10,14 +10,9 @@ import os
 import re
 import time
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Protocol
 
 from dcx.core.errors import InvalidInput
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Protocol
-else:
-    Protocol = object  # the classes below are only for type checkers
 
 
 class Clock(Protocol):

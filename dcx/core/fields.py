@@ -13,15 +13,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from dcx.core import public
 from dcx.core.canonical import canonical_bytes
 from dcx.core.clock import normalise_ts
 from dcx.core.errors import InvalidInput
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 DECISION_ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 
@@ -143,7 +140,7 @@ _HEX = frozenset("0123456789abcdef")
 
 class RefPattern(Pattern):
     """``(?:p1|p2)-[0-9a-f]{32}``, checked without compiling it: a ref's suffix is fixed, so its
-    prefix is everything before the last 33 characters (read paths check many kinds; issue 18)."""
+    prefix is everything before the last 33 characters (read paths check many kinds; SPEC §3.6)."""
 
     prefixes: frozenset[str] = frozenset()
 

@@ -41,6 +41,8 @@ def fault_point(step: str) -> None:
         return
     _fault_hits[step] = _fault_hits.get(step, 0) + 1
     if _fault_hits[step] == (int(nth) if nth.isdigit() else 1):
+        import signal  # here: the module builds its enums on import, and only a crash test gets here
+
         os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -580,16 +582,19 @@ def locked_append(
     *,
     wait: float = DEFAULT_WAIT,
     display: str | None = None,
+    tail_only: bool = False,
 ) -> bytes | None:
     """Under the log's lock, let ``decide`` see the current lines and return a line to append.
 
     ``decide`` returns None to append nothing (idempotent re-runs). A torn last
     line stops the append with a hint to repair: appending after it would glue
-    two records into one.
+    two records into one. ``tail_only``: ``decide`` needs no lines (it is given
+    none), so only the last byte is read — an append costs the same however long
+    the log (statements.jsonl).
     """
     name = display or path.name
     with file_lock(path, wait=wait, display=name):
-        lines, torn = read_lines(path)
+        lines, torn = ([], _ends_torn(path)) if tail_only else read_lines(path)
         if torn:
             raise Refused(
                 f"{name}: the last line is incomplete (a crash during an append)",
@@ -619,6 +624,18 @@ def locked_append(
             finally:
                 os.close(fd)
         return line
+
+
+def _ends_torn(path: Path) -> bool:
+    """Whether the log at ``path`` ends without its final newline (read: the last byte only)."""
+    try:
+        with open(path, "rb") as handle:
+            if handle.seek(0, os.SEEK_END) == 0:
+                return False
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
 
 
 def write_all(fd: int, data: bytes) -> None:

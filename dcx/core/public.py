@@ -8,26 +8,22 @@ the caller meant, or nothing.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import cache
+from typing import Any, Protocol
 
 from dcx.core.errors import UnsafeText
-from dcx.core.lazyre import LazyPattern
-from dcx.core.terminal import FORMAT
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any, Protocol
-else:
-    Protocol = object  # the classes below are only for type checkers
+from dcx.core.terminal import TAGS
 
 TOKEN_MAX = 128
 TEXT_MAX = 320
 SUMMARY_MAX = 220
 REASON_MAX = 120
 
-TOKEN_RE = LazyPattern(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+TOKEN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 
 # Record keys that never belong in a public record, wherever they appear.
 FORBIDDEN_KEYS = frozenset(
@@ -186,53 +182,44 @@ _PATTERN_SOURCES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
 )
 # Each pattern is compiled the first time its needle gates it: compiling all of them
 # (the case-blind ones most) costs more than `dcx log` reads, and most text gates few.
-_compiled: dict[int, re.Pattern[str]] = {}
-_needles: list[Any] = []  # an Aho-Corasick automaton: lower-case needle -> the patterns it gates
 
 
+@cache
+def _gates() -> tuple[tuple[str, frozenset[int]], ...]:
+    """(lower-case needle, the patterns it gates)."""
+    gates: dict[str, set[int]] = {}
+    for index, (_name, _src, _flags, needles) in enumerate(_PATTERN_SOURCES):
+        for needle in needles:
+            gates.setdefault(needle.lower(), set()).add(index)
+    return tuple((needle, frozenset(indexes)) for needle, indexes in gates.items())
+
+
+@cache
 def _automaton() -> Any:
-    if not _needles:
-        import ahocorasick
+    """An Aho-Corasick automaton of the gates."""
+    import ahocorasick
 
-        gates: dict[str, set[int]] = {}
-        for index, (_name, _src, _flags, needles) in enumerate(_PATTERN_SOURCES):
-            for needle in needles:
-                gates.setdefault(needle.lower(), set()).add(index)
-        automaton = ahocorasick.Automaton()
-        for needle, indexes in gates.items():
-            automaton.add_word(needle, frozenset(indexes))
-        automaton.make_automaton()
-        _needles.append(automaton)
-    return _needles[0]
+    automaton = ahocorasick.Automaton()
+    for needle, indexes in _gates():
+        automaton.add_word(needle, indexes)
+    automaton.make_automaton()
+    return automaton
 
 
+@cache
 def _pattern(index: int) -> re.Pattern[str]:
-    compiled = _compiled.get(index)
-    if compiled is None:
-        _name, src, flags, _needles_of = _PATTERN_SOURCES[index]
-        compiled = _compiled[index] = re.compile(src, flags)
-    return compiled
+    _name, src, flags, _needles = _PATTERN_SOURCES[index]
+    return re.compile(src, flags)
 
 
-_gates: list[tuple[str, frozenset[int]]] = []  # (lower-case needle, the patterns it gates)
 SHORT = 160  # up to this length (a token, an id) plain `in` tests beat building the automaton
-
-
-def _short_gates() -> list[tuple[str, frozenset[int]]]:
-    if not _gates:
-        gates: dict[str, set[int]] = {}
-        for index, (_name, _src, _flags, needles) in enumerate(_PATTERN_SOURCES):
-            for needle in needles:
-                gates.setdefault(needle.lower(), set()).add(index)
-        _gates.extend((needle, frozenset(indexes)) for needle, indexes in gates.items())
-    return _gates
 
 
 def _first_pattern(text: str) -> str | None:
     gated: set[int] = set()
     lower = text.lower()
     if len(text) <= SHORT:  # `dcx status` checks tokens: no pyahocorasick import for those
-        for needle, indexes in _short_gates():
+        for needle, indexes in _gates():
             if needle in lower:
                 gated |= indexes
     else:
@@ -244,19 +231,21 @@ def _first_pattern(text: str) -> str | None:
     return None
 
 
-_CONTROL_RE = LazyPattern(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# The patterns below are given to ``re`` as text: compiled (and kept by re's own cache)
+# the first time a text needs one.
+_CONTROL_RE = r"[\x00-\x1f\x7f-\x9f\u2028\u2029]"
 # The invisible or reordering characters (SPEC §3.4 v3): a reader cannot see them.
-_INVISIBLE_RE = LazyPattern("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_INVISIBLE_RE = "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
 # IPv6 candidates: groups of hex and colons with at least two colons, checked by ipaddress.
-_IPV6_RE = LazyPattern(
+_IPV6_RE = (
     r"(?<![\w:.])(?=[0-9A-Fa-f:]*::|(?:[0-9A-Fa-f]{1,4}:){7})"
     r"[0-9A-Fa-f:]{2,39}(?:%[A-Za-z0-9]+)?(?![\w:])"
 )
 # Bare secrets: long runs of the base64/base64url alphabet with high entropy, long hex runs.
-_B64_RUN_RE = LazyPattern(r"[A-Za-z0-9+/=_-]{24,}")
-_HEX_RUN_RE = LazyPattern(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{48,}(?![0-9A-Za-z])")
+_B64_RUN_RE = r"[A-Za-z0-9+/=_-]{24,}"
+_HEX_RUN_RE = r"(?<![0-9A-Za-z])[0-9A-Fa-f]{48,}(?![0-9A-Za-z])"
 # dcx's own ref shapes, exempt from the entropy rules: <prefix>-<32 hex>.
-_DCX_REF_RE = LazyPattern(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[0-9a-f]{32}(?![0-9a-f])")
+_DCX_REF_RE = r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[0-9a-f]{32}(?![0-9a-f])"
 B64_MIN_ENTROPY = 4.5
 
 
@@ -269,13 +258,13 @@ def _entropy(run: str) -> float:
 
 
 def _bare_secret(text: str) -> str | None:
-    if len(text) < 24 or not _B64_RUN_RE.search(text):
+    if len(text) < 24 or not re.search(_B64_RUN_RE, text):
         return None
     if "-" in text:
-        text = _DCX_REF_RE.sub(" ", text)
-    if _HEX_RUN_RE.search(text):
+        text = re.sub(_DCX_REF_RE, " ", text)
+    if re.search(_HEX_RUN_RE, text):
         return "high_entropy_hex"
-    for match in _B64_RUN_RE.finditer(text):
+    for match in re.finditer(_B64_RUN_RE, text):
         run = match.group()
         if _entropy(run) >= B64_MIN_ENTROPY:
             return "high_entropy_secret"
@@ -287,7 +276,7 @@ def _ipv6(text: str) -> bool:
         return False
     from ipaddress import IPv6Address
 
-    for match in _IPV6_RE.finditer(text):
+    for match in re.finditer(_IPV6_RE, text):
         try:
             IPv6Address(match.group().split("%", 1)[0])
         except ValueError:
@@ -327,16 +316,18 @@ def without_private_values() -> Iterator[None]:
         _private.reset(token)
 
 
-# Removed before matching (SPEC §3.4 v4): every format (Cf) character and the variation
-# selectors, so a token split by soft hyphens, tag characters or selectors is seen whole.
-_IGNORABLE = (
-    *((first, last) for first, last, _what in FORMAT),
-    (0x180B, 0x180D),
-    (0x180F, 0x180F),
-    (0xFE00, 0xFE0F),
-    (0xE0100, 0xE01EF),
-)
-_strip: dict[int, None] = {}
+# Removed before matching (SPEC §3.4 v4): every format (Cf) character, the tag block, and the
+# variation selectors, so a token split by soft hyphens, tag characters or selectors is seen whole.
+_SELECTORS = ((0x180B, 0x180D), (0x180F, 0x180F), (0xFE00, 0xFE0F), (0xE0100, 0xE01EF))
+
+
+def _ignorable(char: str) -> bool:
+    code = ord(char)
+    return (
+        unicodedata.category(char) == "Cf"
+        or TAGS[0] <= code <= TAGS[1]
+        or any(lo <= code <= hi for lo, hi in _SELECTORS)
+    )
 
 
 def normalised(text: str) -> str:
@@ -344,19 +335,15 @@ def normalised(text: str) -> str:
     character and variation selector removed. ASCII text is its own normal form."""
     if text.isascii():
         return text
-    if not _strip:
-        _strip.update({c: None for first, last in _IGNORABLE for c in range(first, last + 1)})
-    import unicodedata
-
-    return unicodedata.normalize("NFKC", text).translate(_strip)
+    return "".join(c for c in unicodedata.normalize("NFKC", text) if not _ignorable(c))
 
 
 def unsafe_class(text: str) -> str | None:
     """The first class of unsafe content in ``text``, or None when it may be public."""
     if not text.isprintable():  # every character the two match is one isprintable refuses
-        if _CONTROL_RE.search(text):
+        if re.search(_CONTROL_RE, text):
             return "control_character"
-        if _INVISIBLE_RE.search(text):
+        if re.search(_INVISIBLE_RE, text):
             return "invisible_character"
     text = normalised(text)
     root = _goal_root.get()
@@ -458,3 +445,18 @@ def unsafe_strings(record: Any, path: str = "") -> Iterator[tuple[str, str]]:
         problem = unsafe_class(record)
         if problem:
             yield path, problem
+
+
+# SPEC §18: Ed25519 signatures and public keys are high-entropy by nature and public by
+# design. They are accepted in exactly these fields — the top-level ``signature`` of a
+# statement (statements.jsonl) and of a signer or revocation file (signers/), and
+# ``public_key`` of a signer file — and only in their own form: unpadded base64url of
+# 64 or 32 bytes. The caller (`dcx audit`) says which file a field is in.
+SIGNATURE_FIELDS = {"signature": 86, "public_key": 43}
+_B64URL_RE = r"^[A-Za-z0-9_-]+$"  # given to re as text, as the patterns above
+
+
+def is_signature_value(field: str, value: str) -> bool:
+    """Whether ``value`` is a signature or public key in its own field (``SIGNATURE_FIELDS``)."""
+    size = SIGNATURE_FIELDS.get(field)
+    return size is not None and len(value) == size and bool(re.fullmatch(_B64URL_RE, value))

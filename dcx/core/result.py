@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 from dcx.core.errors import ExitCode
 
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any, Literal
-
-    Status = Literal["ok", "partial", "error"]
+Status = Literal["ok", "partial", "error"]
 
 
 class Result:

@@ -9,21 +9,17 @@ enclosing table's header line.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from dcx.core.errors import InvalidInput
 from dcx.core.fsutil import read_text
-from dcx.core.lazyre import LazyPattern
 
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
-
-_HEADER_RE = LazyPattern(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
-_KEY_RE = LazyPattern(
-    r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*="
-)
-_PATH_TOKEN_RE = LazyPattern(r"([^.\[\]]+)|\[(\d+)\]")
+# Given to ``re`` as text: compiled (and cached by re) when an error first needs a line.
+_HEADER_RE = r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$"
+_KEY_RE = r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*="
+_PATH_TOKEN_RE = r"([^.\[\]]+)|\[(\d+)\]"
 
 
 def _split_dotted(text: str) -> tuple[str, ...]:
@@ -90,8 +86,8 @@ def key_lines(text: str) -> dict[tuple[Any, ...], int]:
         if depth > 0 or closing is not None:
             depth, closing = _scan_value(line, depth, closing)
             continue
-        header = _HEADER_RE.match(line)
-        if header and not _KEY_RE.match(line):
+        header = re.match(_HEADER_RE, line)
+        if header and not re.match(_KEY_RE, line):
             names = _split_dotted(header.group(2))
             if header.group(1) == "[[":
                 index = counts.get(names, 0)
@@ -102,7 +98,7 @@ def key_lines(text: str) -> dict[tuple[Any, ...], int]:
                 table = names
             where[table] = number
             continue
-        key = _KEY_RE.match(line)
+        key = re.match(_KEY_RE, line)
         if key:
             path = (*table, *_split_dotted(key.group(1)))
             where.setdefault(path, number)
@@ -112,7 +108,7 @@ def key_lines(text: str) -> dict[tuple[Any, ...], int]:
 
 def parse_path(path: str) -> tuple[Any, ...]:
     out: list[Any] = []
-    for name, index in _PATH_TOKEN_RE.findall(path):
+    for name, index in re.findall(_PATH_TOKEN_RE, path):
         out.append(int(index) if index else name)
     return tuple(out)
 
@@ -162,3 +158,28 @@ def locate_error(exc: InvalidInput, display: str, text: str) -> InvalidInput:
     if line is not None:
         where += f", line {line}"
     return InvalidInput(f"{where}: {problem}", code=exc.code, hint=exc.hint, field=field or None)
+
+
+# Each settings file is parsed once per process (SPEC §3.6): the parsed value is kept
+# with the file's stat, and a file written since (a new inode, size or time) is read again.
+_PARSED: dict[tuple[str, Path], tuple[tuple[int, ...], Any]] = {}
+
+
+def _stat(path: Path) -> tuple[int, ...] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def once(kind: str, path: Path, parse: Callable[[], Any]) -> Any:
+    """``parse()``, or what it returned for this file as it is now."""
+    before = _stat(path)
+    kept = _PARSED.get((kind, path))
+    if before is not None and kept is not None and kept[0] == before:
+        return kept[1]
+    value = parse()
+    if before is not None and _stat(path) == before:  # not rewritten while it was read
+        _PARSED[(kind, path)] = (before, value)
+    return value

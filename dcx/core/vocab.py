@@ -8,7 +8,7 @@ Declared once, here; everything else imports them.
 from __future__ import annotations
 
 # the source registry (SPEC §4.2)
-BUILTIN_ADAPTERS = ("local-file", "git")
+BUILTIN_ADAPTERS = ("local-file", "git", "mcp")
 PROVIDERS = ("bm25", "openviking", "extension", "none")
 SOURCE_KINDS = ("artifact", "conversation", "document", "external_signal", "person", "repository")
 PRIORITIES = ("p0", "p1", "p2")
@@ -43,3 +43,9 @@ READ_TERMINAL = ("binary", "oversize", "deleted")
 READ_STATUSES = (VERIFIED, *READ_TERMINAL, "failed")
 
 HEALTH_STATUSES = ("healthy", "degraded", "unavailable")
+
+# a source's alerts (SPEC §5.5 v4): its last success is older than its
+# ``freshness_seconds``; ``failure_alert_after`` consecutive failed attempts
+SOURCE_STALE = "source_stale"
+SOURCE_FAILING = "source_failing"
+SOURCE_ALERTS = (SOURCE_FAILING, SOURCE_STALE)

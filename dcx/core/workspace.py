@@ -10,13 +10,10 @@ import os
 import re
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from dcx.core.errors import InvalidInput, NoWorkspace
 from dcx.core.fsutil import read_text
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 DC_DIR = ".decision-context"
 WORKSPACE_SCHEMA = "dcx_workspace_v0"
@@ -70,8 +67,20 @@ class Workspace:
         return self.dc / "events.jsonl"
 
     @property
+    def statements(self) -> Path:
+        return self.dc / "statements.jsonl"  # signed statements (SPEC §18)
+
+    @property
+    def signers(self) -> Path:
+        return self.dc / "signers"  # public keys: signers/<agent-id>/<key-id>.pub (SPEC §18)
+
+    @property
     def private(self) -> Path:
         return self.dc / "private"
+
+    @property
+    def signing(self) -> Path:
+        return self.private / "signing"  # this host's signing keys: signing/<agent-id>.key
 
     @property
     def key_path(self) -> Path:
@@ -124,9 +133,19 @@ class Workspace:
         except ValueError:
             return path.name
 
-    @cached_property
-    def goal_id(self) -> str:
-        from dcx.core.tomlpeek import simple_table
+    @property
+    def settings(self) -> dict[str, Any]:
+        """``workspace.toml``, parsed once per process while it is unchanged (SPEC §3.6).
+
+        A missing file is exit 3, one that is not TOML exit 2 (``workspace_invalid``).
+        """
+        from dcx.core.tomlerrors import once
+
+        table: dict[str, Any] = once("workspace", self.workspace_toml, self._read_settings)
+        return table
+
+    def _read_settings(self) -> dict[str, Any]:
+        import tomllib
 
         try:
             text = read_text(self.workspace_toml)
@@ -140,17 +159,16 @@ class Workspace:
             raise InvalidInput(
                 f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid"
             ) from None
-        # what `dcx init` writes is read without importing tomllib (issue 18); all else by it
-        data: dict[str, Any] | None = simple_table(text)
-        if data is None:
-            import tomllib
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise InvalidInput(
+                f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid"
+            ) from None
 
-            try:
-                data = tomllib.loads(text)
-            except tomllib.TOMLDecodeError as exc:
-                raise InvalidInput(
-                    f"{DC_DIR}/workspace.toml: invalid TOML ({exc})", code="workspace_invalid"
-                ) from None
+    @cached_property
+    def goal_id(self) -> str:
+        data = self.settings
         goal = data.get("goal_id")
         if (
             data.get("schema_version") != WORKSPACE_SCHEMA

@@ -9,6 +9,7 @@ returns the body; each ``build_*`` the validated packet (built, not stored).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from dcx.core.clock import normalise_ts, seconds_between
 from dcx.core.envelope import PacketContext
@@ -21,10 +22,6 @@ from dcx.packets import scan as scan_packet
 from dcx.sources.plane import content_kind_after_read, read_complete
 from dcx.state.profile import Registry
 
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
-
 if TYPE_CHECKING:
     from dcx.providers.base import Retrieval
     from dcx.sources.base import ReadResult
@@ -36,9 +33,13 @@ if TYPE_CHECKING:
 
 
 def scan_receipt_values(
-    scan: SourceScan, reads: Mapping[str, ReadResult], minter: RefMinter
+    scan: SourceScan,
+    reads: Mapping[str, ReadResult],
+    minter: RefMinter,
+    alerts: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The receipt's fields for one scan and the exact reads made of its items (by resource ref)."""
+    """The receipt's fields for one scan and the exact reads made of its items (by resource ref);
+    ``alerts`` is the attempt's public alerts object (``Assessment.public()``), if any."""
     source_id = scan.source_id
     changes = []
     verified = 0
@@ -78,7 +79,9 @@ def scan_receipt_values(
             "adopted_unlisted_count": scan.telemetry.adopted_unlisted_count,
             "skipped_submodules": scan.telemetry.skipped_submodules,
             "skipped_symlinks": scan.telemetry.skipped_symlinks,
+            "skipped_binary": scan.telemetry.skipped_binary,
         },
+        "alerts": dict(alerts) if alerts else None,
         "provider_fail_open": True,
     }
     values.update({flag: False for flag in scan_packet.CAPTURE_FLAGS})
@@ -86,22 +89,25 @@ def scan_receipt_values(
 
 
 def build_scan_receipt(
-    ctx: PacketContext, scan: SourceScan, reads: Mapping[str, ReadResult], minter: RefMinter
+    ctx: PacketContext,
+    scan: SourceScan,
+    reads: Mapping[str, ReadResult],
+    minter: RefMinter,
+    alerts: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Build (not store) the receipt; ``ctx.decision_id`` binds it to a decision when given."""
-    return scan_packet.SPEC.build(ctx, scan_receipt_values(scan, reads, minter))
+    return scan_packet.SPEC.build(ctx, scan_receipt_values(scan, reads, minter, alerts))
 
 
 # coverage (decision_source_coverage_v0)
 
 
-def source_complete(
-    scan: SourceScan, reads: Mapping[str, ReadResult], *, reads_required: bool = True
-) -> tuple[bool, bool]:
-    """(complete, exact_read_incomplete) for one scanned source."""
+def source_complete(scan: SourceScan, reads: Mapping[str, ReadResult]) -> tuple[bool, bool]:
+    """(complete, exact_read_incomplete) for one scanned source: a change the policy asks to read
+    and nobody read (a baseline's adoption too) leaves it incomplete (SPEC §5.5)."""
     if not scan.ok:
         return False, False
-    reads_ok = read_complete(scan, reads) if reads_required else True
+    reads_ok = read_complete(scan, reads)
     return reads_ok and not scan.telemetry.result_cap_applied, not reads_ok
 
 
@@ -109,8 +115,6 @@ def coverage_values(
     registry: Registry,
     scans: Sequence[SourceScan],
     reads: Mapping[str, Mapping[str, ReadResult]],
-    *,
-    reads_required: bool = True,
 ) -> dict[str, Any]:
     by_id = {scan.source_id: scan for scan in scans}
     rows: dict[str, dict[str, Any]] = {
@@ -133,9 +137,7 @@ def coverage_values(
         row["status_counts"][status] = row["status_counts"].get(status, 0) + 1
         complete = False
         if scan is not None:
-            complete, read_incomplete = source_complete(
-                scan, reads.get(source.source_id, {}), reads_required=reads_required
-            )
+            complete, read_incomplete = source_complete(scan, reads.get(source.source_id, {}))
             row["exact_read_incomplete_count"] += read_incomplete
         row["complete_count"] += complete
         if not complete and source.priority == REQUIRED_PRIORITY:
@@ -153,15 +155,9 @@ def build_coverage(
     registry: Registry,
     scans: Sequence[SourceScan],
     reads: Mapping[str, Mapping[str, ReadResult]],
-    *,
-    reads_required: bool = True,
 ) -> dict[str, Any]:
-    """Build (not store) the coverage packet; ``reads`` is ``{source_id: {resource_ref: ReadResult}}``.
-
-    ``reads_required=False`` for a baseline, which adopts without reading."""
-    return coverage_packet.SPEC.build(
-        ctx, coverage_values(registry, scans, reads, reads_required=reads_required)
-    )
+    """Build (not store) the coverage packet; ``reads`` is ``{source_id: {resource_ref: ReadResult}}``."""
+    return coverage_packet.SPEC.build(ctx, coverage_values(registry, scans, reads))
 
 
 # freshness (decision_source_freshness_v0)

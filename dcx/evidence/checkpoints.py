@@ -23,12 +23,9 @@ docs/decision-cycle.md.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from dcx.core.vocab import READ_TERMINAL, policy_reads
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 READY = "ready_after_writeback"
 PRESERVE = "preserve"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcx.core.errors import InvalidInput
+from dcx.core.errors import DcxError, InvalidInput
 from dcx.evidence.assembler import (
     NOT_REPRODUCED,
     UNVERIFIABLE,
@@ -100,6 +100,25 @@ def resolve_citation(citation: Any, minter: RefMinter) -> str:
     return citation
 
 
+def missing_change(what: str, citation: Any, changes: list[Change]) -> DcxError:
+    """Why a citation matches no change of this run: a ``{source_id, path}`` given from the
+    repository's (or goal's) root where the source's own ``path`` is the root names the path rule;
+    anything else is a ref this run did not see (``rebase_refs_stale``)."""
+    if isinstance(citation, dict):
+        cited = str(citation["path"]).strip("/")
+        if any(
+            c.source_id == citation["source_id"] and cited.endswith("/" + c.path) for c in changes
+        ):
+            return InvalidInput(
+                f"rebase: {what} cites a path from above the source's own folder: paths are "
+                "relative to the source's path (its locator's `path`)",
+                field="path",
+                code="rebase_path_not_in_source",
+                hint="`dcx prepare --show-content` lists each change's path as the rebase cites it",
+            )
+    return refuse_stale_refs(what)
+
+
 def agent(
     draft: EvidenceDraft,
     body: dict[str, Any],
@@ -126,7 +145,7 @@ def agent(
     for fact in body.get("changed_facts", []):
         change = by_ref.get(resolve_citation(fact["change_ref"], minter))
         if change is None:
-            raise refuse_stale_refs(f"a change in fact {fact['fact_id']}")
+            raise missing_change(f"a change in fact {fact['fact_id']}", fact["change_ref"], changes)
         if fact.get("revision_ref") not in (None, change.revision_ref):
             raise refuse_stale_refs(f"a revision in fact {fact['fact_id']}")
         draft.fact(fact["fact_id"], fact["summary"], change, generic=False)
@@ -171,7 +190,9 @@ def agent(
         ref = resolve_citation(claim["change_ref"], minter) if claim.get("change_ref") else None
         change = by_ref.get(ref) if ref else None
         if ref and change is None:
-            raise refuse_stale_refs(f"a change in claim {claim['claim_id']}")
+            raise missing_change(
+                f"a change in claim {claim['claim_id']}", claim["change_ref"], changes
+            )
         draft.reject(
             claim["claim_id"],
             claim["summary"],
@@ -183,11 +204,13 @@ def agent(
         if change:
             draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
     for conflict in body.get("conflicts", []):
+        for citation in conflict["change_refs"]:
+            if resolve_citation(citation, minter) not in by_ref:
+                what = f"a change in conflict {conflict['conflict_id']}"
+                raise missing_change(what, citation, changes)
         refs = sorted({resolve_citation(c, minter) for c in conflict["change_refs"]})
         for ref in refs:
-            change = by_ref.get(ref)
-            if change is None:
-                raise refuse_stale_refs(f"a change in conflict {conflict['conflict_id']}")
+            change = by_ref[ref]
             draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
         draft.conflicts[conflict["conflict_id"]] = {
             "conflict_id": conflict["conflict_id"],

@@ -13,7 +13,7 @@ observed_at, labels=None) -> RetrievalRequest``
     ``timeout_seconds`` None → the profile's, else min(request, profile);
     ``max_content_chars`` from the profile.
 
-``run_recall(ws, profile, request, *, minter, clock, transient=False, provider=None) -> RecallRun``
+``run_recall(ws, profile, request, *, minter, clock, transient=False, provider=None, ready_file=None) -> RecallRun``
     Builds the profile's provider (``InvalidInput`` for a bad
     ``[context_provider.config]``), calls it ONCE with deadline
     ``clock.monotonic() + request.timeout_seconds``, fails open (exception →
@@ -115,10 +115,13 @@ def run_recall(
     clock: Clock,
     transient: bool = False,
     provider: ContextProvider | None = None,
+    ready_file: bool | None = None,
 ) -> RecallRun:
     """Call the profile's provider once, fail open, mint keyed refs (see the module doc)."""
     if provider is None:
-        provider = make_provider(ws, profile.context_provider, transient=transient)
+        provider = make_provider(
+            ws, profile.context_provider, transient=transient, ready_file=ready_file
+        )
     started = clock.monotonic()
     answer = guarded_retrieve(provider, request, deadline=started + request.timeout_seconds)
     answer = answer._replace(latency_ms=clock.elapsed_ms(started))
@@ -139,7 +142,11 @@ class UnavailableProvider:
 
 
 def make_provider(
-    ws: Workspace, cp: ContextProviderConfig, *, transient: bool = False
+    ws: Workspace,
+    cp: ContextProviderConfig,
+    *,
+    transient: bool = False,
+    ready_file: bool | None = None,
 ) -> ContextProvider:
     """The provider the profile selects (STYLE rule 10: an explicit table), ready to ``retrieve``.
 
@@ -147,6 +154,10 @@ def make_provider(
     loads one. ``transient`` (``dcx recall``): the provider must persist
     nothing in the workspace, so OpenViking writes its CLI config to a temp
     directory that is removed after the call instead of ``private/openviking/``.
+    ``ready_file`` (default: not ``transient``) lets OpenViking keep its preflight's
+    answer in ``private/openviking/ready.json`` (SPEC §6.4 v4): ``dcx recall`` passes
+    True (the file holds no query, result or packet); the workbench and
+    ``prepare --show-content`` leave it False and keep the answer in-process only.
     The ``extension`` provider is handed the extension lifecycle's resolver:
     the provider plane never imports the extension plane.
     """
@@ -160,7 +171,7 @@ def make_provider(
     if cp.provider == "openviking":
         from dcx.providers.openviking import OpenVikingProvider
 
-        return OpenVikingProvider(ws, config, transient=transient)
+        return OpenVikingProvider(ws, config, transient=transient, ready_file=ready_file)
     from dcx.extensions.resolve import resolve
     from dcx.providers.extension import ExtensionProvider
 

@@ -15,6 +15,8 @@ the messages of its exceptions left out, goes to ``private/log/``.
 from __future__ import annotations
 
 import json
+import os
+import re
 import secrets
 import traceback
 from datetime import UTC, datetime
@@ -45,9 +47,35 @@ def error_object(exc: DcxError) -> dict[str, Any]:
     return error
 
 
-def failed(exc: DcxError) -> Answer:
+def failed(exc: DcxError, tool: Tool | None = None) -> Answer:
     error = error_object(exc)
+    if tool is not None:
+        error = in_tool_words(error, tool)
     return Answer(True, dumps(error), error, "error", [])
+
+
+_FLAG = re.compile(r"(?<![\w`-])--([a-z][a-z0-9-]*)")
+
+
+def in_tool_words(error: dict[str, Any], tool: Tool) -> dict[str, Any]:
+    """The ops' messages name CLI flags (``--baseline``); a tool's caller knows its arguments
+    (``baseline``): each flag that is one of this tool's arguments is said by that name, in the
+    field and the message. Hints keep their words: they tell a person which command to run."""
+    arguments = set(tool.args.fields)
+
+    def say(match: re.Match[str]) -> str:
+        name = match.group(1).replace("-", "_")
+        for argument in (name, f"{name}s"):  # a repeated flag is a list argument: --source, sources
+            if argument in arguments:
+                return argument
+        return match.group(0)
+
+    out = dict(error)
+    if isinstance(out.get("field"), str):
+        out["field"] = _FLAG.sub(say, out["field"])
+    if isinstance(out.get("message"), str):
+        out["message"] = _FLAG.sub(say, out["message"])
+    return out
 
 
 def answer(tool: Tool, result: Result) -> Answer:
@@ -108,7 +136,7 @@ def call(session: Session, tool: Tool, arguments: Any) -> Answer:
         result.warnings += drain()  # what the call fixed on its own (a key's mode)
         return answer(tool, result)
     except DcxError as exc:
-        return failed(exc)
+        return failed(exc, tool)
     except KeyboardInterrupt:
         return failed(DcxError("interrupted", code="interrupted"))
     except Exception as exc:
@@ -150,7 +178,10 @@ def read_resource(ws: Workspace, uri: str) -> tuple[str, str]:
             raise InvalidInput(
                 "resource: expected dcx://decisions/<decision id>", field="uri", code="invalid_uri"
             ) from None
-        rows = log(ws=ws, decision_id=decision_id, limit=None).data["decisions"]
+        from dcx.state.decisions import decision_ids
+
+        known = decision_id in decision_ids(ws)
+        rows = log(ws=ws, decision_id=decision_id, limit=None).data["decisions"] if known else []
         if not rows:
             raise InvalidInput(
                 f"no decision {decision_id} in this workspace",

@@ -7,6 +7,7 @@ from dcx.core.errors import InvalidInput
 from dcx.core.fields import DECISION_ID_RE
 from dcx.core.public import refuse_unsafe
 from dcx.core.workspace import Workspace
+from dcx.state import statements
 from dcx.state.keys import load_key
 
 
@@ -62,11 +63,25 @@ def _too_deep(value: object, limit: int) -> bool:
     return False
 
 
-def read_json_input(source: str, *, flag: str = "--from") -> tuple[object, str]:
+def without_comments(text: str) -> str:
+    """Whole lines starting with ``//`` (after blanks) read as empty lines: the comments of a
+    ``--template`` skeleton. A JSON string cannot hold a raw line break, so such a line is never
+    inside a value; blanking rather than dropping keeps every error's line number true."""
+    if "//" not in text:
+        return text
+    return "".join(
+        "\n" if line.lstrip().startswith("//") else line for line in text.splitlines(keepends=True)
+    )
+
+
+def read_json_input(
+    source: str, *, flag: str = "--from", missing_hint: str | None = None
+) -> tuple[object, str]:
     """Parse a JSON input file (or ``-`` for stdin); errors name the file and position only.
 
     A key twice in one object is refused (naming the key) rather than last-wins,
     and so is nesting deeper than ``MAX_JSON_DEPTH``: both exit 2, ``invalid_json``.
+    Whole-line ``//`` comments are skipped (:func:`without_comments`).
     """
     import json
     import sys
@@ -76,7 +91,9 @@ def read_json_input(source: str, *, flag: str = "--from") -> tuple[object, str]:
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InvalidInput(f"{flag}: {display} does not exist", field=flag) from None
+        raise InvalidInput(
+            f"{flag}: {display} does not exist", field=flag, hint=missing_hint
+        ) from None
     except (OSError, UnicodeDecodeError):
         raise InvalidInput(f"{flag}: cannot read {display} as UTF-8 text", field=flag) from None
 
@@ -84,7 +101,7 @@ def read_json_input(source: str, *, flag: str = "--from") -> tuple[object, str]:
         return InvalidInput(f"{display}: invalid JSON ({why})", field=flag, code="invalid_json")
 
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates)
+        value = json.loads(without_comments(text), object_pairs_hook=_no_duplicates)
     except _DuplicateKey as exc:
         raise invalid(f"duplicate key {exc.key[:80]!r} in one object") from None
     except RecursionError:
@@ -100,7 +117,21 @@ def read_json_input(source: str, *, flag: str = "--from") -> tuple[object, str]:
     return value, display
 
 
-def json_input(source: str | None, document: object, *, flag: str, name: str) -> tuple[object, str]:
+def require_flag(value: str | None, flag: str) -> str:
+    """A flag a command needs unless another mode (``--template``) was asked for."""
+    if value is None:
+        raise InvalidInput(f"Missing option '{flag}'.", field=flag, code="usage_error")
+    return value
+
+
+def json_input(
+    source: str | None,
+    document: object,
+    *,
+    flag: str,
+    name: str,
+    missing_hint: str | None = None,
+) -> tuple[object, str]:
     """The input of ``flag``: a JSON file (or ``-``) read here, or ``document`` already parsed.
 
     ``dcx mcp`` passes documents inline (a tool argument never names a file);
@@ -109,8 +140,8 @@ def json_input(source: str | None, document: object, *, flag: str, name: str) ->
     if document is not None:
         return document, name
     if source is None:
-        raise InvalidInput(f"{flag}: needed", field=flag, code="usage_error")
-    return read_json_input(source, flag=flag)
+        raise InvalidInput(f"{flag}: needed", field=flag, code="usage_error", hint=missing_hint)
+    return read_json_input(source, flag=flag, missing_hint=missing_hint)
 
 
 def validated(shape, data: object, display: str) -> dict:
@@ -137,7 +168,8 @@ def require_agent(ws: Workspace, explicit: str | None) -> str:
         raise InvalidInput(
             "--agent-id: needed (the profile does not enable exactly one agent)", field="--agent-id"
         )
-    return check_token(agent, field="--agent-id")
+    statements.acting(check_token(agent, field="--agent-id"))  # its key signs (SPEC §18)
+    return agent
 
 
 def acting_agent(ws: Workspace, explicit: str | None) -> str | None:

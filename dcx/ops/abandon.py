@@ -15,10 +15,12 @@ from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.ops._common import check_decision_id, require_agent
 from dcx.state import decisions, events
+from dcx.state.statements import signed
 
 CITED = ("assembly", "evidence", "proposal", "outcome", "commit")
 
 
+@signed("abandon")  # one signed statement of what it read and wrote (SPEC §18)
 def abandon(
     *,
     ws: Workspace,

@@ -99,6 +99,8 @@ class Secrets:
             if source.locator.get("repo") is not None:
                 self._git_text(ws, source)
                 continue
+            if "command" in source.locator:
+                continue  # an mcp server's resources are not started for an audit
             try:
                 result = walk(
                     ws,
@@ -163,12 +165,15 @@ def _windows(text: str) -> Iterator[tuple[str, ...]]:
         yield tuple(words[start : start + SHINGLE])
 
 
-def _findings(path: Path, secrets: Secrets) -> Iterator[tuple[str, str]]:
+def _findings(path: Path, secrets: Secrets, *, signed: bool = False) -> Iterator[tuple[str, str]]:
+    """``signed``: a statements or signer file, whose own signature fields are exempt (SPEC §18)."""
     data = read_bytes(path)
     text = data.decode("utf-8", errors="replace")
-    if path.suffix == ".json":
+    if path.suffix == ".json" or (signed and path.suffix != ".jsonl"):
         try:
             for field, value in _strings(json.loads(text), "", secrets.check):
+                if signed and public.is_signature_value(field, value):
+                    continue
                 if (problem := secrets.check(value)) is not None:
                     yield field, problem
             return
@@ -180,7 +185,10 @@ def _findings(path: Path, secrets: Secrets) -> Iterator[tuple[str, str]]:
                 record = json.loads(line)
             except ValueError:
                 record = line
-            for field, value in _strings(record, f"line {number}", secrets.check):
+            where = f"line {number}"
+            for field, value in _strings(record, where, secrets.check):
+                if signed and public.is_signature_value(field.removeprefix(where + "."), value):
+                    continue
                 if (problem := secrets.check(value)) is not None:
                     yield field, problem
         return
@@ -216,7 +224,8 @@ def audit(*, ws: Workspace) -> Result:
         shown, problem = _named(ws, path, secrets)
         if problem is not None:
             findings.append({"file": shown, "field": "(file name)", "problem": problem})
-        for field, problem in _findings(path, secrets):
+        signed = path == ws.statements or ws.signers in path.parents
+        for field, problem in _findings(path, secrets, signed=signed):
             findings.append({"file": shown, "field": field, "problem": problem})
     data = {
         "files_scanned": scanned,

@@ -1,9 +1,10 @@
 """``dcx status --check``: live checks, for when reading state is not enough.
 
 Unlike plain ``status`` this touches providers: each enabled source's adapter
-health and locator, and whether the recall provider can answer (the bm25
+health and locator (a git source's ref resolves; an mcp source's server starts and lists), and whether the recall provider can answer (the bm25
 index opens read-only, the extension resolves to a ready revision, the ``ov``
-binary answers ``--version``). It reads only: no scan, no hash, no write.
+server answers recall's own preflight and a tiny ``find``). It reads only: no
+scan, no hash, no write.
 """
 
 from __future__ import annotations
@@ -36,10 +37,12 @@ def _sources(ws: Workspace, state: Activation) -> list[dict[str, Any]]:
                 row.update(status=health.status, reason_code=health.reason_code)
             elif (adapter := registry.binding(source.provider_id).adapter) == "local-file":
                 resolve_locator(ws, source.locator)
-            elif adapter == "git":
+            elif adapter in ("git", "mcp"):
                 import time
 
-                provider.check(source, time.monotonic() + CHECK_TIMEOUT)  # type: ignore[attr-defined]
+                # an mcp server starts a process that may import a whole SDK: a scan's budget
+                seconds = CHECK_TIMEOUT if adapter == "git" else profile.scan_timeout_seconds
+                provider.check(source, time.monotonic() + seconds)  # type: ignore[attr-defined]
         except SourceUnavailable as exc:
             row.update(status="unavailable", reason_code=exc.reason_code)
         except LocatorError as exc:
@@ -83,7 +86,7 @@ def _recall(ws: Workspace, state: Activation) -> dict[str, Any]:
         provider, OpenVikingProvider
     ):  # the one provider left once the others answered
         raise InternalError(f"check: provider {cp.provider} has no preflight")
-    reason = provider.check(CHECK_TIMEOUT)
+    reason = provider.check(CHECK_TIMEOUT, cp.scope_ref)
     return {
         "provider": "openviking",
         "status": "ready" if reason is None else "unavailable",

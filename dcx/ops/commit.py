@@ -38,6 +38,8 @@ from dcx.state.cursors import agent_cursors, cursor_path, read_cursors, write_cu
 from dcx.state.keys import load_key
 from dcx.state.redaction import Redacted, is_stub
 from dcx.state.refmap import RefMinter
+from dcx.state.signatures import require_chain
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 ARTIFACT_KINDS = {
@@ -389,6 +391,9 @@ def plan_commit(
             links = {"proposal_packet_ref": prop["packet_ref"]}
         links["review_packet_ref"] = rev["packet_ref"]
 
+    # SPEC §18: with require_signatures, only a chain its enabled agents signed
+    require_chain(ws, chain, profile.enabled_agents)
+
     checkpoint_ref = asm["checkpoint"]["checkpoint_ref"]
     # 3. replay
     # one listing decides both (a racing twin may write its receipt between two listings)
@@ -549,6 +554,7 @@ def load_chain(store: Store, refs: dict[str, str | None]) -> dict[str, dict[str,
     }
 
 
+@signed("commit")  # one signed statement of what it read and wrote (SPEC §18)
 def commit_decision(
     *,
     ws: Workspace,

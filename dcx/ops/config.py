@@ -22,10 +22,18 @@ from dcx.core.public import check_token
 from dcx.core.result import Result
 from dcx.core.vocab import PRIORITIES, PROVIDERS, SOURCE_KINDS
 from dcx.core.workspace import Workspace
-from dcx.state.profile import PROFILE_SCHEMA, REGISTRY_SCHEMA, parse_profile, parse_registry
+from dcx.state.profile import (
+    PROFILE_SCHEMA,
+    REGISTRY_SCHEMA,
+    check_provider_key,
+    parse_profile,
+    parse_registry,
+)
 
 LOCAL_FILE_BINDING = "files"
 GIT_BINDING = "repos"
+MCP_BINDING = "mcp-servers"
+MCP_CHECK_SECONDS = 30.0  # when the profile sets no [bounds] timeout_seconds
 DEFAULT_FRESHNESS = 86_400
 PROVIDER_KEYS = ("max_results", "timeout_seconds")
 
@@ -123,7 +131,18 @@ def enable(*, ws: Workspace, agents: Sequence[str], wait: float = 5.0) -> Result
                 hint="name one: dcx enable --agent AGENT_ID",
             ) from None
         raise
-    return Result("enable", {"enabled": True, "agents_added": added, "changed": changed})
+    from dcx.core.clock import clock_from_env
+    from dcx.state.signers import ensure_signer
+
+    now = clock_from_env(None).now()
+    keys = []
+    for agent in agents:  # each agent named gets its signing key on this host (SPEC §18)
+        signer, wrote = ensure_signer(ws, agent, now=now, wait=wait)
+        keys.append({"agent_id": agent, "key_id": signer.key_id, "created": wrote})
+    return Result(
+        "enable",
+        {"enabled": True, "agents_added": added, "changed": changed, "signing_keys": keys},
+    )
 
 
 def disable(*, ws: Workspace, wait: float = 5.0) -> Result:
@@ -153,6 +172,98 @@ def _check_path(ws: Workspace, path: str) -> None:
         ) from None
 
 
+_MCP_HINTS = {
+    "mcp_start_failed": "check that the command runs from the goal root and speaks MCP on stdio",
+    "mcp_timeout": "the server did not answer in time; raise [bounds] timeout_seconds in profile.toml",
+    "mcp_protocol_error": "the server wrote something that is not MCP JSON-RPC on stdout (logs go to stderr)",
+    "mcp_server_exited": "the server exited while it was being listed",
+    "mcp_output_too_large": "the server wrote a line larger than [bounds] max_scan_bytes allows",
+    "mcp_request_failed": "the server answered resources/list with an error",
+    "mcp_resources_unsupported": "the server declares no resources capability",
+    "mcp_sdk_missing": "install the MCP SDK: pip install 'dcx[mcp]'",
+}
+
+
+def _check_mcp(ws: Workspace, source_id: str, locator: dict[str, Any]) -> int:
+    """Start the server once and list its resources under the prefix (SPEC §15.1); their count."""
+    import time
+
+    from dcx.sources.base import SourceUnavailable
+    from dcx.sources.mcp_source import McpProvider
+    from dcx.state.profile import MIB, Source, load_profile
+
+    try:
+        profile = load_profile(ws)
+    except InvalidInput:
+        profile = None
+    seconds = profile.scan_timeout_seconds if profile is not None else MCP_CHECK_SECONDS
+    max_scan_bytes = profile.max_scan_bytes if profile is not None else 64 * MIB
+    source = Source(
+        source_id, MCP_BINDING, "document", "p0", "s1", (ws.goal_id,), "incremental", "always",
+        DEFAULT_FRESHNESS, locator,
+    )  # fmt: skip
+    provider = McpProvider(ws, MCP_BINDING, {}, max_scan_bytes=max_scan_bytes, persist=False)
+    try:
+        return provider.check(source, time.monotonic() + seconds)
+    except SourceUnavailable as exc:
+        code = exc.reason_code
+        raise InvalidInput(
+            f"--mcp: the server did not start and list its resources ({code})",
+            field="--mcp",
+            code=code,
+            hint=_MCP_HINTS.get(code),
+        ) from None
+
+
+GIT_HINTS = {
+    "git_unavailable": "install git and put it on PATH",
+    "git_version_unsupported": "upgrade git (docs/sources.md names the oldest dcx reads)",
+    "git_repository_missing": "give the path of a repository (a work tree or a bare one); "
+    "relative paths start at the goal root",
+    "git_repository_corrupt": "check the repository with `git fsck`",
+    "git_ref_missing": "name a branch, tag or commit the repository has (`git branch -a`)",
+    "locator_outside_root": "--path is a folder inside the repository, without `..`",
+}
+GIT_CHECK_SECONDS = 10.0
+
+
+def _check_git(ws: Workspace, source_id: str, repo: str, ref: str, path: str | None) -> None:
+    """As ``--path`` is checked: the repository opens and the ref resolves, before anything is
+    written (the same checks as ``status --check``; SPEC §15)."""
+    import time
+
+    from dcx.sources.base import SourceUnavailable
+    from dcx.sources.git import GitProvider
+    from dcx.state.profile import Source
+
+    locator: dict[str, Any] = {"repo": repo, "ref": ref}
+    if path:
+        locator["path"] = path
+    source = Source(
+        source_id, GIT_BINDING, "repository", "p0", "s1", (ws.goal_id,), "incremental",
+        "always", DEFAULT_FRESHNESS, locator,
+    )  # fmt: skip
+    provider = GitProvider(ws, GIT_BINDING, {})
+    health = provider.health()
+    code = health.reason_code if health.status != "healthy" else None
+    if code is None:
+        try:
+            provider.check(source, time.monotonic() + GIT_CHECK_SECONDS)
+        except SourceUnavailable as exc:
+            code = exc.reason_code
+    if code is not None:
+        field = (
+            "--ref"
+            if code == "git_ref_missing"
+            else "--path"
+            if code.startswith("locator")
+            else "--git"
+        )
+        raise InvalidInput(
+            f"{field}: {code.replace('_', ' ')}", field=field, code=code, hint=GIT_HINTS.get(code)
+        )
+
+
 def source_add(
     *,
     ws: Workspace,
@@ -166,10 +277,13 @@ def source_add(
     on_demand: bool = False,
     git: str | None = None,
     ref: str | None = None,
+    mcp: Sequence[str] | None = None,
     wait: float = 5.0,
 ) -> Result:
-    """Add a local-file source, or with ``git`` a git source at ``ref`` (SPEC §15); the binding
-    (``files`` or ``repos``) is added when there is none."""
+    """Add a local-file source, with ``git`` a git source at ``ref`` (SPEC §15), or with ``mcp``
+    (the server's argv) an MCP server's resources under the prefix ``path`` (SPEC §15.1), checked
+    at once: the server must start and list. The binding (``files``, ``repos`` or
+    ``mcp-servers``) is added when there is none."""
     check_token(source_id, field="ID")
     if priority not in PRIORITIES:
         raise InvalidInput(
@@ -180,7 +294,27 @@ def source_add(
         raise InvalidInput(f"--kind: expected one of {', '.join(SOURCE_KINDS)}", field="--kind")
     for objective in objectives:
         check_token(objective, field="--objective")
-    if git is None:
+    listed = None
+    if mcp is not None:
+        if git is not None or ref is not None or exclude:
+            raise InvalidInput(
+                "--mcp: not with --git, --ref or --exclude", field="--mcp", code="usage_error"
+            )
+        if not mcp:
+            raise InvalidInput(
+                "--mcp: the server's command goes after --: dcx source add ID --mcp -- CMD ARGS…",
+                field="--mcp",
+                code="usage_error",
+            )
+        mcp_locator = {
+            "command": list(mcp),
+            "env": {},
+            "uri_prefix": path or "",
+            "include": list(include),
+        }
+        listed = _check_mcp(ws, source_id, mcp_locator)
+        binding_id, adapter = MCP_BINDING, "mcp"
+    elif git is None:
         if ref is not None:
             raise InvalidInput("--ref: only with --git", field="--ref", code="usage_error")
         if not path:
@@ -197,6 +331,7 @@ def source_add(
                 code="usage_error",
             )
         binding_id, adapter = GIT_BINDING, "git"
+        _check_git(ws, source_id, git, ref, path)
     added_binding: list[str] = []
 
     def mutate(doc: Any) -> None:
@@ -226,7 +361,10 @@ def source_add(
             bindings.append(tomlkit.item({"provider_id": binding_id, "adapter": adapter}))
             added_binding.append(binding_id)
         locator = tomlkit.inline_table()
-        if git is not None:
+        if mcp is not None:
+            locator["command"] = list(mcp)
+            locator["uri_prefix"] = path or ""
+        elif git is not None:
             locator["repo"] = git
             locator["ref"] = ref
             if path:
@@ -262,6 +400,7 @@ def source_add(
             "adapter": adapter,
             "scan_mode": "on_demand" if on_demand else "incremental",
             "priority": priority,
+            **({"resources_listed": listed} if listed is not None else {}),
         },
     )
 
@@ -310,6 +449,10 @@ def provider_set(
     """Set ``[context_provider]``; a change of provider drops the old provider's config table."""
     if provider not in PROVIDERS:
         raise InvalidInput(f"PROVIDER: expected one of {', '.join(PROVIDERS)}", field="PROVIDER")
+    if max_results is not None:
+        check_provider_key("max_results", max_results, field="--max-results")
+    if timeout is not None:
+        check_provider_key("timeout_seconds", timeout, field="--timeout")
     pairs: list[tuple[str, Any]] = []
     for item in config:
         key, sep, value = item.partition("=")

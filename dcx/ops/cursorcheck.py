@@ -15,6 +15,7 @@ receipt had absorbed and can commit it.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from dcx.core.errors import DcxError
 from dcx.core.fsutil import file_lock, read_bytes
@@ -22,10 +23,6 @@ from dcx.core.workspace import Workspace
 from dcx.names import same_actor
 from dcx.state import decisions
 from dcx.state.cursors import all_cursor_files, cursor_path, read_cursors, write_cursors
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def _receipts(ws: Workspace, key_id: str) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ from dcx.core.workspace import Workspace
 from dcx.ops._common import acting_agent, check_decision_id, packet_context
 from dcx.packets import evidence, feedback, outcome, review
 from dcx.state import decisions
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 
@@ -59,6 +60,9 @@ def evaluate(
         "verified_outcome_count": len(verified),
         "linked_verified_outcome_count": len(linked),
         "invalidated_assumption_count": len(out["invalidated_assumptions"]),
+        **rejection_counts(stale),
+        **provider_health_counts(retrieval),
+        **receipt_result_counts(retrieval, recalled, stale),
     }
     reasons = []
     if out["verification_status"] != "verified":
@@ -90,6 +94,53 @@ def evaluate(
     return {"telemetry": telemetry, "ineligible_reasons": sorted(reasons), "candidate": candidate}
 
 
+def rejection_counts(stale: list[dict[str, Any]]) -> dict[str, Any]:
+    """The evidence's stale or rejected records by reason code (SPEC §8.7 v4): aggregate records,
+    so a provider result rejected twice, or a record citing no provider result, counts each."""
+    counts: dict[str, int] = {}
+    for claim in stale:
+        counts[claim["reason_code"]] = counts.get(claim["reason_code"], 0) + 1
+    return {"rejection_reason_counts": counts}
+
+
+def provider_health_counts(retrieval: dict[str, Any] | None) -> dict[str, Any]:
+    """The canonical retrieval receipt's health: completed, partial (completed with items of the
+    answer dropped) or unavailable by reason; all zero when no recall ran."""
+    health: dict[str, Any] = {
+        "completed": 0,
+        "partial": 0,
+        "unavailable": 0,
+        "unavailable_by_reason": {},
+    }
+    if retrieval is not None:
+        if retrieval["status"] != "completed":
+            health["unavailable"] = 1
+            health["unavailable_by_reason"] = {retrieval["reason_code"]: 1}
+        elif retrieval["telemetry"]["items_dropped"]:
+            health["partial"] = 1
+        else:
+            health["completed"] = 1
+    return {"provider_health_counts": health}
+
+
+def receipt_result_counts(
+    retrieval: dict[str, Any] | None, recalled: list[dict[str, Any]], stale: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """With a retrieval receipt, its own results judged: the ones rejected by exact read (a stale
+    or rejected record cites them, no accepted claim does) and the ones no record cites. Kept apart
+    from the aggregate records, which can cite one result twice or a result of another run."""
+    if retrieval is None:
+        return {}
+    accepted = {c["provider_ref"] for c in recalled}
+    rejected = {c["provider_ref"] for c in stale if c.get("provider_ref")} - accepted
+    results = {r["provider_ref"] for r in retrieval["results"]}
+    return {
+        "rejected_provider_result_count": len(results & rejected),
+        "unjudged_provider_result_count": len(results - accepted - rejected),
+    }
+
+
+@signed("feedback")  # one signed statement of what it read and wrote (SPEC §18)
 def record_feedback(
     *,
     ws: Workspace,

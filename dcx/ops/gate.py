@@ -19,9 +19,11 @@ from dcx.ops._common import check_decision_id, require_agent
 from dcx.ops.outcome import self_confirmation_allowed
 from dcx.packets import proposal
 from dcx.state import decisions, events, gates
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 
+@signed("gate")  # one signed statement of what it read and wrote (SPEC §18)
 def gate(
     *,
     ws: Workspace,

@@ -24,12 +24,14 @@ Public — safe to commit, meant to be reviewed in pull requests:
 - `packets/<kind>/<ref>.json` — content-addressed, write-once packets
 - `decisions/<decision-id>.jsonl` — the append-only index of each decision
 - `events.jsonl` — the append-only lifecycle event log
+- `statements.jsonl` — one signed statement per writing command: who read and wrote what
+- `signers/<agent-id>/<key-id>.pub` — each agent's public signing key, one per host
 
 Private — never committed (see `.gitignore`), never copied into a packet:
 
 - `profile.toml` — the goal profile (default off)
 - `sources.toml` — the source registry: locators and provider config
-- `private/` — the key, committed cursors, caches, the search index, logs
+- `private/` — the key, the agents' signing keys, committed cursors, caches, the search index, logs
 
 Do not edit packets by hand: `dcx verify` re-hashes every one of them.
 """
@@ -113,7 +115,7 @@ def _covering_source(root: Path) -> tuple[Path, str] | None:
         except Exception:  # an unreadable registry cannot say; the next one up might
             continue
         for source in registry.sources:
-            if not source.enabled:
+            if not source.enabled or "command" in source.locator:  # an mcp server has no folder
                 continue
             raw = Path(os.path.expanduser(source.locator["path"]))
             target = Path(os.path.realpath(raw if raw.is_absolute() else outer / raw))
@@ -183,6 +185,13 @@ def init(*, root: Path, goal_id: str | None, agent_id: str | None, nested: bool 
     if not ws.key_path.exists():
         create_key(ws)
         created.append(ws.rel(ws.key_path))
+    if agent_id is not None:  # the agent's signing key on this host (SPEC §18)
+        from dcx.core.clock import clock_from_env
+        from dcx.state.signers import ensure_signer, public_path
+
+        signer, wrote = ensure_signer(ws, agent_id, now=clock_from_env(None).now())
+        if wrote:
+            created.append(ws.rel(public_path(ws, agent_id, signer.key_id)))
     return Result(
         "init",
         {

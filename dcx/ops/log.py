@@ -14,17 +14,16 @@ chains began.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dcx import cycle
 from dcx.chains import agent_of, evidence_of
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.state import decisions, events, gates, pending
 from dcx.state.redaction import is_stub
+from dcx.state.signatures import Book
 from dcx.state.store import Store
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def short(ref: str) -> str:
@@ -94,72 +93,28 @@ def details(kind: str, packet: dict[str, Any]) -> dict[str, Any]:
 
 
 def _chain(
-    store: Store, ws: Workspace, decision_id: str, all_events: list[dict[str, Any]]
+    store: Store,
+    ws: Workspace,
+    decision_id: str,
+    all_events: list[dict[str, Any]],
+    book: Book | None = None,
 ) -> list[dict[str, Any]]:
     """The decision's packets in the order they happened. The rebase receipt and
     checkpoint are shown by the assembly that embeds them; its evidence follows it;
     each event follows the outcome it references."""
-    rows: list[dict[str, Any]] = []
-    embedded: set[str] = set()
     entries = decisions.entries(ws, decision_id)
     packets = {e["ref"]: store.get_or_stub(e["ref"], kind=e["kind"]) for e in entries}
-    for entry in entries:
-        if entry["kind"] == "assembly" and not is_stub(packets[entry["ref"]]):
-            asm = packets[entry["ref"]]
-            embedded.update(
-                {
-                    asm["evidence"]["packet_ref"],
-                    asm["rebase"]["rebase_ref"],
-                    asm["checkpoint"]["checkpoint_ref"],
-                    asm["coverage"]["coverage_ref"],
-                    asm["freshness"]["freshness_ref"],
-                }
-            )
-            embedded.update(r["receipt_ref"] for r in asm["scan_receipts"])
-            if asm.get("retrieval"):
-                embedded.add(asm["retrieval"]["retrieval_ref"])
-    for seq, entry in enumerate(entries):
-        ref, kind = entry["ref"], entry["kind"]
-        if (
-            kind in ("rebase", "checkpoint", "scan", "coverage", "freshness", "retrieval")
-            or ref in embedded
-        ):
-            continue  # shown by (or right after) the assembly that embeds it
-        packet = packets[ref]
-        rows.append(_row(kind, ref, entry.get("observed_at"), packet, (seq, 0)))
-        if kind == "assembly" and not is_stub(packet):
-            ev = packet["evidence"]
-            rows.append(_row("evidence", ev["packet_ref"], ev["observed_at"], ev, (seq, 1)))
+    rows = _packet_rows(entries, packets)
     seq_of = {row["ref"]: row["_seq"] for row in rows}
     for event in all_events:
-        if (event.get("causality") or {}).get("decision_id") != decision_id:
-            continue
-        anchors = [seq_of[r] for r in event.get("artifact_refs", []) if r in seq_of]
-        place = (max(anchors)[0], 2) if anchors else (len(entries), 0)
-        evidence_refs = [
-            r for r in event.get("artifact_refs", []) if str(r).startswith("decision-evidence-")
-        ]
-        rows.append(
-            {
-                "kind": "event",
-                "ref": event["event_id"],
-                "short_ref": event["event_id"][:18],
-                "observed_at": event.get("recorded_at"),
-                "_seq": place,
-                "details": {"event_kind": event.get("event_kind")},
-                "status": _event_status(event),
-                "agent_id": event.get("agent_id")
-                if isinstance(event.get("agent_id"), str)
-                else None,
-                "chain_evidence_ref": evidence_refs[0] if evidence_refs else None,
-            }
-        )
+        if (event.get("causality") or {}).get("decision_id") == decision_id:
+            rows.append(_event_row(event, seq_of, len(entries)))
     unique = list({r["ref"]: r for r in reversed(rows)}.values())[::-1]  # the first row of each ref
     unique.sort(key=lambda r: r["_seq"])
     keys = {r["chain_evidence_ref"] for r in unique if r["chain_evidence_ref"]}
     if (
         len(keys) > 1
-    ):  # two agents' (or hosts') chains of one decision: each shown whole, apart (SPEC §16)
+    ):  # two agents' (or hosts') chains of one decision: each whole, apart (SPEC §16)
         first: dict[str, tuple[int, int]] = {}
         for row in unique:
             if row["chain_evidence_ref"]:
@@ -167,7 +122,70 @@ def _chain(
         unique.sort(key=lambda r: (first.get(r["chain_evidence_ref"] or "", r["_seq"]), r["_seq"]))
     for row in unique:
         del row["_seq"]
+        if book is not None:  # who signed it (SPEC §18), from verify's cache: log verifies nothing
+            stored = packets.get(row["ref"])
+            redacted = stored is not None and is_stub(stored)
+            row["signature"] = book.verdict(row["ref"], row["agent_id"], redacted=redacted)
     return unique
+
+
+def _embedded(assembly: dict[str, Any]) -> set[str]:
+    """The refs of the packets an assembly embeds (shown by it, not on rows of their own)."""
+    refs = {
+        assembly["evidence"]["packet_ref"],
+        assembly["rebase"]["rebase_ref"],
+        assembly["checkpoint"]["checkpoint_ref"],
+        assembly["coverage"]["coverage_ref"],
+        assembly["freshness"]["freshness_ref"],
+    }
+    refs.update(r["receipt_ref"] for r in assembly["scan_receipts"])
+    if assembly.get("retrieval"):
+        refs.add(assembly["retrieval"]["retrieval_ref"])
+    return refs
+
+
+EMBEDDED_KINDS = ("rebase", "checkpoint", "scan", "coverage", "freshness", "retrieval")
+
+
+def _packet_rows(
+    entries: list[dict[str, Any]], packets: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    embedded: set[str] = set()
+    for entry in entries:
+        if entry["kind"] == "assembly" and not is_stub(packets[entry["ref"]]):
+            embedded |= _embedded(packets[entry["ref"]])
+    rows: list[dict[str, Any]] = []
+    for seq, entry in enumerate(entries):
+        ref, kind = entry["ref"], entry["kind"]
+        if kind in EMBEDDED_KINDS or ref in embedded:
+            continue  # shown by (or right after) the assembly that embeds it
+        packet = packets[ref]
+        rows.append(_row(kind, ref, entry.get("observed_at"), packet, (seq, 0)))
+        if kind == "assembly" and not is_stub(packet):
+            ev = packet["evidence"]
+            rows.append(_row("evidence", ev["packet_ref"], ev["observed_at"], ev, (seq, 1)))
+    return rows
+
+
+def _event_row(
+    event: dict[str, Any], seq_of: dict[str, tuple[int, int]], last: int
+) -> dict[str, Any]:
+    """An event's row, placed right after the latest packet it references (else at the end)."""
+    refs = event.get("artifact_refs", [])
+    anchors = [seq_of[r] for r in refs if r in seq_of]
+    evidence_refs = [r for r in refs if str(r).startswith("decision-evidence-")]
+    agent = event.get("agent_id")
+    return {
+        "kind": "event",
+        "ref": event["event_id"],
+        "short_ref": event["event_id"][:18],
+        "observed_at": event.get("recorded_at"),
+        "_seq": (max(anchors)[0], 2) if anchors else (last, 0),
+        "details": {"event_kind": event.get("event_kind")},
+        "status": _event_status(event),
+        "agent_id": agent if isinstance(agent, str) else None,
+        "chain_evidence_ref": evidence_refs[0] if evidence_refs else None,
+    }
 
 
 def _event_status(event: dict[str, Any]) -> str:
@@ -197,24 +215,35 @@ def _row(
     }
 
 
+def _requires_review(ws: Workspace) -> bool:
+    """``[commit] require_review`` of the profile (False when it cannot be used: log still reads)."""
+    from dcx.state.profile import load_profile
+
+    try:
+        profile = load_profile(ws)
+    except Exception:
+        return False
+    return bool(profile and profile.require_review)
+
+
 def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
-    from dcx.core.tomlpeek import may_set
-
     store = Store(ws)
-    require_review = False
-    if may_set(ws.profile, "require_review"):  # else no profile sets it: no TOML parse (issue 18)
-        from dcx.state.profile import load_profile
-
-        try:
-            profile = load_profile(ws)
-        except Exception:
-            profile = None
-        require_review = bool(profile and profile.require_review)
+    require_review: bool | None = None  # read from the profile once a next step depends on it
     all_events = events.read_log(ws.events, ws.rel(ws.events))
     ids = [decision_id] if decision_id else decisions.decision_ids(ws)
+    if decision_id and decision_id not in decisions.decision_ids(ws):
+        from dcx.core.errors import InvalidInput
+
+        raise InvalidInput(
+            f"--decision-id: no decision {decision_id} in this workspace",
+            field="--decision-id",
+            code="unknown_decision",
+            hint="`dcx log` lists the decisions",
+        )
+    book = Book(ws, check=False)
     rows = []
     for ident in ids:
-        chain = _chain(store, ws, ident, all_events)
+        chain = _chain(store, ws, ident, all_events, book)
         if not chain:
             continue
         kinds = {row["kind"] for row in chain}
@@ -233,8 +262,10 @@ def log(*, ws: Workspace, decision_id: str | None, limit: int | None) -> Result:
         preview = (
             latest is not None and store.get_or_stub(latest, kind="assembly").get("preview") is True
         )
+        if require_review is None and "proposal" in kinds:  # before a proposal it decides nothing
+            require_review = _requires_review(ws)
         where = cycle.standing(
-            kinds, settled, observed, require_review=require_review, latest_is_preview=preview
+            kinds, settled, observed, require_review=bool(require_review), latest_is_preview=preview
         )
         where = cycle.commit_here(
             where,

@@ -16,9 +16,11 @@ from dcx.ops._common import (
     require_agent,
     validated,
 )
+from dcx.ops.template import missing_hint
 from dcx.packets import outcome, proposal
 from dcx.state import decisions
 from dcx.state.profile import load_profile
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 
@@ -51,6 +53,7 @@ def check_acceptance(
         )
 
 
+@signed("outcome")  # one signed statement of what it read and wrote (SPEC §18)
 def record_outcome(
     *,
     ws: Workspace,
@@ -63,7 +66,9 @@ def record_outcome(
 ) -> Result:
     check_decision_id(decision_id)
     agent = require_agent(ws, agent_id)
-    data, display = json_input(source, document, flag="--from", name="outcome")
+    data, display = json_input(
+        source, document, flag="--from", name="outcome", missing_hint=missing_hint("outcome")
+    )
     clean = validated(outcome.INPUT, data, display)
     verified_outcomes = [o for o in clean["observed_outcomes"] if o["status"] == "verified"]
     if clean["verification_status"] == "verified" and not verified_outcomes:

@@ -45,6 +45,7 @@ from dcx.packets import coverage as coverage_packets
 from dcx.packets import freshness as freshness_packets
 from dcx.packets import scan as scan_packets
 from dcx.providers.bm25 import find_by_content, parse_resource_ref
+from dcx.sources import alerts
 from dcx.sources.files import CurrentFiles
 from dcx.sources.plane import (
     content_kind_after_read,
@@ -60,6 +61,8 @@ from dcx.state.cursors import agent_cursors, read_freshness, record_freshness
 from dcx.state.keys import load_key
 from dcx.state.profile import Profile, Registry
 from dcx.state.refmap import RefMinter
+from dcx.state.source_health import read_source_health, record_source_health
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 if TYPE_CHECKING:
@@ -209,6 +212,7 @@ class Account(NamedTuple):
     read_at: dict[str, str]
     freshness: dict[str, Any]
     draft: EvidenceDraft
+    alerts: dict[str, alerts.Assessment]  # each scanned source's attempt (SPEC §5.5 v4)
 
 
 class Packets(NamedTuple):
@@ -224,6 +228,7 @@ class Packets(NamedTuple):
     ready: list[dict[str, Any]]  # the checkpoint rows ready after writeback
 
 
+@signed("prepare")  # one signed statement of what it read and wrote (SPEC §18)
 def prepare(
     *,
     ws: Workspace,
@@ -423,7 +428,13 @@ def account(run: Run, seen: Observed, rebase_input: tuple[dict[str, Any], str] |
         rebasing.baseline(draft, seen.scans, minter)
     for change in seen.changes:  # every changed item is a source revision, cited or not
         draft.cite(change.source_id, change.change_ref, change.revision_ref, changed=True)
-    return Account(read_at, fresh, draft)
+    assessed = alerts.assess(
+        seen.scans,
+        None if run.mode == "baseline" else seen.reads,
+        read_source_health(ws),
+        failure_alert_after=run.profile.failure_alert_after,
+    )
+    return Account(read_at, fresh, draft, assessed)
 
 
 def assemble(
@@ -436,11 +447,12 @@ def assemble(
     body, input_digest = rebase_input if rebase_input is not None else (None, None)
     goal_ctx = PacketContext(ctx.goal_id, ctx.key_id)
     receipts = [
-        build_scan_receipt(ctx, s, seen.reads.get(s.source_id, {}), minter) for s in seen.scans
+        build_scan_receipt(
+            ctx, s, seen.reads.get(s.source_id, {}), minter, acct.alerts[s.source_id].public()
+        )
+        for s in seen.scans
     ]
-    coverage = build_coverage(
-        ctx, registry, seen.scans, seen.reads, reads_required=mode != "baseline"
-    )
+    coverage = build_coverage(ctx, registry, seen.scans, seen.reads)
     man = build_manifest(goal_ctx, registry)
     evidence_packet = evidence.SPEC.build(
         ctx,
@@ -526,6 +538,7 @@ def persist(run: Run, seen: Observed, acct: Account, packets: Packets) -> None:
         (spec.kind, packet[spec.ref_field]) for spec, packet in stored if spec is not manifest.SPEC
     ]
     decisions.append_many(ws, decision_id, indexed, run.now, wait=wait)
+    record_source_health(ws, alerts.records(acct.alerts), wait=wait)
     by_id = {s.source_id: s for s in seen.scans}
     pending.write(
         ws,
@@ -562,7 +575,12 @@ def _result(seen: Observed, acct: Account, packets: Packets, mode: str) -> Resul
         or any(not s.ok for s in seen.scans)
     )
     warnings = []
-    if coverage_status == "partial":
+    if coverage_status == "partial" and mode == "baseline":
+        warnings.append(
+            "coverage is partial: a baseline adopts the current state without reading it "
+            "(no exact read confirmed the adopted revisions)"
+        )
+    elif coverage_status == "partial":
         warnings.append(
             "coverage is partial: a required (p0) source was not fully scanned and read"
         )

@@ -14,8 +14,10 @@ from dcx.ops._common import (
     require_agent,
     validated,
 )
+from dcx.ops.template import missing_hint
 from dcx.packets import evidence, proposal
 from dcx.state import decisions
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 
@@ -33,6 +35,7 @@ def latest_evidence(ws: Workspace, decision_id: str, chains: Chains | None = Non
     return ref
 
 
+@signed("propose")  # one signed statement of what it read and wrote (SPEC §18)
 def propose(
     *,
     ws: Workspace,
@@ -45,7 +48,9 @@ def propose(
 ) -> Result:
     check_decision_id(decision_id)
     agent = require_agent(ws, agent_id)
-    data, display = json_input(source, document, flag="--from", name="proposal")
+    data, display = json_input(
+        source, document, flag="--from", name="proposal", missing_hint=missing_hint("proposal")
+    )
     clean = validated(proposal.INPUT, data, display)
     store = Store(ws)
     chains = read_chains(ws, store, decision_id, agent)
@@ -67,4 +72,19 @@ def propose(
     decisions.append(
         ws, decision_id, "proposal", packet["packet_ref"], packet["observed_at"], wait=wait
     )
-    return Result("propose", {"proposal": packet}, warnings=chains.warnings)
+    return Result("propose", {"proposal": packet}, warnings=[*chains.warnings, *_preview(chains)])
+
+
+def _preview(chains: Chains) -> list[str]:
+    """Said at once, not first at `commit` (``nothing_to_commit``): a proposal bound to a preview
+    assembly's evidence can never be committed (SPEC §8.2)."""
+    from dcx.cycle import PREVIEW_HINT
+
+    own = [
+        e.packet
+        for e in chains.entries
+        if e.kind == "assembly" and e.packet is not None and e.evidence == chains.own_evidence
+    ]
+    if own and all(packet.get("preview") for packet in own):
+        return [f"preview_assembly: {PREVIEW_HINT}"]
+    return []

@@ -5,9 +5,12 @@ gates the provider, namespace, bounds and timeout; the caller supplies the
 scope and the query for this call only. The provider is called once. The
 answer is a ``decision_context_ephemeral_recall_v0`` packet in ``data``.
 
-It writes nothing anywhere: no packet, no ref map (``RefMinter(record=False)``),
-no lock file, no index journal (bm25 opens its index ``mode=ro``), no
-OpenViking config in the workspace. No scan, no cursor read. A profile
+It writes nothing of the recall anywhere: no packet, no ref map
+(``RefMinter(record=False)``), no lock file, no index journal (bm25 opens its
+index ``mode=ro``), no OpenViking config in the workspace. The one file it may
+write is OpenViking's remembered preflight, ``private/openviking/ready.json``
+(SPEC §6.4 v4: versions and a check time, no query, result or packet); the
+workbench, which shares ``recall_once``, writes not even that. No scan, no cursor read. A profile
 changed during the call turns the answer into
 ``unavailable/profile_changed_during_recall``. An unavailable provider is
 exit 0 with status ``partial``.
@@ -102,7 +105,7 @@ def recall(
     *,
     ws: Workspace,
     agent_id: str | None,
-    scope: str,
+    scope: str | None,
     query: str | None,
     query_file: str | None,
     query_summary: str,
@@ -128,6 +131,7 @@ def recall(
         clock=clock,
         labels={**LABELS, "query": source_flag},
         profile_unchanged=lambda: _profile_digest(ws) == before,
+        ready_file=True,
     )
 
 
@@ -143,6 +147,7 @@ def recall_once(
     clock: Clock,
     labels: Mapping[str, str] | None = None,
     profile_unchanged: Callable[[], bool] | None = None,
+    ready_file: bool = False,
 ) -> Result:
     """One recall through a usable activation's profile (``dcx recall`` and the workbench).
 
@@ -164,7 +169,13 @@ def recall_once(
     )
     key = _key(ws)
     run = run_recall(
-        ws, profile, request, minter=RefMinter(ws, key, record=False), clock=clock, transient=True
+        ws,
+        profile,
+        request,
+        minter=RefMinter(ws, key, record=False),
+        clock=clock,
+        transient=True,
+        ready_file=ready_file,
     )
     if profile_unchanged is not None and not profile_unchanged():
         changed = unavailable(

@@ -33,8 +33,9 @@ from dcx.core.public import TOKEN_RE, check_token, unsafe_class
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.packets import KINDS
-from dcx.state import decisions, events
+from dcx.state import decisions, events, statements
 from dcx.state.redaction import SCHEMA, STUB, check_stub, digest, is_stub
+from dcx.state.statements import signed
 from dcx.state.store import PACKET_MODE, Store, unique_prefix
 
 EVENT_PREFIX = "dcx-event-"
@@ -92,7 +93,16 @@ def _stub(
     )
 
 
-def redact(*, ws: Workspace, ref: str, reason_code: str, clock: Clock, wait: float) -> Result:
+@signed("redact")  # one signed statement of what it read and wrote (SPEC §18)
+def redact(
+    *,
+    ws: Workspace,
+    ref: str,
+    reason_code: str,
+    clock: Clock,
+    wait: float,
+    agent_id: str | None = None,  # who signs the statement (SPEC §18); the stub names no agent
+) -> Result:
     check_token(reason_code, field="--reason", limit=120)
     target = ref.strip()
     if target.startswith(EVENT_PREFIX):
@@ -130,6 +140,7 @@ def _redact_packet(
         from dcx.core.canonical import pretty_bytes
 
         atomic_write(path, pretty_bytes(stub), mode=PACKET_MODE)
+    statements.wrote(full)
     return {
         "stub": stub,
         "file": ws.rel(path),
@@ -202,6 +213,7 @@ def _redact_event(ws: Workspace, event_id: str, reason: str, now: str, wait: flo
             raise InvalidInput(f"no event {event_id} in {shown}", code="ref_not_found", field="ref")
         if changed:
             atomic_write(ws.events, b"".join(line + b"\n" for line in lines), mode=0o644)
+            statements.wrote(event_id)
     return Result("redact", {"stub": stub, "file": shown, "redacted": changed})
 
 

@@ -42,12 +42,15 @@ from dcx.quality import (
     gate,
     measure_decision,
     merge_providers,
+    merge_source_alert_rows,
     provider_rows,
     public_decision,
+    source_alert_rows,
     summarise,
 )
 from dcx.state import decisions
 from dcx.state.redaction import is_stub
+from dcx.state.signatures import SIGNATURE_COUNTS, signature_counts
 from dcx.state.store import verify_parsed
 
 SCHEMA = "dcx_decision_quality_report_v0"
@@ -134,6 +137,7 @@ class Loaded:
         self.other_packets: Counter[str] = Counter()
         self.since = since
         self.rows: list[dict[str, Any]] = []
+        self.measured: list[tuple[str, Any]] = []  # (ref, agent_id): whose signature to count
         ids = decisions.decision_ids(ws)
         chosen = ids if only is None else [i for i in ids if i == only]
         workers = _workers(len(chosen))
@@ -165,7 +169,8 @@ class Loaded:
                 for ident in slices[index]:
                     self._decision(ident)
                 continue
-            rows, left_out, key_ids, other, verdicts = part
+            rows, left_out, key_ids, other, verdicts, measured = part
+            self.measured += measured
             self.rows += rows
             self.left_out += left_out
             self.key_ids.update(key_ids)
@@ -266,6 +271,7 @@ class Loaded:
             self._leave_out(Path(path), ref, "belongs to another decision")
             return None
         self.key_ids[packet["key_id"]] += 1
+        self.measured.append((ref, packet.get("agent_id")))
         return packet
 
 
@@ -302,6 +308,7 @@ def _read_slice(index: int) -> tuple[Any, ...] | None:
     loaded.rows, loaded.left_out = [], []
     loaded.key_ids, loaded.other_packets = Counter(), Counter()
     loaded.verdicts.new = set()
+    loaded.measured = []
     try:
         for ident in slices[index]:
             loaded._decision(ident)
@@ -313,6 +320,7 @@ def _read_slice(index: int) -> tuple[Any, ...] | None:
         loaded.key_ids,
         loaded.other_packets,
         loaded.verdicts.new,
+        loaded.measured,
     )
 
 
@@ -355,6 +363,8 @@ def report(
         all_rows += rows
         left_out += item.left_out
         pinned = _pinned_key(item.ws)
+        receipts, unusable = alert_receipts(ws, decision_id, since_ts)
+        left_out += unusable
         goals.append(
             {
                 "goal_id": item.goal_id,
@@ -364,6 +374,8 @@ def report(
                 "key_ids": dict(sorted(item.key_ids.items())),
                 "foreign_key_ids": _foreign(item.key_ids, pinned),
                 "other_packets": dict(sorted(item.other_packets.items())),
+                "signatures": signature_counts(item.ws, item.measured),
+                "source_alerts": source_alert_rows(receipts),
             }
         )
 
@@ -375,9 +387,11 @@ def report(
         "totals": summarise(all_rows),
         "providers": provider_rows(None, merge_providers(all_rows)),
         "promotion_gate": gate(goals),
+        "source_alerts": merge_source_alert_rows(g["source_alerts"] for g in goals),
         "decisions": [public_decision(r) for r in all_rows],
         "accepted_stale_claims": accepted_stale,
         "left_out": left_out,
+        "signatures": {k: sum(g["signatures"][k] for g in goals) for k in SIGNATURE_COUNTS},
     }
     warnings = [
         f"{row['goal_id']}: {row['file']}: {row['problem']} (left out of the report)"
@@ -407,6 +421,45 @@ def report(
         )
         return Result("report", data, status="error", warnings=warnings, exit_code=ExitCode.REFUSED)
     return Result("report", data, status="partial" if left_out else "ok", warnings=warnings)
+
+
+def alert_receipts(
+    ws: Workspace, decision_id: str | None, since: str | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The stored scan receipts that carry ``alerts`` (SPEC §5.5 v4), each checked as ``dcx
+    verify`` checks it, and the files left out. Every receipt is here once — goal-level ones
+    from ``dcx scan`` and the ones ``prepare`` stores apart — and a file whose bytes do not
+    mention ``alerts`` cannot carry any, so it is skipped unparsed."""
+    folder = ws.packets / "scan"
+    found: list[dict[str, Any]] = []
+    left_out: list[dict[str, Any]] = []
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and n[0] != ".")
+    except OSError:
+        return found, left_out
+    for name in names:
+        path = folder / name
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if b'"alerts"' not in data:
+            continue
+        problem, packet = verify_parsed("scan", name[: -len(".json")], data)
+        if problem is None and packet is not None and packet.get("goal_id") != ws.goal_id:
+            problem = f"belongs to another goal ({packet.get('goal_id')})"
+        if problem or packet is None:
+            ref = name[: -len(".json")][:160]
+            left_out.append(
+                {"goal_id": ws.goal_id, "file": ws.rel(path), "ref": ref, "problem": problem or "?"}
+            )
+            continue
+        if decision_id is not None and packet.get("decision_id") != decision_id:
+            continue
+        if since is not None and parse_ts(packet["observed_at"]) < parse_ts(since):
+            continue
+        found.append(packet)
+    return found, left_out
 
 
 def _foreign(key_ids: Counter[str], pinned: str | None) -> list[str]:

@@ -39,6 +39,7 @@ from dcx.ops.commit import (
 from dcx.packets import evidence, proposal, review
 from dcx.state import decisions, events, gates
 from dcx.state.activation import require_active
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 NO_CHANGE_SUMMARY = "Nothing material changed since the last settlement"
@@ -188,6 +189,7 @@ def _same_settlement(packet: dict[str, Any], values: dict[str, Any]) -> bool:
     return packet.get("source_event_id") == values["source_event_id"]
 
 
+@signed("review")  # one signed statement of what it read and wrote (SPEC §18)
 def review_decision(
     *,
     ws: Workspace,

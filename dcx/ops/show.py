@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from dcx.core.errors import InvalidInput
 from dcx.core.fsutil import read_bytes
@@ -13,10 +14,6 @@ from dcx.core.workspace import Workspace
 from dcx.state.redaction import is_stub
 from dcx.state.refmap import PREFIXES, reveal
 from dcx.state.store import Store, unique_prefix
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 EVENT_PREFIX = "dcx-event-"
 KEYED_RE = re.compile(rf"^(?:{'|'.join(PREFIXES)})-[0-9a-f]{{32}}$")

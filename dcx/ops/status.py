@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 from dcx import cycle
+from dcx.core.clock import Clock, clock_from_env
 from dcx.core.errors import ExitCode
 from dcx.core.fsutil import is_temp, read_bytes, read_lines
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.state.activation import activation
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 # kept for readers that import it from here
 CYCLE = cycle.CYCLE
@@ -133,7 +131,30 @@ def key_ids(ws: Workspace) -> dict[str, Any]:
     }
 
 
-def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Result:
+def source_alerts(ws: Workspace, state: Any, now: str) -> dict[str, Any]:
+    """The sources' freshness alerts and failure streaks as of ``now``, from the private record
+    alone (SPEC §5.5 v4): ids, codes and counts, never a locator."""
+    from dcx.state.source_health import read_source_health, standing
+
+    profile, registry = state.profile, state.registry
+    if profile is None or registry is None:
+        return {"sources": [], "counts": {}}
+    rows = standing(
+        registry.sources,
+        read_source_health(ws),
+        now,
+        failure_alert_after=profile.failure_alert_after,
+    )
+    counts: dict[str, int] = {}
+    for row in rows:
+        for code in row["alerts"]:
+            counts[code] = counts.get(code, 0) + 1
+    return {"sources": rows, "counts": counts}
+
+
+def status(
+    *, ws: Workspace, agent_id: str | None, check: bool = False, clock: Clock | None = None
+) -> Result:
     state = activation(ws, agent_id)
     kinds = {}
     if ws.packets.is_dir():
@@ -170,7 +191,13 @@ def status(*, ws: Workspace, agent_id: str | None, check: bool = False) -> Resul
             ws, events, bool(state.profile and state.profile.require_review)
         ),
     }
-    data: dict[str, Any] = {"activation": state.public(), "workspace": summary, "key": key_ids(ws)}
+    now = (clock or clock_from_env()).now()
+    data: dict[str, Any] = {
+        "activation": state.public(),
+        "workspace": summary,
+        "key": key_ids(ws),
+        "alerts": source_alerts(ws, state, now),
+    }
     if check:
         from dcx.ops.check import live_checks
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from dcx.core.canonical import REF_RE, digest_hex
 from dcx.core.errors import ExitCode, WorkspaceSymlink
@@ -48,10 +49,6 @@ from dcx.packets import BY_PREFIX, KINDS
 from dcx.state import events
 from dcx.state.redaction import check_stub, is_stub
 from dcx.state.store import Store, verify_file
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def packet_refs(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
@@ -77,6 +74,7 @@ class Checker:
         self.key_ids: set[str] = set()
         self.redacted: dict[str, dict[str, Any]] = {}  # ref -> its dcx_redacted_v0 stub
         self.redacted_rows: list[dict[str, Any]] = []
+        self.redacted_events: set[str] = set()  # event ids whose line `dcx redact` replaced
         self.unchecked: list[str] = []  # gate events of reviews that no log on this host holds
 
     def problem(
@@ -198,12 +196,14 @@ class Checker:
         from dcx.state import gates
 
         logs = events.read_log(self.ws.events, self.ws.rel(self.ws.events))
-        foreign = self._external_events()
+        reviews = {ref: p for ref, p in self.packets.items() if ref.startswith("decision-review-")}
+        # a host's own event logs (the profile's [commit] external_event_logs) hold gates only
+        # a review can name: the profile is read when there is a review to check
+        foreign = self._external_events() if reviews else []
         by_id: dict[str, dict[str, Any]] = {}
         for event in logs + foreign:
             if isinstance(event.get("event_id"), str):
                 by_id.setdefault(event["event_id"], event)
-        reviews = {ref: p for ref, p in self.packets.items() if ref.startswith("decision-review-")}
         for ref, packet in reviews.items():
             path = self.store.path_for("review", ref)
             for why in rule_problems(packet):
@@ -266,10 +266,6 @@ class Checker:
 
     def _external_events(self) -> list[dict[str, Any]]:
         from dcx.core.errors import DcxError
-        from dcx.core.tomlpeek import may_set
-
-        if not may_set(self.ws.profile, "external_event_logs"):
-            return []  # no profile lists one: no TOML parse (dcx/core/tomlpeek.py)
         from dcx.state.profile import load_profile
 
         try:
@@ -386,6 +382,7 @@ class Checker:
         if why:
             self.problem(self.ws.events, f"{where}: {why}", field=where)
             return
+        self.redacted_events.add(stub["redacted_ref"])
         self.redacted_rows.append(
             {
                 "file": self.ws.rel(self.ws.events),
@@ -400,7 +397,12 @@ class Checker:
 PUBLIC_SYMLINK = "public_symlink: a link or special file; dcx never follows or reads it"
 
 
-def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
+def verify(
+    *, ws: Workspace, repair: bool = False, wait: float = 5.0, require_signatures: bool = False
+) -> Result:
+    from dcx.ops import signcheck
+    from dcx.state.signatures import required
+
     if repair:
         preflight(ws.root)  # --repair writes: a link anywhere stops it before it starts (SPEC §3.5)
     checker = Checker(ws)
@@ -423,9 +425,14 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
     phase(checker.reviews)
     index_count = phase(checker.decision_index, 0)
     event_count = phase(checker.event_log, 0)
+    signatures = phase(  # None when a reported link is what it would read
+        lambda: signcheck.check(checker, required=require_signatures or required(ws))
+    )
     repaired: list[str] = []
     for log in (
-        [ws.events, *sorted(ws.decisions.glob("*.jsonl"))] if ws.decisions.is_dir() else [ws.events]
+        [ws.events, ws.statements, *sorted(ws.decisions.glob("*.jsonl"))]
+        if ws.decisions.is_dir()
+        else [ws.events, ws.statements]
     ):
         torn = phase(lambda log=log: read_lines(log)[1], False)
         if not torn:
@@ -453,11 +460,17 @@ def verify(*, ws: Workspace, repair: bool = False, wait: float = 5.0) -> Result:
         "unchecked_gate_events": sorted(set(checker.unchecked)),
         "unbacked_cursors": stale_cursors,
         "rewound_cursors": rewound,
+        "signatures": signatures,
     }
     warnings = [
         f"gate event {gate} of a review is in no log on this host: its binding was not checked"
         for gate in data["unchecked_gate_events"]
     ]
+    if signatures and signatures["unsigned"] and not signatures["required"]:
+        warnings.append(
+            f"unsigned: {signatures['unsigned']} packet(s) and event(s) carry no signed statement "
+            "(written before signed statements, or by hand); --require-signatures makes each a problem"
+        )
     warnings += [
         f"cursor_unbacked: the cursor of {row['source_id']} ({row['agent_id'] or 'shared file'}) was "
         "advanced by a commit receipt that is no longer in history; `dcx verify --repair` rewinds it"

@@ -242,14 +242,35 @@ def _text(body: Mapping[str, Any], key: str, *, default: str | None = None) -> s
     return value
 
 
+def _check_scope_sources(state: Activation, scope: str) -> None:
+    """A bm25 scope naming a source the registry does not hold is the person's typo, said as
+    such on the page ("unknown source in scope"), not a provider that is unavailable."""
+    if state.profile is None or state.profile.context_provider.provider != "bm25":
+        return
+    from dcx.providers.bm25 import parse_scope
+
+    names = parse_scope(scope) or []
+    known = {s.source_id for s in state.registry.sources} if state.registry else set()
+    for name in names:
+        if name not in known and f"source:{name}" not in known:
+            raise InvalidInput(
+                f"scope_ref: unknown source in scope: {name}",
+                field="scope_ref",
+                code="unknown_scope_source",
+                hint="the scope names sources of sources.toml: source:<id>[,<id>…] (`dcx sources`)",
+            )
+
+
 def recall(*, ws: Workspace, agent_id: str | None, body: Mapping[str, Any], clock: Clock) -> Result:
     """One recall through the posted profile: the packet ``dcx recall`` would print."""
     _check_keys(body, RECALL_KEYS)
     state = require_usable(_judged(ws, agent_id, body))
+    scope = _text(body, "scope_ref", default="")
+    _check_scope_sources(state, scope)
     return recall_once(
         ws=ws,
         state=state,
-        scope=_text(body, "scope_ref", default=""),
+        scope=scope,
         query=_text(body, "query"),
         query_summary=_text(body, "query_summary"),
         max_results=_optional_int(body, "max_results"),

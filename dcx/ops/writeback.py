@@ -13,11 +13,13 @@ from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.ops._common import check_decision_id, require_agent
 from dcx.state import decisions, events
+from dcx.state.statements import signed
 from dcx.state.store import Store
 
 DEFAULT_KINDS = ("evidence", "proposal", "outcome")
 
 
+@signed("writeback")  # one signed statement of what it read and wrote (SPEC §18)
 def writeback(
     *,
     ws: Workspace,

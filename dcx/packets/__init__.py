@@ -6,12 +6,7 @@ importing every family)."""
 from __future__ import annotations
 
 from importlib import import_module
-
-from dcx.core.records import NamedTuple
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from dcx.core.envelope import PacketSpec

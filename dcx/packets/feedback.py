@@ -7,7 +7,19 @@ candidate that is never ingested, reviewed, persisted as memory or activated.
 
 from __future__ import annotations
 
-from dcx.core.fields import Bool, Const, Enum, Int, Obj, Ref, Shape, Summary, Timestamp, Tokens
+from dcx.core.fields import (
+    Bool,
+    Const,
+    Enum,
+    Int,
+    Map,
+    Obj,
+    Ref,
+    Shape,
+    Summary,
+    Timestamp,
+    Tokens,
+)
 from dcx.packets import declare
 
 INELIGIBLE = (
@@ -17,6 +29,19 @@ INELIGIBLE = (
     "outcome_not_verified",
     "unresolved_authority_conflict",
     "verified_outcome_not_linked_to_evidence",
+)
+
+HEALTH_COUNTS = Shape(
+    "feedback_provider_health_counts",
+    {
+        "completed": Int(lo=0, doc="Retrieval receipts completed with nothing dropped."),
+        "partial": Int(
+            lo=0,
+            doc="Completed, but items of the provider's answer were dropped (telemetry.items_dropped > 0).",
+        ),
+        "unavailable": Int(lo=0),
+        "unavailable_by_reason": Map(doc="Unavailable receipts by reason code."),
+    },
 )
 
 TELEMETRY = Shape(
@@ -34,6 +59,29 @@ TELEMETRY = Shape(
         "verified_outcome_count": Int(lo=0),
         "linked_verified_outcome_count": Int(lo=0),
         "invalidated_assumption_count": Int(lo=0),
+        # SPEC §8.7 v4 (optional: feedback stored before them still verifies)
+        "rejection_reason_counts": Map(
+            optional=True,
+            doc="Stale or rejected claim records of the evidence, by reason code (aggregate records).",
+        ),
+        "provider_health_counts": Obj(
+            shape=HEALTH_COUNTS,
+            optional=True,
+            doc="The canonical retrieval receipt's health (all zero when no recall ran).",
+        ),
+        "rejected_provider_result_count": Int(
+            lo=0,
+            optional=True,
+            doc=(
+                "With a retrieval receipt only: its results that a stale or rejected record cites "
+                "and no accepted claim does — the actual provider results rejected by exact read."
+            ),
+        ),
+        "unjudged_provider_result_count": Int(
+            lo=0,
+            optional=True,
+            doc="With a retrieval receipt only: its results that no claim record cites at all.",
+        ),
     },
 )
 

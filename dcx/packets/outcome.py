@@ -15,38 +15,42 @@ VERIFICATION = ("pending", "verified", "refuted", "inconclusive")
 ACCEPTED = Shape(
     "accepted_decision",
     {
-        "option_id": Token(),
-        "summary": Summary(),
-        "accepted_by": Token(),
-        "accepted_at": Timestamp(),
+        "option_id": Token(
+            doc="The proposal's recommended option_id or one of its alternative_ids."
+        ),
+        "summary": Summary(doc="What was accepted, in one line."),
+        "accepted_by": Token(
+            doc="Who decided (not the acting agent, unless the profile allows it)."
+        ),
+        "accepted_at": Timestamp(doc="When it was decided (RFC 3339, UTC)."),
     },
 )
 TRANSITION = Shape(
     "resulting_transition",
     {
-        "transition_id": Token(),
-        "summary": Summary(),
-        "status": Token(),
-        "event_ref": Token(optional=True),
+        "transition_id": Token(doc="A short id for the change that followed."),
+        "summary": Summary(doc="The change, in one line."),
+        "status": Token(doc="Where it stands (a token, e.g. planned, done)."),
+        "event_ref": Token(optional=True, doc="The lifecycle event that records it, if any."),
     },
 )
 OBSERVED = Shape(
     "observed_outcome",
     {
-        "outcome_id": Token(),
-        "summary": Summary(),
-        "evidence_ref": Token(limit=160),
-        "status": Enum(values=VERIFICATION),
-        "observed_at": Timestamp(),
+        "outcome_id": Token(doc="A short id for what was observed."),
+        "summary": Summary(doc="What was observed, in one line."),
+        "evidence_ref": Token(limit=160, doc="What shows it (a packet ref, a ticket id)."),
+        "status": Enum(values=VERIFICATION, doc="How it stands now."),
+        "observed_at": Timestamp(doc="When it was observed (RFC 3339, UTC)."),
     },
 )
 INVALIDATED = Shape(
     "invalidated_assumption",
     {
-        "assumption_id": Token(),
-        "summary": Summary(),
-        "evidence_ref": Token(limit=160),
-        "invalidated_at": Timestamp(),
+        "assumption_id": Token(doc="A short id for the assumption."),
+        "summary": Summary(doc="The assumption that no longer holds, in one line."),
+        "evidence_ref": Token(limit=160, doc="What shows it (a packet ref, a ticket id)."),
+        "invalidated_at": Timestamp(doc="When it was found not to hold (RFC 3339, UTC)."),
     },
 )
 
@@ -56,15 +60,35 @@ SPEC = declare(
     decision_scoped=True,
     doc="Append-only record of the accepted decision, transitions and observed outcomes.",
     fields={
-        "accepted_decision": Obj(shape=ACCEPTED),
-        "resulting_transitions": Records(shape=TRANSITION, id_field="transition_id", max_items=64),
-        "observed_outcomes": Records(shape=OBSERVED, id_field="outcome_id", max_items=64),
-        "invalidated_assumptions": Records(
-            shape=INVALIDATED, id_field="assumption_id", max_items=64
+        "accepted_decision": Obj(shape=ACCEPTED, doc="What a person accepted."),
+        "resulting_transitions": Records(
+            shape=TRANSITION,
+            id_field="transition_id",
+            max_items=64,
+            doc="What changed because of it (may be empty).",
         ),
-        "verification_status": Enum(values=VERIFICATION),
-        "review_at": Timestamp(),
-        "proposal_packet_ref": Ref("decision-proposal", computed=True),
+        "observed_outcomes": Records(
+            shape=OBSERVED,
+            id_field="outcome_id",
+            max_items=64,
+            doc="What was observed since (may be empty while pending).",
+        ),
+        "invalidated_assumptions": Records(
+            shape=INVALIDATED,
+            id_field="assumption_id",
+            max_items=64,
+            doc="Assumptions found not to hold (may be empty).",
+        ),
+        "verification_status": Enum(
+            values=VERIFICATION,
+            doc="The outcome as a whole; verified needs a verified observed outcome.",
+        ),
+        "review_at": Timestamp(doc="When to look at this outcome again (RFC 3339, UTC)."),
+        "proposal_packet_ref": Ref(
+            "decision-proposal",
+            computed=True,
+            doc="The proposal this outcome answers (default: the latest of your own chain).",
+        ),
         "evidence_packet_ref": Ref("decision-evidence", computed=True),
         "observed_at": Timestamp(computed=True),
         "recorded_by": Token(computed=True),

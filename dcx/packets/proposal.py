@@ -24,38 +24,49 @@ from dcx.packets import declare
 
 OBJECTIVE_SCORE = Shape(
     "objective_score",
-    {"objective_id": Token(), "score": Number(lo=0, hi=1), "rationale": Text()},
+    {
+        "objective_id": Token(doc="An objective of the goal this score is about."),
+        "score": Number(lo=0, hi=1, doc="How well the recommendation serves it, 0..1."),
+        "rationale": Text(doc="Why, in a sentence or two."),
+    },
 )
 RECOMMENDED = Shape(
     "recommended_decision",
     {
-        "option_id": Token(),
-        "summary": Summary(),
-        "rationale": Text(),
-        "confidence": Number(lo=0, hi=1),
+        "option_id": Token(doc="A short id for the option recommended."),
+        "summary": Summary(doc="What to do, in one line."),
+        "rationale": Text(doc="Why this option, citing the evidence."),
+        "confidence": Number(lo=0, hi=1, doc="The agent's confidence, 0..1 (never a score)."),
     },
 )
 ALTERNATIVE = Shape(
     "alternative",
     {
-        "alternative_id": Token(),
-        "summary": Summary(),
-        "tradeoff": Text(),
-        "rank": Int(lo=1, hi=1000, optional=True),
+        "alternative_id": Token(doc="A short id; an outcome may accept it instead."),
+        "summary": Summary(doc="The alternative, in one line."),
+        "tradeoff": Text(doc="What it would cost or gain against the recommendation."),
+        "rank": Int(lo=1, hi=1000, optional=True, doc="Order among the alternatives, 1 first."),
     },
 )
 NEXT_ACTION = Shape(
     "next_action",
     {
-        "action_id": Token(),
-        "owner_ref": Token(),
-        "summary": Summary(),
-        "acceptance": Text(),
-        "stop_condition": Text(),
-        "rank": Int(lo=1, hi=1000, optional=True),
+        "action_id": Token(doc="A short id for the action."),
+        "owner_ref": Token(doc="Who does it (a person or team token)."),
+        "summary": Summary(doc="The action, in one line."),
+        "acceptance": Text(doc="How to tell it is done."),
+        "stop_condition": Text(doc="When to stop doing it."),
+        "rank": Int(lo=1, hi=1000, optional=True, doc="Order among the actions, 1 first."),
     },
 )
-STOP = Shape("stop", {"stop_id": Token(), "summary": Summary(), "condition": Text()})
+STOP = Shape(
+    "stop",
+    {
+        "stop_id": Token(doc="A short id."),
+        "summary": Summary(doc="What must not be done, in one line."),
+        "condition": Text(doc="The condition under which it applies."),
+    },
+)
 
 
 SPEC = declare(
@@ -64,14 +75,37 @@ SPEC = declare(
     doc="Advisory reasoning bound to one evidence packet; requires authority confirmation.",
     fields={
         "objective_scores": Records(
-            shape=OBJECTIVE_SCORE, id_field="objective_id", min_items=1, max_items=64
+            shape=OBJECTIVE_SCORE,
+            id_field="objective_id",
+            min_items=1,
+            max_items=64,
+            doc="How the recommendation serves each objective (at least one).",
         ),
-        "recommended_decision": Obj(shape=RECOMMENDED),
-        "alternatives": Records(shape=ALTERNATIVE, id_field="alternative_id", max_items=32),
-        "next_actions": Records(shape=NEXT_ACTION, id_field="action_id", max_items=64),
-        "stop_list": Records(shape=STOP, id_field="stop_id", max_items=64),
-        "review_at": Timestamp(),
-        "evidence_packet_ref": Ref("decision-evidence", computed=True),
+        "recommended_decision": Obj(shape=RECOMMENDED, doc="The option the agent recommends."),
+        "alternatives": Records(
+            shape=ALTERNATIVE,
+            id_field="alternative_id",
+            max_items=32,
+            doc="Options weighed and not recommended (may be empty).",
+        ),
+        "next_actions": Records(
+            shape=NEXT_ACTION,
+            id_field="action_id",
+            max_items=64,
+            doc="What should happen next if the recommendation is accepted (may be empty).",
+        ),
+        "stop_list": Records(
+            shape=STOP,
+            id_field="stop_id",
+            max_items=64,
+            doc="What must not be done (may be empty).",
+        ),
+        "review_at": Timestamp(doc="When to look at this decision again (RFC 3339, UTC)."),
+        "evidence_packet_ref": Ref(
+            "decision-evidence",
+            computed=True,
+            doc="The evidence this proposal is bound to (default: the latest of your own chain).",
+        ),
         "observed_at": Timestamp(computed=True),
         "proposed_by": Token(computed=True),
         "authority_confirmation_required": Const(value=True, computed=True),

@@ -25,6 +25,7 @@ from dcx.core.fields import (
     Token,
     Tokens,
 )
+from dcx.core.vocab import SOURCE_ALERTS, SOURCE_KINDS
 
 MANY = 10**7
 COUNT = Int(lo=0)
@@ -296,6 +297,21 @@ DECISION = Shape(
         ),
     },
 )
+SIGNATURES = Shape(
+    "report_signatures",
+    {"signed": COUNT, "unsigned": COUNT, "failed": COUNT},
+    doc="The measured packets by signature (SPEC §18): signed by their agent, named by no "
+    "statement, or named only by statements that fail (or by another agent's).",
+)
+SOURCE_ALERTS_ROW = Shape(
+    "report_source_alerts",
+    {
+        "source_kind": Enum(values=SOURCE_KINDS),
+        "alert": Enum(values=SOURCE_ALERTS),
+        "raised": Int(lo=0, doc="Scan receipts that raised this alert for a source of this kind."),
+        "cleared": Int(lo=0, doc="Scan receipts that cleared it."),
+    },
+)
 GOAL = Shape(
     "report_goal",
     {
@@ -310,6 +326,13 @@ GOAL = Shape(
         "other_packets": Map(
             max_items=MANY,
             doc="Indexed packets of kinds the report does not measure (commit, feedback, …).",
+        ),
+        "signatures": Obj(shape=SIGNATURES),
+        "source_alerts": Records(
+            max_items=len(SOURCE_KINDS) * len(SOURCE_ALERTS),
+            shape=SOURCE_ALERTS_ROW,
+            optional=True,
+            doc="SPEC §5.5 v4: freshness alerts raised and cleared, per source kind (scan receipts).",
         ),
     },
 )
@@ -347,8 +370,15 @@ SHAPE = Shape(
         "totals": Obj(shape=SUMMARY),
         "providers": Records(max_items=MANY, shape=PROVIDER),
         "promotion_gate": Obj(shape=GATE),
+        "source_alerts": Records(
+            max_items=len(SOURCE_KINDS) * len(SOURCE_ALERTS),
+            shape=SOURCE_ALERTS_ROW,
+            optional=True,
+            doc="The goals' source_alerts, summed.",
+        ),
         "decisions": Records(max_items=MANY, shape=DECISION),
         "accepted_stale_claims": Records(max_items=MANY, shape=STALE_CLAIM),
+        "signatures": Obj(shape=SIGNATURES),
         "left_out": Records(
             max_items=MANY,
             shape=Shape(

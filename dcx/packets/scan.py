@@ -21,7 +21,9 @@ revision (re-hashed text or binary, or the deletion seen again);
 ``exact_read_count`` counts those. ``dcx scan`` reads nothing, so its
 receipts have none; ``prepare`` passes its reads in. ``content_kind`` is the
 read's outcome when there was one (``oversize`` is known only then), else
-what the scan saw.
+what the scan saw. ``alerts`` (optional) carries the source's failure streak
+and its ``source_stale``/``source_failing`` alerts as codes and counts
+(``dcx.sources.alerts``), never a locator.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ from dcx.core.fields import (
     Shape,
     Timestamp,
     Token,
+    Tokens,
 )
-from dcx.core.vocab import CONTENT_KINDS, SCAN_STATUSES
+from dcx.core.vocab import CONTENT_KINDS, SCAN_STATUSES, SOURCE_ALERTS, SOURCE_KINDS
 from dcx.packets import declare
 
 MAX_CHANGES = 10_000
@@ -89,6 +92,40 @@ TELEMETRY = Shape(
         "skipped_symlinks": Int(
             lo=0, optional=True, doc="git: symlinks skipped, never followed (git sources only)."
         ),
+        "skipped_binary": Int(
+            lo=0,
+            optional=True,
+            doc="mcp: resources read as blobs, skipped (text only; mcp sources only).",
+        ),
+    },
+)
+
+ALERTS = Shape(
+    "scan_alerts",
+    {
+        "source_kind": Enum(values=SOURCE_KINDS, doc="So dcx report can count alerts per kind."),
+        "failure_streak": Int(
+            lo=0,
+            doc="Consecutive failed scan or read attempts, this one included (0 after a success).",
+        ),
+        "failure_alert_after": Int(
+            lo=1, doc="The profile's [alerts] failure_alert_after when this scan ran."
+        ),
+        "active": Tokens(
+            max_items=len(SOURCE_ALERTS),
+            item=Enum(values=SOURCE_ALERTS),
+            doc="Alerts standing after this attempt.",
+        ),
+        "raised": Tokens(
+            max_items=len(SOURCE_ALERTS),
+            item=Enum(values=SOURCE_ALERTS),
+            doc="Active now and not after the source's previous attempt.",
+        ),
+        "cleared": Tokens(
+            max_items=len(SOURCE_ALERTS),
+            item=Enum(values=SOURCE_ALERTS),
+            doc="Active after the previous attempt and not now.",
+        ),
     },
 )
 
@@ -118,6 +155,15 @@ SPEC = declare(
             "source-cursor", optional=True, doc="The cursor that absorbs exactly these changes."
         ),
         "telemetry": Obj(shape=TELEMETRY),
+        "alerts": Obj(
+            shape=ALERTS,
+            optional=True,
+            doc=(
+                "SPEC §5.5 v4: the source's failure streak and freshness alerts after this attempt; "
+                "absent when the source has no streak and no alert was active, raised or cleared "
+                "(and on receipts stored before alerts existed)."
+            ),
+        ),
         "provider_fail_open": Const(value=True),
         **{flag: Const(value=False) for flag in CAPTURE_FLAGS},
     },

@@ -27,7 +27,12 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from urllib.request import pathname2url
+from urllib.parse import quote
+
+# A POSIX path in a sqlite ``file:`` URI, percent-encoded: what urllib.request.pathname2url
+# is on POSIX, without importing urllib.request (http.client, ssl, email: most of a
+# recall's start-up; SPEC §3.6).
+pathname2url = quote
 
 SCHEMA = "dcx_bm25_index_v1"
 # an index of an earlier format is still read (the search without ``postings``) and

@@ -4,18 +4,26 @@ dcx never imports OpenViking (AGPL, 1.3 GB); every call goes through the one
 subprocess boundary (deadline, process-group kill, capped output, allow-listed
 environment). One retrieval is:
 
-1. preflight: ``ov --version`` (against ``minimum_version``) and ``ov status -o json``;
-2. one ``ov find <query> -u <viking:// scope> -n <N> [-L <levels>] --read-content -o json``;
+1. preflight: ``ov version`` (the CLI's version and the **server's**, both held
+   to ``minimum_version``) and ``ov status -o json`` (the server says it is
+   healthy) — remembered for a short while (``openviking_ready``), so a healthy
+   recall usually starts one ``ov`` process;
+2. one ``ov find <query> -u <viking:// scope> -n <N> [-L <levels>] --read-content -o json``
+   (with default levels, once more with ``-L 2`` when every hit was a sidecar);
 3. ``ov read <uri> -o json`` only for a kept hit that came back without content.
 
 Recorded 0.5.2 behaviour this relies on (``fixtures/openviking-0.5.2/README.md``):
 a leading ``cmd:`` line may precede the JSON; exit 2 means the CLI is not set
-up (the first-run ``ov language`` trap); ``-n`` is a candidate budget applied
+up (the first-run ``ov language`` trap); ``ov version`` prints ``CLI:`` and
+``Server:`` lines and drops the ``Server:`` line when the server is down
+(``status -o json`` carries no version); ``-n`` is a candidate budget applied
 before L0/L1 records are merged, so default levels and L2-only mode over-fetch
 4x (at most 32) and then drop the ``.abstract.md``/``.overview.md`` sidecars
 (L2-only: every level 0/1 row); a sidecar's content opens with YAML front
 matter naming the server's upload path, which is stripped from any content;
-a hit outside the requested scope is dropped too. stderr is never parsed.
+a hit outside the requested scope is dropped too; an unrelated query still
+gets hits (0.5 with the stub), which ``min_score`` can drop. stderr is never
+parsed.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from typing import Any
 from dcx.core import public
 from dcx.core.process import ProcessOutcome, run_bounded
 from dcx.core.workspace import Workspace
+from dcx.providers import openviking_ready as ready_cache
 from dcx.providers.base import (
     Retrieval,
     RetrievalItem,
@@ -45,6 +54,7 @@ OVERFETCH = 4
 OVERFETCH_MAX = 32
 CONF_ENV = "OPENVIKING_CLI_CONFIG_FILE"
 HTTP_MARGIN = 0.2  # seconds kept between the CLI's own HTTP timeout and our deadline
+PROBE_QUERY = "dcx readiness probe"  # status --check's tiny find: what recall needs, not relevance
 
 
 class _Failed(Exception):
@@ -69,6 +79,17 @@ def parse_output(stdout: bytes) -> Any:
     if not isinstance(doc, dict) or doc.get("ok") is not True or "result" not in doc:
         raise _Failed("provider_search_parse_failed", searched=True)
     return doc["result"]
+
+
+def parse_versions(stdout: bytes) -> tuple[str | None, str | None]:
+    """(CLI version, server version) from ``ov version``'s two lines (``CLI:     0.5.2`` and
+    ``Server:  0.5.2``), after an optional ``cmd:`` line; None for a line that is not there."""
+    found: dict[str, str | None] = {"CLI:": None, "Server:": None}
+    for line in stdout.decode("utf-8", "replace").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] in found and found[parts[0]] is None:
+            found[parts[0]] = parts[1]
+    return found["CLI:"], found["Server:"]
 
 
 def _hits(result: Any) -> list[dict[str, Any]]:
@@ -121,12 +142,25 @@ def in_scope(uri: str, scope: str) -> bool:
 class OpenVikingProvider:
     name = NAME
 
-    def __init__(self, ws: Workspace, config: dict[str, Any], *, transient: bool = False) -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        config: dict[str, Any],
+        *,
+        transient: bool = False,
+        ready_file: bool | None = None,
+    ) -> None:
         self.ws = ws
         self.config = config
         self.transient = transient
-        self.version = ""  # known after the preflight
+        # the private ready.json: persistent callers and `dcx recall` (SPEC §6.4 v4); never the
+        # workbench or `prepare --show-content`, which write nothing
+        self.ready_file = (not transient) if ready_file is None else ready_file
+        self.version = ""  # the server's version, known after the preflight (the receipt's)
+        self.cli_version = ""
         self.levels: list[int] | None = config.get("result_levels")
+        self.min_score: float | None = config.get("min_score")
+        self._key: str | None = None
 
     # -- process plumbing --------------------------------------------------
     def _run(self, args: list[str], deadline: float, conf: str) -> ProcessOutcome:
@@ -151,17 +185,23 @@ class OpenVikingProvider:
             raise _Failed("provider_cli_not_configured")
 
     def _preflight(self, deadline: float, conf: str) -> None:
-        outcome = self._run(["--version"], deadline, conf)
+        """Both versions against ``minimum_version``, then the server's health; raises the reason."""
+        outcome = self._run(["version"], deadline, conf)
         self._common(outcome)
-        if outcome.returncode != 0:
-            raise _Failed("provider_cli_unavailable")
-        line = outcome.stdout.decode("utf-8", "replace").strip().splitlines()[:1]
-        parts = line[0].split() if line else []
-        found = parse_version(parts[1]) if len(parts) == 2 and parts[0] == "openviking" else None
         minimum = parse_version(self.config["minimum_version"])  # validated with the config
+        cli, server = parse_versions(outcome.stdout)
+        found = parse_version(cli) if cli else None
         if found is None or minimum is None or found < minimum:
+            raise _Failed("provider_version_incompatible")  # an older `ov` has no `version` line
+        self.cli_version = ".".join(map(str, found))
+        if server is None or outcome.returncode != 0:
+            # `ov version` drops its Server line when the server does not answer (recorded)
+            raise _Failed("provider_service_unavailable")
+        served = parse_version(server)
+        if served is not None:
+            self.version = ".".join(map(str, served))
+        if served is None or served < minimum:
             raise _Failed("provider_version_incompatible")
-        self.version = ".".join(map(str, found))
         outcome = self._run(["status", "-o", "json"], deadline, conf)
         self._common(outcome)
         if outcome.returncode != 0:
@@ -173,6 +213,28 @@ class OpenVikingProvider:
         if not isinstance(health, dict) or health.get("is_healthy") is not True:
             raise _Failed("provider_service_unavailable")
 
+    def _ready(self, deadline: float, conf: str) -> bool:
+        """The preflight, or its remembered answer; True when the answer was remembered."""
+        key = self._key = ready_cache.cache_key(
+            resolve_binary(self.ws, self.config["binary"]), self.config
+        )
+        known = ready_cache.lookup(self.ws, key, use_file=self.ready_file)
+        if known is not None:
+            self.cli_version, self.version = known
+            return True
+        self._preflight(deadline, conf)
+        ready_cache.remember(
+            self.ws,
+            key,
+            ready_cache.Ready(self.cli_version, self.version),
+            use_file=self.ready_file,
+        )
+        return False
+
+    def _forget(self) -> None:
+        if self._key is not None:
+            ready_cache.forget(self.ws, self._key, use_file=self.ready_file)
+
     @property
     def _drops_sidecars(self) -> bool:
         """Default levels and L2-only never return sidecars: the server's generated summaries are
@@ -180,24 +242,32 @@ class OpenVikingProvider:
         return self.levels is None or self.levels == [2]
 
     def _find(
-        self, request: RetrievalRequest, deadline: float, conf: str, http_timeout: float
+        self,
+        request: RetrievalRequest,
+        deadline: float,
+        conf: str,
+        http_timeout: float,
+        *,
+        levels: list[int] | None,
+        n: int | None = None,
+        read_content: bool = True,
     ) -> list[dict[str, Any]]:
         # -n is a candidate budget spent before L0/L1 records merge: over-fetch when sidecars are dropped
-        n = (
-            min(OVERFETCH_MAX, request.max_results * OVERFETCH)
-            if self._drops_sidecars
-            else request.max_results
-        )
+        if n is None:
+            n = (
+                min(OVERFETCH_MAX, request.max_results * OVERFETCH)
+                if self._drops_sidecars
+                else request.max_results
+            )
         options = ["-n", str(n)]
         if request.scope_ref:
             options = ["-u", request.scope_ref, *options]
-        if self.levels is not None:
-            options += ["-L", ",".join(map(str, self.levels))]
-        options += ["--read-content", "-o", "json"]
-        if request.query.startswith("-"):  # keep a leading dash from reading as an option
-            args = ["find", *options, "--", request.query]
-        else:
-            args = ["find", request.query, *options]
+        if levels is not None:
+            options += ["-L", ",".join(map(str, levels))]
+        options += ["--read-content", "-o", "json"] if read_content else ["-o", "json"]
+        text = request.query
+        # keep a leading dash from reading as an option
+        args = ["find", *options, "--", text] if text.startswith("-") else ["find", text, *options]
         started = time.monotonic()
         outcome = self._run(args, deadline, conf)
         self._common(outcome, searched=True)
@@ -219,18 +289,40 @@ class OpenVikingProvider:
             return None
         return text if isinstance(text, str) else None
 
-    def check(self, timeout: float) -> str | None:
-        """What recall's preflight would say, without searching: None when ready, else the reason code.
+    def check(self, timeout: float, scope_ref: str | None = None) -> str | None:
+        """What recall needs, asked afresh: None when ready, else the reason code.
 
-        ``dcx status --check`` asks this, so it cannot call a dead server or a
-        too-old CLI ready (the version is held to ``minimum_version``, the
-        server must answer ``status`` healthy, through dcx's own config).
+        ``dcx status --check`` asks this, so it cannot call a dead server, a
+        too-old CLI or server, or a server whose search cannot answer (a dead
+        embedding backend) ready: the full preflight through dcx's own config
+        (never a remembered answer), then a tiny ``find`` (``-n 1``, no
+        content) in the profile's scope. It writes nothing in the workspace.
         """
         deadline = time.monotonic() + timeout
         http_timeout = max(0.1, math.floor((timeout - HTTP_MARGIN) * 10) / 10)
+        scope = scope_ref if scope_ref and scope_ref.startswith("viking://") else ""
+        probe = RetrievalRequest(
+            namespace="decision-context",
+            scope_ref=scope,
+            query=PROBE_QUERY,
+            query_summary="readiness probe",
+            max_results=1,
+            timeout_seconds=timeout,
+            observed_at="1970-01-01T00:00:00Z",
+            max_content_chars=1,
+        )
         try:
             with cli_conf(self.ws, self.config, http_timeout, transient=True) as conf_path:
                 self._preflight(deadline, str(conf_path))
+                self._find(
+                    probe,
+                    deadline,
+                    str(conf_path),
+                    http_timeout,
+                    levels=self.levels,
+                    n=1,
+                    read_content=False,
+                )
         except _Failed as failure:
             return failure.reason_code
         return None
@@ -247,10 +339,16 @@ class OpenVikingProvider:
                 self.ws, self.config, http_timeout, transient=self.transient
             ) as conf_path:
                 conf = str(conf_path)
-                self._preflight(deadline, conf)
-                hits = self._find(request, deadline, conf, http_timeout)
+                remembered = self._ready(deadline, conf)
+                try:
+                    hits, dropped, levels = self._search(request, deadline, conf, http_timeout)
+                except _Failed:
+                    if remembered:  # the remembered answer may be out of date: ask again
+                        self._forget()
+                        self._preflight(deadline, conf)  # its own reason when the server went away
+                    raise
                 searched = True
-                return self._answer(request, hits, deadline, conf)
+                return self._answer(request, hits, deadline, conf, levels, dropped)
         except _Failed as failure:
             return unavailable(
                 request,
@@ -260,13 +358,43 @@ class OpenVikingProvider:
                 search_performed=searched or failure.searched,
             )
 
+    def _search(
+        self, request: RetrievalRequest, deadline: float, conf: str, http_timeout: float
+    ) -> tuple[list[dict[str, Any]], int, list[int] | None]:
+        """The find's hits, how many hits of an earlier answer were dropped, and the levels asked.
+
+        With default levels a find whose every usable hit is a sidecar (the top
+        candidates were all L0/L1 records) is asked again with ``-L 2``, so
+        matching files are never answered as "completed, 0 results"; the
+        sidecars of the first answer count as dropped.
+        """
+        hits = self._find(request, deadline, conf, http_timeout, levels=self.levels)
+        if self.levels is not None or not self._starved(hits, request.scope_ref):
+            return hits, 0, self.levels
+        again = self._find(request, deadline, conf, http_timeout, levels=[2])
+        return again, len(hits), [2]
+
+    def _starved(self, hits: list[dict[str, Any]], scope: str) -> bool:
+        usable = [h for h in hits if _well_formed(h) and in_scope(h["uri"], scope)]
+        return bool(usable) and not any(self._level_ok(h, None) for h in usable)
+
     def _answer(
-        self, request: RetrievalRequest, hits: list[dict[str, Any]], deadline: float, conf: str
+        self,
+        request: RetrievalRequest,
+        hits: list[dict[str, Any]],
+        deadline: float,
+        conf: str,
+        levels: list[int] | None,
+        dropped_before: int = 0,
     ) -> Retrieval:
-        dropped = 0
+        dropped = dropped_before
         kept: list[dict[str, Any]] = []
         for hit in sorted((h for h in hits if _well_formed(h)), key=lambda h: -h["score"]):
-            if not in_scope(hit["uri"], request.scope_ref) or not self._level_ok(hit):
+            if (
+                not in_scope(hit["uri"], request.scope_ref)
+                or not self._level_ok(hit, levels)
+                or (self.min_score is not None and hit["score"] < self.min_score)
+            ):
                 dropped += 1
                 continue
             kept.append(hit)
@@ -313,10 +441,11 @@ class OpenVikingProvider:
             result_cap_applied=capped or examined < len(kept),
         )
 
-    def _level_ok(self, hit: dict[str, Any]) -> bool:
-        if self.levels is not None and hit["level"] not in self.levels:
+    def _level_ok(self, hit: dict[str, Any], levels: list[int] | None) -> bool:
+        if levels is not None and hit["level"] not in levels:
             return False  # contradicts the -L we sent
-        return not (self._drops_sidecars and hit["uri"].endswith(SIDECARS))
+        drops = levels is None or levels == [2]
+        return not (drops and hit["uri"].endswith(SIDECARS))
 
     @staticmethod
     def _summary(hit: dict[str, Any], namespace: str) -> str:

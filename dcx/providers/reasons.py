@@ -16,14 +16,15 @@ HINTS: dict[str, str] = {
     "provider_search_timeout": "raise --timeout or [context_provider] timeout_seconds (at most 120)",
     "provider_cli_unavailable": "install OpenViking's `ov` CLI or set context_provider.config.binary",
     "provider_cli_not_configured": "run `ov language en` once as this user (a fresh HOME needs it)",
-    "provider_version_incompatible": "upgrade `ov` to at least context_provider.config.minimum_version",
+    "provider_version_incompatible": "upgrade `ov` and the OpenViking server to at least "
+    "context_provider.config.minimum_version (`ov version` shows both)",
     "provider_service_unavailable": "start the OpenViking server and check `ov status`",
     "provider_unavailable": "this build of dcx has no extension provider",
     "profile_changed_during_recall": "the profile changed while recalling: run the command again",
     "provider_retrieval_failed": "the provider raised an error: check its own logs, then recall again",
     "provider_contract_invalid": "the provider's answer broke the retrieval contract: fix or replace the provider",
     "provider_search_failed": "`ov find` failed: check the scope URI exists (`ov tree`) and the server's logs",
-    "provider_search_parse_failed": "`ov` answered something that is not its JSON envelope: check `ov --version` "
+    "provider_search_parse_failed": "`ov` answered something that is not its JSON envelope: check `ov version` "
     "(OpenViking >= 0.5) and that nothing wraps the binary",
     "provider_reads_unusable": "hits came back but none had readable content under the limit: check the server's "
     "content store (`ov read URI`), or narrow the scope",

@@ -22,8 +22,8 @@ revisions, cursors and content reach public packets only as keyed refs.
 from __future__ import annotations
 
 import re
+from typing import Any, NamedTuple, Protocol
 
-from dcx.core.records import NamedTuple
 from dcx.core.vocab import (  # noqa: F401 (the plane's words, re-read by its adapters)
     CHANGE_KINDS,
     COMPLETED,
@@ -38,12 +38,6 @@ from dcx.core.vocab import (  # noqa: F401 (the plane's words, re-read by its ad
     VERIFIED,
 )
 from dcx.state.profile import Source
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any, Protocol
-else:
-    Protocol = object  # the classes below are only for type checkers
 
 DELETED = "deleted"  # the revision of a deletion
 MAX_CURSOR_CHARS = 256
@@ -99,6 +93,7 @@ class ScanTelemetry(NamedTuple):
         None  # git: submodule entries skipped (None: the adapter has none)
     )
     skipped_symlinks: int | None = None  # git: symlinks skipped, never followed
+    skipped_binary: int | None = None  # mcp: blob resources skipped (text only, SPEC §15.1)
 
 
 class ScanResult(NamedTuple):

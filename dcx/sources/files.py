@@ -71,6 +71,8 @@ def listing(
     """The source's current files (see the module doc); never raises for an unreadable source."""
     if source.locator.get("repo") is not None:
         return _git_listing(ws, source, max_read_bytes)
+    if "command" in source.locator:
+        return _mcp_listing(ws, source, max_scan_bytes, max_read_bytes)
     tick = (lambda done, total=None: progress(done)) if progress else None
     try:
         walked = walk(
@@ -141,6 +143,25 @@ def _git_listing(ws: Workspace, source: Source, max_read_bytes: int) -> Listing:
     return Listing(revisions, read)
 
 
+def _mcp_listing(
+    ws: Workspace, source: Source, max_scan_bytes: int, max_read_bytes: int
+) -> Listing:
+    """An mcp source's text resources now: one session lists and reads them all (SPEC §15.1)."""
+    from dcx.sources.base import SourceUnavailable
+    from dcx.sources.mcp_source import McpProvider
+
+    provider = McpProvider(ws, source.provider_id, {}, max_scan_bytes=max_scan_bytes)
+    try:
+        found = provider.current(source, time.monotonic() + GIT_LISTING_SECONDS, max_read_bytes)
+    except SourceUnavailable as exc:
+        return Listing({}, lambda rels: {}, unavailable=exc.reason_code)
+    bodies = {uri: FileBody(revision, data) for uri, (revision, data) in found.items()}
+    return Listing(
+        {uri: body.revision for uri, body in bodies.items()},
+        lambda rels: {rel: bodies[rel] for rel in rels if rel in bodies},
+    )
+
+
 class FileText(NamedTuple):
     revision: str
     text: str
@@ -160,6 +181,8 @@ class CurrentFiles:
     def read(self, source: Source, path: str) -> FileText | None:
         if source.locator.get("repo") is not None:
             return self._read_git(source, path)
+        if "command" in source.locator:
+            return self._read_mcp(source, path)
         try:
             loc = resolve_locator(self.ws, source.locator)
         except LocatorError:
@@ -186,6 +209,23 @@ class CurrentFiles:
             return None
         try:
             return FileText(revision_of(data), data.decode("utf-8"))
+        except UnicodeDecodeError:
+            return None
+
+    def _read_mcp(self, source: Source, uri: str) -> FileText | None:
+        """One ``resources/read`` of the URI now (a session of its own), hashed as read."""
+        from dcx.sources.base import SourceUnavailable
+        from dcx.sources.mcp_source import McpProvider
+
+        provider = McpProvider(self.ws, source.provider_id, {}, max_scan_bytes=self.max_read_bytes)
+        try:
+            found = provider.read_now(source, uri, time.monotonic() + self.timeout_seconds)
+        except SourceUnavailable:
+            return None
+        if found is None or len(found[1]) > self.max_read_bytes:
+            return None
+        try:
+            return FileText(found[0], found[1].decode("utf-8"))
         except UnicodeDecodeError:
             return None
 

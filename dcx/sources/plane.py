@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 from dcx.core.clock import Clock, parse_ts
 from dcx.core.errors import InvalidInput
 from dcx.core.gcpause import gc_paused
-from dcx.core.records import NamedTuple
 from dcx.core.vocab import policy_reads
 from dcx.sources.base import (
     COMPLETED,
@@ -63,10 +63,6 @@ from dcx.sources.base import (
 )
 from dcx.sources.registry import Providers
 from dcx.state.profile import Registry, Source
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 class SourceScan(NamedTuple):

@@ -1,8 +1,9 @@
 """Which adapter serves a binding: built-ins by name, plugins by declaration (SPEC §5.1).
 
-- Built-in adapters (``local-file``, ``git``) live in ``BUILTINS`` and run
-  in-process: local-file checks its deadline between files; git passes the
-  remaining time to each ``git`` process it runs.
+- Built-in adapters (``local-file``, ``git``, ``mcp``) live in ``BUILTINS`` and
+  run in-process: local-file checks its deadline between files; git passes the
+  remaining time to each ``git`` process it runs; mcp bounds each session with
+  its server (SPEC §15.1) by the deadline, in-process and in its relay.
 - Any other ``adapter`` name must be an installed entry point of the group
   ``dcx.source_providers`` **and** be declared by a ``[[bindings]]`` entry of
   ``sources.toml``; an installed plugin nobody declared is never loaded. A
@@ -25,6 +26,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 from dcx.core.workspace import Workspace
 from dcx.sources.base import (
@@ -47,10 +49,6 @@ from dcx.sources.base import (
     is_token,
 )
 from dcx.state.profile import Binding, Profile, Registry, Source
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 ENTRY_POINT_GROUP = "dcx.source_providers"
 REQUEST_SCHEMA = "dcx_source_worker_request_v0"
@@ -96,8 +94,26 @@ def _git(
     )  # writes no private state: persist is moot
 
 
+def _mcp(
+    ws: Workspace,
+    binding: Binding,
+    profile: Profile,
+    progress: ProgressFactory | None,
+    persist: bool = True,
+) -> SourceProvider:
+    from dcx.sources.mcp_source import McpProvider  # the SDK itself only on the first session
+
+    return McpProvider(
+        ws,
+        binding.provider_id,
+        binding.config,
+        max_scan_bytes=profile.max_scan_bytes,
+        persist=persist,
+    )
+
+
 Factory = Callable[..., SourceProvider]  # (ws, binding, profile, progress[, persist=False])
-BUILTINS: dict[str, Factory] = {"local-file": _local_file, "git": _git}
+BUILTINS: dict[str, Factory] = {"local-file": _local_file, "git": _git, "mcp": _mcp}
 
 
 def installed_adapter(name: str) -> bool:

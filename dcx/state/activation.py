@@ -10,13 +10,11 @@ a binding's adapter neither built in nor installed → ``provider_unavailable``
 
 from __future__ import annotations
 
+from typing import Any
+
 from dcx.core.errors import InternalError, InvalidInput, NoWorkspace
 from dcx.core.workspace import Workspace
 from dcx.state.profile import Profile, Registry, load_profile, load_registry, resolve_agent
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 SCHEMA = "decision_context_activation_status_v0"
 STATUSES = ("disabled", "profile_invalid", "agent_not_enabled", "provider_unavailable", "available")
@@ -68,6 +66,9 @@ class Activation:
         """The agent a usable activation acts as (prepare, review: every packet names one)."""
         if self.agent_id is None:
             raise InternalError("activation is usable without an agent")
+        from dcx.state import statements
+
+        statements.acting(self.agent_id)  # its key signs this command's statement (SPEC §18)
         return self.agent_id
 
     def public(self) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from dcx.core.clock import normalise_ts, parse_ts
 from dcx.core.errors import InvalidInput, Refused
@@ -42,10 +43,6 @@ from dcx.core.fsutil import (
 )
 from dcx.core.public import TOKEN_RE
 from dcx.core.workspace import Workspace
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 CURSORS_SCHEMA = "dcx_cursors_v0"
 FRESHNESS_SCHEMA = "dcx_freshness_state_v0"

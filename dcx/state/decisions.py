@@ -10,13 +10,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from dcx.core.fsutil import DEFAULT_WAIT, locked_append, read_lines
 from dcx.core.workspace import Workspace
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def index_path(ws: Workspace, decision_id: str) -> Path:

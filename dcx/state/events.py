@@ -12,7 +12,9 @@ minus ``event_id``, first 16 hex) so a LoopX host's log works too.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 from dcx.core.canonical import canonical_bytes, digest_hex
 from dcx.core.errors import InvalidInput, Refused
@@ -29,12 +31,8 @@ from dcx.core.fields import (
     Tokens,
 )
 from dcx.core.fsutil import DEFAULT_WAIT, locked_append, read_lines
-from dcx.core.lazyre import LazyPattern
 from dcx.core.workspace import Workspace
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
+from dcx.state import statements
 
 SCHEMA = "loopx_rollout_event_v0"
 KINDS = ("validation", "todo_add", "todo_update", "todo_complete", "refresh_state")
@@ -42,8 +40,8 @@ KINDS = ("validation", "todo_add", "todo_update", "todo_complete", "refresh_stat
 # Never a commit event: commit accepts KINDS only.
 ABANDON = "abandon"
 STORED_KINDS = (*KINDS, ABANDON)
-DCX_ID_RE = LazyPattern(r"^dcx-event-[0-9a-f]{32}$")
-LOOPX_ID_RE = LazyPattern(r"^[0-9a-f]{16}$")
+DCX_ID_RE = re.compile(r"^dcx-event-[0-9a-f]{32}$")
+LOOPX_ID_RE = re.compile(r"^[0-9a-f]{16}$")
 
 BOUNDARY = Shape(
     "event_boundary",
@@ -193,7 +191,13 @@ def append_event(
         return json.dumps(event, sort_keys=True, ensure_ascii=False).encode()
 
     appended = locked_append(ws.events, decide, wait=wait, display=ws.rel(ws.events))
-    return (found[0], False) if appended is None else (event, True)
+    if appended is None:
+        statements.read(
+            found[0]["event_id"]
+        )  # someone wrote it before: read, not written (SPEC §18)
+        return found[0], False
+    statements.wrote(event["event_id"])
+    return event, True
 
 
 def read_log(path: Path, display: str) -> list[dict[str, Any]]:
@@ -249,6 +253,7 @@ def find_event(events: list[dict[str, Any]], event_id: str, display: str) -> dic
         raise Refused(
             f"{display}: event {event_id} appears with different bodies", code="event_id_conflict"
         )
+    statements.read(event_id)
     return matches[0]
 
 

@@ -15,6 +15,8 @@ LoopX 16-hex rule), so a LoopX host's gate events verify unchanged.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dcx.core.fields import (
     Const,
     DecisionId,
@@ -28,10 +30,6 @@ from dcx.core.fields import (
     Tokens,
 )
 from dcx.state import events
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 SCOPE_PREFIX = "direction:action:"
 TASK_CLASS = "user_gate"

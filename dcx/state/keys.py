@@ -17,13 +17,13 @@ own key and its refs would stop being comparable with the other hosts'.
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 import blake3
 
 from dcx.core.errors import InvalidInput, NoWorkspace
 from dcx.core.fsutil import atomic_write, file_lock, read_bytes, read_text, tighten, write_private
 from dcx.core.notices import note
-from dcx.core.records import NamedTuple
 from dcx.core.workspace import KEY_BYTES, Workspace
 
 __all__ = ["KEY_BYTES", "Key", "load_key", "pin_key", "pinned_key_id", "read_secret"]
@@ -63,11 +63,11 @@ _HEX8 = frozenset("0123456789abcdef")
 def pinned_key_id(ws: Workspace) -> str | None:
     """The goal's ``key_id`` pinned in ``workspace.toml``, or None (not pinned yet, or unreadable:
     ``Workspace.goal_id`` reports a damaged file)."""
-    import tomllib
+    from dcx.core.errors import DcxError
 
     try:
-        value = tomllib.loads(read_text(ws.workspace_toml)).get("key_id")
-    except (OSError, ValueError, UnicodeDecodeError):
+        value = ws.settings.get("key_id")
+    except (DcxError, OSError):
         return None
     if isinstance(value, str) and len(value) == 8 and set(value) <= _HEX8:
         return value

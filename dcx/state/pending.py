@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from dcx.core.errors import Refused, WorkspaceSymlink
 from dcx.core.fields import Any_, Pattern, Ref, Shape, Token
 from dcx.core.fsutil import read_bytes, unlink, write_private
 from dcx.core.workspace import Workspace
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 SCHEMA = "decision_context_pending_v0"
 

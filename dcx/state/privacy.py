@@ -21,13 +21,10 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from dcx.core.fsutil import read_bytes
 from dcx.core.workspace import Workspace
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 MIN_LENGTH = 8
 # Provider config keys whose values are public by design: an installed extension's id
@@ -118,6 +115,12 @@ def _collect(ws: Workspace) -> PrivateValues:
             for text in _config_strings(binding.config):
                 found.add(text, "adapter config value")
         for source in registry.sources:
+            if "command" in source.locator:  # an mcp server (SPEC §15.1): argv, env values, prefix
+                command = source.locator["command"]
+                for text in [*command, " ".join(command), *source.locator["env"].values()]:
+                    found.add(text, "mcp server command or env value")
+                found.add(source.locator["uri_prefix"], "mcp uri prefix")
+                continue
             raw = source.locator.get("repo") or source.locator["path"]
             found.add(os.path.realpath(ws.root / raw), "locator")
             if len(raw) >= 8 and len(Path(raw).parts) >= 2:

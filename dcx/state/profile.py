@@ -8,6 +8,7 @@ the manifest projection, which lists policy fields only.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from dcx.core.canonical import content_digest
 from dcx.core.errors import InvalidInput
@@ -26,8 +27,7 @@ from dcx.core.fields import (
     Tokens,
     bad,
 )
-from dcx.core.records import NamedTuple
-from dcx.core.tomlerrors import load_toml, locate_error
+from dcx.core.tomlerrors import load_toml, locate_error, once
 from dcx.core.vocab import (
     BUILTIN_ADAPTERS,
     EVIDENCE_LEVELS,
@@ -38,10 +38,6 @@ from dcx.core.vocab import (
     SOURCE_KINDS,
 )
 from dcx.core.workspace import Workspace
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 PROFILE_SCHEMA = "decision_context_profile_v0"
 REGISTRY_SCHEMA = "decision_source_registry_v0"
@@ -79,6 +75,13 @@ _CONTEXT_PROVIDER = Shape(
     },
 )
 
+
+def check_provider_key(key: str, value: Any, *, field: str) -> Any:
+    """A ``[context_provider]`` value by the profile's own rule, named as the caller gave it
+    (``--max-results: 99 is outside 1..8``) before anything is written."""
+    return _CONTEXT_PROVIDER.fields[key].check(value, field)
+
+
 _BOUNDS = Shape(
     "bounds",
     {
@@ -97,6 +100,16 @@ _COMMIT = Shape(
     },
 )
 
+# SPEC §5.5 v4: consecutive failed scan/read attempts before a source is `source_failing`
+DEFAULT_FAILURE_ALERT_AFTER = 3
+
+_ALERTS = Shape(
+    "alerts",
+    {
+        "failure_alert_after": Int(lo=1, hi=1000, optional=True),
+    },
+)
+
 PROFILE_SHAPE = Shape(
     "profile",
     {
@@ -107,6 +120,7 @@ PROFILE_SHAPE = Shape(
         "context_provider": Obj(shape=_CONTEXT_PROVIDER, optional=True),
         "bounds": Obj(shape=_BOUNDS, optional=True),
         "commit": Obj(shape=_COMMIT, optional=True),
+        "alerts": Obj(shape=_ALERTS, optional=True),
     },
 )
 
@@ -115,8 +129,9 @@ class _Locator(Any_):
     """A path string, or ``{path, include, exclude}`` with gitwildmatch patterns.
 
     A table with ``repo`` is a git locator, ``{repo, ref, path?, include?,
-    exclude?}`` (SPEC §15); ``load_registry`` checks that the form matches
-    the binding's adapter.
+    exclude?}`` (SPEC §15); one with ``command`` an mcp locator, ``{command,
+    env?, uri_prefix, include?}`` (SPEC §15.1); ``load_registry`` checks that
+    the form matches the binding's adapter.
     """
 
     def check(self, value: Any, path: str) -> Any:
@@ -124,6 +139,8 @@ class _Locator(Any_):
             value = {"path": value}
         if not isinstance(value, dict):
             raise bad(path, "expected a path or a table { path, include, exclude }", "invalid_type")
+        if "command" in value:
+            return _mcp_locator(value, path)
         git = "repo" in value or "ref" in value
         allowed = (
             {"repo", "ref", "path", "include", "exclude"} if git else {"path", "include", "exclude"}
@@ -155,6 +172,48 @@ class _Locator(Any_):
                 raise bad(f"{path}.{name}", "expected a list of glob patterns")
             out[name] = list(patterns)
         return out
+
+
+def _env_name(name: str) -> bool:
+    """``[A-Za-z_][A-Za-z0-9_]*`` (without ``re``: the registry loads at every start-up)."""
+    return (
+        bool(name)
+        and not name[0].isdigit()
+        and all(c.isascii() and (c.isalnum() or c == "_") for c in name)
+    )
+
+
+def _mcp_locator(value: dict[str, Any], path: str) -> dict[str, Any]:
+    """``{command, env?, uri_prefix, include?}``: the server's argv, the variables it gets beyond
+    the allow-list, the URI prefix of its resources and gitwildmatch globs on the rest."""
+    unknown = sorted(set(value) - {"command", "env", "uri_prefix", "include"})
+    if unknown:
+        raise bad(path, f"unknown field(s): {', '.join(unknown)}", "unknown_field")
+    command = value["command"]
+    if (
+        not isinstance(command, list)
+        or not command
+        or not all(isinstance(c, str) and c and "\0" not in c for c in command)
+    ):
+        raise bad(f"{path}.command", "expected a non-empty list of strings (the argv)")
+    env = value.get("env", {})
+    if not isinstance(env, dict):
+        raise bad(f"{path}.env", 'expected a table of NAME = "value"', "invalid_type")
+    for name, text in env.items():
+        if not _env_name(name) or not isinstance(text, str) or "\0" in text:
+            raise bad(f"{path}.env.{name}", 'expected NAME = "value" (a string)')
+    prefix = value.get("uri_prefix")
+    if not isinstance(prefix, str):
+        raise bad(f"{path}.uri_prefix", 'expected the URI prefix of the resources ("" for all)')
+    patterns = value.get("include", [])
+    if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
+        raise bad(f"{path}.include", "expected a list of glob patterns")
+    return {
+        "command": list(command),
+        "env": dict(env),
+        "uri_prefix": prefix,
+        "include": list(patterns),
+    }
 
 
 _BINDING = Shape(
@@ -222,6 +281,7 @@ class Profile(NamedTuple):
     external_event_logs: tuple[str, ...]
     raw: dict[str, Any]
     require_review: bool = False
+    failure_alert_after: int = DEFAULT_FAILURE_ALERT_AFTER
 
     @property
     def digest(self) -> str:
@@ -284,7 +344,7 @@ def load_profile(ws: Workspace) -> Profile | None:
     """The parsed profile, or None when ``profile.toml`` does not exist."""
     if not ws.profile.exists():
         return None
-    return read_profile(ws.profile, ws.rel(ws.profile))
+    return once("profile", ws.profile, lambda: read_profile(ws.profile, ws.rel(ws.profile)))
 
 
 def read_profile(path: Path, display: str) -> Profile:
@@ -345,6 +405,9 @@ def parse_profile(data: dict[str, Any], display: str, text: str = "") -> Profile
         external_event_logs=tuple(commit.get("external_event_logs", [])),
         raw=data,
         require_review=commit.get("require_review", False),
+        failure_alert_after=clean.get("alerts", {}).get(
+            "failure_alert_after", DEFAULT_FAILURE_ALERT_AFTER
+        ),
     )
 
 
@@ -353,8 +416,12 @@ def load_registry(ws: Workspace) -> Registry:
     display = ws.rel(ws.sources)
     if not ws.sources.exists():
         return Registry((), (), {})
-    data, text = load_toml(ws.sources, display)
-    return parse_registry(data, display, text)
+
+    def parse() -> Registry:
+        data, text = load_toml(ws.sources, display)
+        return parse_registry(data, display, text)
+
+    return once("registry", ws.sources, parse)
 
 
 def parse_registry(data: dict[str, Any], display: str, text: str = "") -> Registry:
@@ -378,12 +445,12 @@ def parse_registry(data: dict[str, Any], display: str, text: str = "") -> Regist
                 text,
             )
         adapter = next(b.adapter for b in bindings if b.provider_id == raw["provider_id"])
-        if (adapter == "git") != ("repo" in raw["locator"]):
-            wanted = (
-                "{ repo, ref, path?, include?, exclude? }"
-                if adapter == "git"
-                else "a path or { path, include, exclude }"
-            )
+        form = "git" if "repo" in raw["locator"] else "mcp" if "command" in raw["locator"] else None
+        if form != (adapter if adapter in ("git", "mcp") else None):
+            wanted = {
+                "git": "{ repo, ref, path?, include?, exclude? }",
+                "mcp": "{ command, env?, uri_prefix, include? }",
+            }.get(adapter, "a path or { path, include, exclude }")
             raise locate_error(
                 InvalidInput(
                     f"sources[{index}].locator: adapter {adapter!r} takes {wanted}",

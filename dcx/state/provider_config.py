@@ -50,7 +50,8 @@ def validate_config(provider: str, namespace: str, config: dict[str, Any]) -> di
 # openviking (SPEC §6.4): keys all optional; ``binary`` (default ``ov``: a command on
 # PATH, an absolute path, or a path relative to the goal root), ``minimum_version``
 # (default ``0.5.0``), ``url``, ``account``, ``user``, ``api_key``, ``result_levels``
-# (a non-empty, sorted subset of {0, 1, 2}). Namespace ``reward_memory`` always needs
+# (a non-empty, sorted subset of {0, 1, 2}), ``min_score`` (0..1: semantic hits scoring
+# below it are dropped, SPEC §6.4 v4). Namespace ``reward_memory`` always needs
 # L2 records: it implies ``[2]`` and rejects any other explicit setting. Messages name
 # the key, never its value (``api_key`` and ``url`` are private).
 
@@ -62,6 +63,7 @@ OPENVIKING_KEYS = (
     "user",
     "api_key",
     "result_levels",
+    "min_score",
 )
 DEFAULT_MINIMUM_VERSION = "0.5.0"
 REWARD_MEMORY = "reward_memory"
@@ -137,7 +139,17 @@ def validate_openviking(config: dict[str, Any], *, namespace: str) -> dict[str, 
             raise _bad("result_levels", "namespace reward_memory requires [2] (L2 records only)")
         levels = [2]
     out["result_levels"] = levels
+    out["min_score"] = _min_score(config["min_score"]) if "min_score" in config else None
     return out
+
+
+def _min_score(value: Any) -> float:
+    """OpenViking's scores are in [0, 1] (higher is better): so is the floor below which hits drop."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _bad("min_score", "expected a number from 0 to 1", "invalid_type")
+    if not 0 <= value <= 1:  # NaN fails this too
+        raise _bad("min_score", "expected a number from 0 to 1", "out_of_range")
+    return float(value)
 
 
 # extension (SPEC §12)

@@ -12,12 +12,10 @@ refused ``chain_redacted``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dcx.core.errors import Refused
 from dcx.core.fields import Const, DecisionId, Int, Pattern, ReasonCode, Shape, Timestamp, Token
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 SCHEMA = "dcx_redacted_v0"
 # The digest in dcx's own ref shape (`blake3-<32 hex>`), which the public-safety

@@ -19,15 +19,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Any
 
 from dcx.core.canonical import keyed_ref
 from dcx.core.fsutil import check_path
 from dcx.core.workspace import Workspace
 from dcx.state.keys import Key
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 PREFIXES = ("source-change", "source-revision", "source-cursor", "provider")
 

@@ -10,20 +10,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from dcx.core.canonical import REF_RE, load_pretty, load_stored, pretty_by_orjson, pretty_bytes
 from dcx.core.envelope import PacketContext, PacketSpec
 from dcx.core.errors import DcxError, InvalidInput, Refused
 from dcx.core.fsutil import atomic_write, is_temp, list_dir, read_bytes
 from dcx.core.public import without_private_values
-from dcx.core.records import NamedTuple
 from dcx.core.workspace import Workspace
 from dcx.packets import BY_PREFIX, KINDS, spec_for
+from dcx.state import statements
 from dcx.state.redaction import Redacted, check_stub, is_stub
-
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
-if TYPE_CHECKING:
-    from typing import Any
 
 PACKET_MODE = 0o444
 
@@ -60,8 +57,9 @@ class Store:
         path = self.path_for(spec.kind, ref)
         if path.exists():
             self._verify_file(spec.kind, path)  # raises if the stored copy is corrupt
-            return ref
-        atomic_write(path, data, mode=PACKET_MODE)
+        else:
+            atomic_write(path, data, mode=PACKET_MODE)
+        statements.wrote(ref)  # a product of this command's signed statement (SPEC §18)
         return ref
 
     # -- reading -----------------------------------------------------------
@@ -76,7 +74,9 @@ class Store:
                 code="packet_missing",
                 hint="run `dcx verify` to list missing and corrupt packets",
             )
-        return self._verify_file(found_kind, path)
+        packet = self._verify_file(found_kind, path)
+        statements.read(ref)  # a material of this command's signed statement (SPEC §18)
+        return packet
 
     def exists(self, ref: str) -> bool:
         try:

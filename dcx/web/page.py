@@ -210,7 +210,7 @@ footer { padding:0 24px 20px; color:var(--muted); font-size:12px; }
       var receipt = packet.retrieval;
       showHits(packet);
       if (packet.status !== "completed") {
-        var text = "provider unavailable: " + packet.reason_code + (r.json.hint ? "\\nhint: " + r.json.hint : "");
+        var text = "recall " + packet.status + ": " + packet.reason_code + (r.json.hint ? "\\nhint: " + r.json.hint : "");
         setStatus($("recall-status"), text, "warn");
         $("retry").hidden = false;
         return;

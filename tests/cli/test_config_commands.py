@@ -92,7 +92,10 @@ def test_enable_adds_agents_once_and_disable_turns_off(dcx, fresh_ws: Path) -> N
     again = dcx("-C", str(fresh_ws), "enable", "--agent", "agent-b", "--format", "json").json()[
         "data"
     ]
+    keys = again.pop("signing_keys")  # SPEC §18: the agent's key on this host, made the first time
     assert again == {"enabled": True, "agents_added": [], "changed": False}
+    assert [(k["agent_id"], k["created"]) for k in keys] == [("agent-b", False)]
+    assert (_dc(fresh_ws) / "signers" / "agent-b" / f"{keys[0]['key_id']}.pub").is_file()
     assert dcx("-C", str(fresh_ws), "disable").exit_code == 0
     data = tomllib.loads((_dc(fresh_ws) / "profile.toml").read_text())
     assert (data["enabled"], data["enabled_agents"]) == (False, ["agent-a", "agent-b"])
@@ -114,8 +117,9 @@ def _snapshot(root: Path) -> dict[str, bytes]:
         (("source", "add", "bad id", "--path", "docs"), "ID"),
         (("source", "rm", "nope"), "ID"),
         (("provider", "set", "magic"), "PROVIDER"),
-        (("provider", "set", "bm25", "--max-results", "9"), "context_provider.max_results"),
-        (("provider", "set", "bm25", "--timeout", "0.5"), "context_provider.timeout_seconds"),
+        (("provider", "set", "bm25", "--max-results", "9"), "--max-results"),
+        (("provider", "set", "bm25", "--timeout", "0.5"), "--timeout"),
+        (("source", "add", "g1", "--git", "missing-repo", "--ref", "main"), "--git"),
         (("provider", "set", "bm25", "--config", "colour=red"), "context_provider.config.colour"),
         (("provider", "set", "openviking", "--config", "nonsense"), "--config"),
     ],
@@ -131,6 +135,47 @@ def test_a_refused_edit_writes_nothing_and_names_the_field(
     assert error.get("field") == field, error
     assert _snapshot(fresh_ws) == before
     assert not list(_dc(fresh_ws).glob("*.tmp")) and not list(_dc(fresh_ws).glob(".*.tmp"))
+
+
+def test_flag_values_are_named_as_typed_before_anything_is_written(dcx, fresh_ws: Path) -> None:
+    """The profile's bounds (SPEC §4: max_results 1..8, timeout 1..120) said of the flag given."""
+    for args, message in (
+        (("--max-results", "99"), "--max-results: 99 is outside 1..8"),
+        (("--max-results", "0"), "--max-results: 0 is outside 1..8"),
+        (("--timeout", "121"), "--timeout: 121.0 is outside 1..120"),
+    ):
+        result = dcx("-C", str(fresh_ws), "provider", "set", "bm25", *args, "--format", "json")
+        assert result.exit_code == 2 and result.json()["error"]["message"] == message
+    ok = dcx("-C", str(fresh_ws), "provider", "set", "bm25", "--max-results", "8")
+    assert ok.exit_code == 0
+
+
+def test_a_git_source_is_checked_at_once(dcx, fresh_ws: Path, tmp_path: Path) -> None:
+    """As --path is: a repository that is not there, or a ref it lacks, is refused before the
+    registry changes (real git: the ref exists only after a commit)."""
+    import subprocess
+
+    repo = tmp_path / "adrs"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com",
+         "commit", "-q", "--allow-empty", "-m", "first"],
+        check=True,
+    )  # fmt: skip
+    before = _snapshot(fresh_ws)
+    cases = (
+        (str(tmp_path / "nowhere"), "main", "git_repository_missing", "--git"),
+        (str(repo), "release-9", "git_ref_missing", "--ref"),
+    )
+    for where, ref, code, field in cases:
+        args = ("source", "add", "s:adr", "--git", where, "--ref", ref, "--format", "json")
+        result = dcx("-C", str(fresh_ws), *args)
+        error = result.json()["error"]
+        assert result.exit_code == 2 and (error["code"], error["field"]) == (code, field)
+        assert error["hint"]
+    assert _snapshot(fresh_ws) == before
+    good = dcx("-C", str(fresh_ws), "source", "add", "s:adr", "--git", str(repo), "--ref", "main")
+    assert good.exit_code == 0 and _snapshot(fresh_ws) != before
 
 
 def test_enable_with_no_agent_anywhere_is_refused(dcx, tmp_path: Path) -> None:

@@ -42,15 +42,20 @@ def test_two_agents_decisions_touch_disjoint_files(tmp_path: Path) -> None:
     a, b = runs["ttl-a"], runs["ttl-b"]
     assert f"{DC}/decisions/ttl-a.jsonl" in a and f"{DC}/decisions/ttl-b.jsonl" in b
     shared = set(a) & set(b)
-    assert f"{DC}/events.jsonl" in shared  # the one shared log: append-only, merged by union
-    goal_level = shared - {f"{DC}/events.jsonl"}
+    logs = {f"{DC}/events.jsonl", f"{DC}/statements.jsonl"}
+    assert logs <= shared  # the shared logs: append-only, merged by union (SPEC §18: statements)
+    goal_level = shared - logs
     assert goal_level, "both runs scanned the same sources: their goal-level packets coincide"
     for name in goal_level:
-        assert _is_goal_level(name, a[name]) and a[name] == b[name], name
+        # the one agent's signer file (SPEC §18: the same fixed key in both copies) is shared too
+        shared_file = name.startswith(f"{DC}/signers/") or _is_goal_level(name, a[name])
+        assert shared_file and a[name] == b[name], name
     decision_files = {
         name
         for name in set(a) | set(b)
-        if not name.endswith("events.jsonl") and not _is_goal_level(name, (a.get(name) or b[name]))
+        if name not in logs
+        and not name.startswith(f"{DC}/signers/")
+        and not _is_goal_level(name, (a.get(name) or b[name]))
     }
     assert decision_files and not (decision_files & shared)
 
@@ -64,10 +69,9 @@ def test_a_second_decision_never_rewrites_a_file_of_the_first(cycled: Path, tmp_
     run_cycle(cycled, "ttl-2027-01", edit_authority=False, env={"HOME": str(tmp_path / "home")})
     after = public_files(cycled)
     changed = sorted(name for name in before if after[name] != before[name])
-    assert changed == [f"{DC}/events.jsonl"]
-    assert after[f"{DC}/events.jsonl"].startswith(
-        before[f"{DC}/events.jsonl"]
-    )  # appended, never rewritten
+    assert changed == [f"{DC}/events.jsonl", f"{DC}/statements.jsonl"]
+    for log in changed:
+        assert after[log].startswith(before[log])  # appended, never rewritten
     assert len(after) > len(before) and f"{DC}/decisions/ttl-2027-01.jsonl" in after
 
 

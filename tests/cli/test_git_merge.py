@@ -68,10 +68,9 @@ def test_two_agents_branches_merge_without_conflict(tmp_path: Path) -> None:
     touched_a = set(git(origin, "diff", "--name-only", "main", "ttl-a").split())
     touched_b = set(git(origin, "diff", "--name-only", "main", "FETCH_HEAD").split())
     shared = touched_a & touched_b
-    assert f"{DC}/events.jsonl" in shared
-    for name in shared - {
-        f"{DC}/events.jsonl"
-    }:  # goal-level packets both runs made: the very same bytes
+    logs = {f"{DC}/events.jsonl", f"{DC}/statements.jsonl"}  # union-merged (SPEC §18: statements)
+    assert logs <= shared
+    for name in shared - logs:  # goal-level packets both runs made: the very same bytes
         # and workspace.toml, where both hosts' first use pinned the one goal key (SPEC §16)
         assert name.startswith(f"{DC}/packets/") or name == f"{DC}/workspace.toml"
         assert git(origin, "show", f"ttl-a:{name}") == git(origin, "show", f"FETCH_HEAD:{name}")
@@ -80,11 +79,15 @@ def test_two_agents_branches_merge_without_conflict(tmp_path: Path) -> None:
     git(origin, "merge", "-q", "--no-edit", "ttl-a")
     git(origin, "merge", "-q", "--no-edit", "FETCH_HEAD")  # a conflict would fail here
     assert "<<<<<<<" not in (origin / DC / "events.jsonl").read_text()
+    assert "<<<<<<<" not in (origin / DC / "statements.jsonl").read_text()
     assert len((origin / DC / "events.jsonl").read_text().splitlines()) == 2
 
     dcx = Runner(origin, home)
     verified = dcx.json("verify")["data"]
     assert verified["problems"] == [] and verified["events_checked"] == 2
+    # each host signed with its own key; both keys travelled with the merge (SPEC §18)
+    assert verified["signatures"]["unsigned"] == verified["signatures"]["failed"] == 0
+    assert verified["signatures"]["signers"] == 2
     assert verified["decision_indexes_checked"] == 2
     decisions = dcx.json("log")["data"]["decisions"]
     assert sorted(r["decision_id"] for r in decisions) == ["ttl-a", "ttl-b"]

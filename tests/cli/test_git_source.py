@@ -283,3 +283,40 @@ def test_locator_form_must_match_the_adapter(
     out = dcx("-C", str(fresh_ws), "sources")
     assert out.exit_code == 2 and message in out.stderr and "Traceback" not in out.stderr
     assert "sources.toml" in out.stderr
+
+
+def test_a_rebase_citing_a_repository_root_path_names_the_path_rule(
+    dcx, example: Path, authoring: Path
+) -> None:
+    """The source's locator has `path = "docs"`: its changes are named relative to docs/. A rebase
+    that cites `docs/<file>` (the repository-root path) is told the path rule, exit 2, not
+    `rebase_refs_stale` ("prepare again"), which would not help; the source-relative path works."""
+    name = RUNBOOK.name
+
+    def rebase(path: str) -> Any:
+        body = {
+            "semantic_no_change": False,
+            "changed_facts": [
+                {"fact_id": "f-runbook", "summary": "The rollback runbook changed",
+                 "change_ref": {"source_id": SID, "path": path}}
+            ],
+            "recalled_claims": [], "stale_or_rejected_claims": [], "conflicts": [],
+        }  # fmt: skip
+        (example / "rebase.json").write_text(json.dumps(body))
+        return dcx(
+            "-C", str(example), "prepare", "--decision-id", D,
+            "--rebase", str(example / "rebase.json"), "--format", "json",
+        )  # fmt: skip
+
+    wrong = rebase(f"docs/{name}")
+    assert wrong.exit_code == 2, wrong.stdout
+    error = wrong.json()["error"]
+    assert error["code"] == "rebase_path_not_in_source"
+    assert "relative to the source's path" in error["message"]
+    assert "--show-content" in error["hint"] and name not in error["message"]
+    right = rebase(name)
+    assert right.exit_code == 0, right.stdout
+    facts = right.json()["data"]["assembly"]["evidence"]["changed_facts"]
+    assert [f["fact_id"] for f in facts] == ["f-runbook"]
+    unknown = rebase("docs/not-a-file.md")  # no change of that name anywhere: stale refs, as before
+    assert unknown.exit_code == 1 and unknown.json()["error"]["code"] == "rebase_refs_stale"

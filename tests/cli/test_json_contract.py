@@ -44,6 +44,9 @@ INVOCATIONS: dict[str, list[str] | str] = {
     "ext list": ["ext", "list"],
     "key export": ["key", "export"],
     "key import": ["key", "import", "no-such-file"],
+    "key create": ["key", "create"],
+    "key signers": ["key", "signers"],
+    "key revoke": ["key", "revoke", "signer-ffff", "--reason", "host_retired"],
     "scan": ["scan"],
     "sync": ["sync"],  # the example copy is no git work tree: the sync_not_git error envelope
     "recall": ["recall", "--scope", "", "--query", "rollback", "--query-summary", "rollback"],

@@ -369,3 +369,31 @@ def test_readiness_from_the_provider_reaches_the_packet_not_the_receipt(
     assert packet["provider_readiness"] == readiness
     assert (packet["status"], packet["reason_code"]) == ("unavailable", "extension_disabled")
     assert "provider_readiness" not in packet["retrieval"]
+
+
+def test_scope_defaults_to_the_profiles_as_prepare_does(dcx, indexed: Path) -> None:
+    """Without --scope, recall asks within `context_provider.scope_ref` (SPEC §6.3 v4), as
+    prepare does; --scope '' still asks everywhere."""
+    profile = indexed / ".decision-context" / "profile.toml"
+    base = ("-C", str(indexed), "recall", "--query", QUERY, "--query-summary", "TTL rollback")
+
+    def status(*args: str) -> tuple[str, str | None, int]:
+        data = dcx(*base, *args, "--format", "json").json()["data"]
+        return data["status"], data["reason_code"], len(data["results"])
+
+    assert status()[0] == "completed" and status()[2] > 0  # the example sets no scope_ref
+    text = profile.read_text()
+    assert "scope_ref" not in text
+    profile.write_text(
+        text.replace(
+            'provider = "bm25"', 'provider = "bm25"\nscope_ref = "source:source:elsewhere"'
+        )
+    )
+    assert status() == ("unavailable", "scope_source_not_indexed", 0)
+    assert status("--scope", "")[0] == "completed"
+    profile.write_text(
+        text.replace(
+            'provider = "bm25"', 'provider = "bm25"\nscope_ref = "source:source:authority:docs"'
+        )
+    )
+    assert status()[0] == "completed" and status()[2] > 0

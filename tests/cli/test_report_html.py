@@ -109,3 +109,51 @@ def test_charts_render_in_headless_chromium(page_file: Path, tmp_path: Path) -> 
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
     if WRITE_SCREENSHOT:
         shutil.copy2(shot, REPO / "docs" / "report.png")
+
+
+def test_the_page_says_what_the_text_says(dcx, page_file: Path) -> None:
+    """Time to verified reads the same in text and HTML (hand-written spellings of the fixture's
+    own seconds), and the settlement rows of the text table are on the page too."""
+    data = dcx(
+        "report",
+        "-C",
+        str(FIXTURE / "catalog"),
+        "-C",
+        str(FIXTURE / "checkout"),
+        "--format",
+        "json",
+    ).json()["data"]
+    text = dcx("report", "-C", str(FIXTURE / "catalog"), "-C", str(FIXTURE / "checkout")).stdout
+    html = page_file.read_text()
+    seconds = [
+        d["time_to_verified_seconds"] for d in data["decisions"] if d["time_to_verified_seconds"]
+    ]
+    assert seconds, "the fixture has verified outcomes"
+    for value in seconds:
+        days, rest = value // 86400, value % 86400
+        said = f"{days}d {rest // 3600}h" if days else f"{rest // 3600}h {rest % 3600 // 60}m"
+        assert f"<td>{said}</td>" in html
+    assert "seconds to verified" not in html
+    for label in (
+        "reviewed: approve / reject / defer / no change",
+        "approved: verified / refuted / outcome due",
+        "time to verified (median)",
+    ):
+        assert f"<th>{label}</th>" in html
+        assert label.split(":")[0].split()[0] in text
+
+
+def test_timeline_ticks_under_a_day_show_the_time() -> None:
+    from dcx.report_html import timeline_svg
+
+    decisions = [
+        {"goal_id": "g", "decision_id": f"d{i}", "started_at": f"2026-12-01T{h:02d}:00:00Z",
+         "outcome_at": f"2026-12-01T{h + 1:02d}:30:00Z", "outcome": "verified", "changes": []}
+        for i, h in enumerate((8, 12))
+    ]  # fmt: skip
+    ticks = re.findall(r'text-anchor="middle">([^<]+)</text>', timeline_svg(decisions, ["g"]))
+    assert ticks[0] == "12-01 08:00" and ticks[-1] == "12-01 13:30"
+    assert len(set(ticks)) == len(ticks)  # no tick repeats another
+    long = [dict(decisions[0]), dict(decisions[1], outcome_at="2026-12-09T00:00:00Z")]
+    ticks = re.findall(r'text-anchor="middle">([^<]+)</text>', timeline_svg(long, ["g"]))
+    assert ticks[0] == "2026-12-01" and ticks[-1] == "2026-12-09"

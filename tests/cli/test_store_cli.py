@@ -67,8 +67,15 @@ def test_hand_edited_packet_fails_show_and_verify(dcx, example: Path, edit: str)
     verified = dcx("-C", str(example), "verify", "--format", "json")
     assert verified.exit_code == 1
     problems = verified.json()["data"]["problems"]
+    # the statement of `sources --write` that wrote it (SPEC §18) names a ref now gone
+    stated = [p for p in problems if p["file"] == ".decision-context/statements.jsonl"]
+    problems = [p for p in problems if p not in stated]
     assert [p["ref"] for p in problems] == [ref]
     assert problems[0]["file"].startswith(".decision-context/packets/manifest/")
+    if edit == "rename":
+        assert stated and all("statement_ref_missing" in p["problem"] for p in stated)
+    else:
+        assert stated == []
 
 
 def test_verify_clean_example(dcx, example: Path) -> None:

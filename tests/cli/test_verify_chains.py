@@ -69,7 +69,12 @@ def test_a_deleted_packet_that_others_reference(dcx, cycled: Path) -> None:
     assert f"{DC}/decisions/{D}.jsonl" in files
     assert f"{DC}/events.jsonl" in files
     assert all("does not exist" in p["problem"] for p in missing)
-    assert len(result["problems"]) == len(missing) == 4
+    # and every signed statement that wrote or read it (SPEC §18): propose wrote it; outcome,
+    # writeback, commit and feedback read it
+    stated = [p for p in missing if p["file"] == f"{DC}/statements.jsonl"]
+    assert all("statement_ref_missing" in p["problem"] for p in stated)
+    assert len(stated) == 5
+    assert len(result["problems"]) == len(missing) == 4 + len(stated)
 
 
 def test_a_packet_moved_to_the_wrong_kind_folder(dcx, cycled: Path) -> None:

@@ -141,16 +141,13 @@ def test_markdown_report_matches_snapshot(ran: dict[str, Any], snapshot) -> None
 
 
 def test_text_table_matches_snapshot(ran: dict[str, Any], snapshot) -> None:
-    import io
-
-    from rich.console import Console
-
+    from dcx.cli._layout import Page, plain_text
     from dcx.cli.compare import render
     from dcx.core.result import Result
 
-    out = io.StringIO()
-    render(Console(file=out, width=120, no_color=True), Result("compare", ran["result"]["data"]))
-    assert out.getvalue() == snapshot
+    page = Page()
+    render(page, Result("compare", ran["result"]["data"]))
+    assert plain_text(page) == snapshot
 
 
 def test_report_holds_no_query_text_no_content_no_paths(

@@ -28,6 +28,8 @@ def _files(root: Path) -> dict[str, bytes]:
         *dc.glob("packets/*/*.json"),
         *dc.glob("decisions/*.jsonl"),
         dc / "events.jsonl",
+        dc / "statements.jsonl",  # SPEC §18: the same signed statements, one per writing tool call
+        *dc.glob("signers/*/*"),
         *dc.glob("private/cursors*"),
         *dc.glob("private/cursors/*.json"),
     ]
@@ -143,6 +145,11 @@ def test_the_decision_is_byte_identical_to_the_cli_run(cycle) -> None:
     assert sorted(mine) == sorted(theirs)
     assert [name for name in mine if mine[name] != theirs[name]] == []
     assert any(name.startswith(".decision-context/packets/commit/") for name in mine)
+    # one signed statement per writing tool call, as per command (the replayed commit wrote nothing)
+    stated = [
+        json.loads(ln)["command"] for ln in mine[".decision-context/statements.jsonl"].splitlines()
+    ]
+    assert stated == ["prepare", "propose", "outcome", "writeback", "commit", "feedback"]
 
 
 def test_each_step_answers_with_the_data_the_cli_prints(cycle) -> None:

@@ -258,3 +258,17 @@ def test_the_cli_refuses_the_same_way(tmp_path: Path) -> None:
     tool_error = run(main)
     assert result.exit_code == tool_error.pop("exit_code") == 1
     assert tool_error == cli_error
+
+
+def test_errors_name_the_tools_arguments_never_the_cli_flags(cases) -> None:
+    """An agent calls `prepare` with `baseline`, not `--baseline`: the error's field and message
+    say the argument it passed (hints may still name a command for a person to run)."""
+    out = cases[0]
+    err = error(out["flags_exclusive"])
+    assert err["field"] == "baseline"
+    assert err["message"] == "auto_rebase and baseline cannot be combined"
+    for case, result in out.items():
+        if hasattr(result, "is_error") and result.is_error:
+            shown = error(result)
+            assert not str(shown.get("field") or "").startswith("--"), (case, shown)
+            assert "--decision-id" not in shown["message"], (case, shown)

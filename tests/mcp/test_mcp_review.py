@@ -232,7 +232,7 @@ def test_a_second_review_replays_the_settlement(settled) -> None:
 @pytest.mark.parametrize(
     ("case", "code", "field", "exit_code"),
     [
-        ("self_gate", "self_confirmation_not_allowed", "--by", 2),  # Agent_A is agent-a (dcx.names)
+        ("self_gate", "self_confirmation_not_allowed", "by", 2),  # Agent_A is agent-a (dcx.names)
         (
             "bad_disposition",
             "invalid_field",
@@ -240,7 +240,7 @@ def test_a_second_review_replays_the_settlement(settled) -> None:
             2,
         ),  # the server's own check, before any op
         ("no_gate_yet", "gate_event_missing", None, 1),
-        ("both_paths", "invalid_input", "--gate-event", 2),
+        ("both_paths", "invalid_input", "gate_event", 2),  # named as the tool calls it
         ("log_outside", "path_outside_root", "event_log", 2),
         ("quiet_without_proof", "no_change_without_semantic_proof", None, 1),
     ],

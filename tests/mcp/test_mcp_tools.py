@@ -150,7 +150,7 @@ def test_input_schemas_are_the_spec_derivation(session) -> None:
     )
     # required: what the command cannot run without
     assert schemas["propose"]["required"] == ["decision_id", "proposal"]
-    assert schemas["recall"]["required"] == ["scope", "query", "query_summary"]
+    assert schemas["recall"]["required"] == ["query", "query_summary"]  # scope: the profile's
     assert schemas["commit"]["required"] == ["decision_id", "event_id"]
     assert schemas["audit"]["properties"] == {}
 

@@ -29,7 +29,8 @@ Named invariants, checked after every step (``docs/reliability.md``):
 - ``verify_audit_clean``: ``dcx verify`` and ``dcx audit`` exit 0, and no
   public file holds a planted canary;
 - ``coverage_partial_iff_p0_failed``: coverage is ``partial`` exactly when a
-  p0 source failed or was not selected;
+  p0 source failed or was not selected, or a baseline adopted a p0 source's
+  changes without reading them;
 - ``commit_all_or_nothing``: a commit advances every ready source or none; a
   re-run or a commit killed at a fault point and re-run ends with the same
   cursors, written once.
@@ -514,7 +515,7 @@ class CycleMachine(RuleBasedStateMachine):
         agent: str = "agent-a",
     ) -> dict[str, Any]:
         """The checkpoint SPEC §8.2 predicts: per selected source, ready (expected, proposed) or preserve."""
-        ready, preserve = {}, set()
+        ready, preserve, unread = {}, set(), set()
         for sid in self.model.selected(named):
             now = self.model.tree(sid)
             before = self.model.committed[agent].get(
@@ -524,6 +525,8 @@ class CycleMachine(RuleBasedStateMachine):
                 preserve.add(sid)
                 continue
             changed = {rel for rel in set(now) | set(before) if now.get(rel) != before.get(rel)}
+            if changed and mode == "baseline":
+                unread.add(sid)  # a baseline adopts its changes without reading them (SPEC §5.5)
             if changed and (
                 mode == "none" or (mode == "agent" and not {(sid, r) for r in changed} <= cites)
             ):
@@ -532,7 +535,7 @@ class CycleMachine(RuleBasedStateMachine):
                 ready[sid] = (before, now)
         selected = self.model.selected(named)
         partial = any(
-            s not in selected or self.model.tree(s) is None for s in (DOCS, VANISH)
+            s not in selected or self.model.tree(s) is None or s in unread for s in (DOCS, VANISH)
         )  # the p0 sources
         return {
             "ready": ready,

@@ -21,7 +21,7 @@ from tests.support.workspace import REPO
 FAKE = REPO / "fixtures" / "openviking-0.5.2" / "fake_ov.py"
 SCOPE = "viking://resources/catalog-ttl"
 HAPPY = {
-    "version": "version",
+    "version": "version_subcommand",  # `ov version`: the CLI's and the server's versions
     "status": "status_json",
     "find": "find_L2_read_content",
     "read": {"*": "read_uri"},
@@ -96,7 +96,7 @@ def test_l2_call_shape_results_and_config_file(fake) -> None:
     ov = fake(config={"result_levels": [2], "api_key": "CANARY-KEY"})
     result = ov.retrieve(max_results=3)
     assert result.status == "completed" and len(result.items) == 3
-    assert [c["argv"][:1] for c in ov.calls()] == [["--version"], ["status"], ["find"]]
+    assert [c["argv"][:1] for c in ov.calls()] == [["version"], ["status"], ["find"]]
     argv = ov.find_argv()
     assert argv[1] == "how do I roll back the cache TTL change"
     assert (_opt(argv, "-u"), _opt(argv, "-n"), _opt(argv, "-L"), _opt(argv, "-o")) == (
@@ -251,7 +251,9 @@ def test_echo_line_is_tolerated(fake) -> None:
         ({**HAPPY, "find": "find_invalid_uri"}, "provider_search_failed"),
         ({**HAPPY, "find": "server_down"}, "provider_search_failed"),
         ({**HAPPY, "status": "status_json_server_down"}, "provider_service_unavailable"),
-        ({**HAPPY, "version": "version_subcommand"}, "provider_version_incompatible"),
+        # `--version`'s answer to `version`: no CLI line, as from an `ov` without the subcommand
+        ({**HAPPY, "version": "version"}, "provider_version_incompatible"),
+        ({**HAPPY, "version": "version_subcommand_server_down"}, "provider_service_unavailable"),
     ],
 )
 def test_failures_map_to_reason_codes(fake, cases: dict[str, Any], reason: str) -> None:
@@ -263,7 +265,7 @@ def test_language_trap_is_cli_not_configured(fake) -> None:
     ov = fake(language=False)
     result = ov.retrieve()
     assert result.reason_code == "provider_cli_not_configured"
-    assert [c["argv"] for c in ov.calls()] == [["--version"]]
+    assert [c["argv"] for c in ov.calls()] == [["version"]]
 
 
 def test_missing_binary_is_cli_unavailable(fresh_ws: Path) -> None:
@@ -349,20 +351,40 @@ def test_config_is_strict_and_names_the_key(
 
 
 @pytest.mark.parametrize(
-    ("cases", "config", "reason"),
+    ("cases", "config", "reason", "asked"),
     [
-        (HAPPY, {}, None),
+        (HAPPY, {}, None, ["version", "status", "find"]),
+        (  # `ov version` without its Server line: the recorded answer with the server stopped
+            {**HAPPY, "version": "version_subcommand_server_down"},
+            {},
+            "provider_service_unavailable",
+            ["version"],
+        ),
         (
             {**HAPPY, "status": "status_json_server_down"},
             {},
             "provider_service_unavailable",
-        ),  # server down
-        ({**HAPPY, "status": "server_down"}, {}, "provider_service_unavailable"),  # a dead URL
-        (HAPPY, {"minimum_version": "0.9.0"}, "provider_version_incompatible"),
+            ["version", "status"],
+        ),
+        (
+            {**HAPPY, "status": "server_down"},
+            {},
+            "provider_service_unavailable",
+            ["version", "status"],
+        ),
+        (HAPPY, {"minimum_version": "0.9.0"}, "provider_version_incompatible", ["version"]),
+        (  # status healthy, but search cannot answer (a dead embedding backend): the recorded
+            # failing find (exit 1; dcx reads the exit code only, never the message)
+            {**HAPPY, "find": "server_down"},
+            {},
+            "provider_search_failed",
+            ["version", "status", "find"],
+        ),
     ],
 )
-def test_status_check_asks_what_recall_asks(dcx, fake, cases, config, reason) -> None:
-    """Issue 11: `status --check` says ready only when recall's own preflight would pass."""
+def test_status_check_asks_what_recall_needs(dcx, fake, cases, config, reason, asked) -> None:
+    """SPEC §6.4 v4: `status --check` says ready only when recall's preflight passes and a tiny
+    find answers; a remembered answer is never used, and nothing is written."""
     ov = fake(cases, config=config)
     result = dcx("-C", str(ov.ws.root), "status", "--check", "--format", "json")
     recall = result.json()["data"]["checks"]["recall"]
@@ -370,13 +392,12 @@ def test_status_check_asks_what_recall_asks(dcx, fake, cases, config, reason) ->
     assert (recall["status"], recall["reason_code"]) == (
         ("ready", None) if reason is None else ("unavailable", reason)
     )
-    asked = (
-        [["--version"]]
-        if reason == "provider_version_incompatible"
-        else [["--version"], ["status"]]
-    )
-    assert [c["argv"][:1] for c in ov.calls()] == asked
-    assert not any(c["argv"][:1] == ["find"] for c in ov.calls())  # a check never searches
+    assert [c["argv"][0] for c in ov.calls()] == asked
+    finds = [c["argv"] for c in ov.calls() if c["argv"][0] == "find"]
+    if finds:  # the probe: one candidate, no content, in the profile's scope
+        assert _opt(finds[0], "-n") == "1" and "--read-content" not in finds[0]
+        assert finds[0][1] == "dcx readiness probe"
+    assert not ov.ws.openviking.exists()  # no ovcli.conf, no ready.json
 
 
 @pytest.mark.parametrize(
@@ -390,7 +411,7 @@ def test_status_check_asks_what_recall_asks(dcx, fake, cases, config, reason) ->
         (
             "find_table",
             "provider_search_parse_failed",
-            "`ov` answered something that is not its JSON envelope: check `ov --version` (OpenViking >= 0.5) "
+            "`ov` answered something that is not its JSON envelope: check `ov version` (OpenViking >= 0.5) "
             "and that nothing wraps the binary",
         ),
     ],
@@ -456,3 +477,182 @@ def test_items_whose_authority_was_edited_after_ingest_are_stale(dcx, fake, edit
         assert all(c["source_ref"] in listed for c in evidence["stale_or_rejected_claims"])
     else:
         assert len(evidence["recalled_claims"]) == 3 and evidence["stale_or_rejected_claims"] == []
+
+
+# -- SPEC §6.4 v4: the server's version, the remembered preflight, levels, min_score ------------
+
+
+def test_the_receipt_records_the_servers_version(fake) -> None:
+    result = fake().retrieve()
+    assert (result.status, result.provider_version) == ("completed", "0.5.2")
+
+
+def test_a_server_older_than_minimum_version_is_incompatible(fake) -> None:
+    """DERIVED, not recorded: `ov version`'s recorded bytes with the Server line's version changed
+    (no server of another version was recorded); the CLI line still says 0.5.2."""
+    ov = fake(config={"minimum_version": "0.5.0"})
+    (ov.log.parent / "scenario.json").write_text(
+        json.dumps(
+            {
+                "log": str(ov.log),
+                "cases": HAPPY,
+                "derive": {"version": [["Server:  0.5.2", "Server:  0.4.9"]]},
+            }
+        )
+    )
+    result = ov.retrieve()
+    assert (result.status, result.reason_code, result.provider_version) == (
+        "unavailable",
+        "provider_version_incompatible",
+        "0.4.9",
+    )
+    assert [c["argv"][0] for c in ov.calls()] == ["version"]  # nothing searched
+
+
+def _recall(dcx, ov: FakeOv, query: str = "roll back the TTL"):
+    result = dcx(
+        "-C", str(ov.ws.root), "recall", "--scope", SCOPE, "--query", query,
+        "--query-summary", "TTL rollback", "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    return result.json()["data"]
+
+
+def _forget_this_process() -> None:
+    """Each `dcx recall` is its own process; the in-process runner keeps one process for all."""
+    from dcx.providers import openviking_ready
+
+    openviking_ready._PROCESS.clear()
+
+
+def test_a_healthy_recall_runs_one_ov_process_once_the_checks_are_remembered(dcx, fake) -> None:
+    from tests.support.workspace import tree_bytes
+
+    ov = fake()
+    dc = ov.ws.root / ".decision-context"
+    before = tree_bytes(dc)
+    first = _recall(dcx, ov, "CANARY-QUERY-41 roll back")
+    assert [c["argv"][0] for c in ov.calls()] == ["version", "status", "find"]
+    _forget_this_process()
+    second = _recall(dcx, ov)
+    assert [c["argv"][0] for c in ov.calls()][3:] == ["find"]  # the next process: one `ov`
+    assert (
+        first["retrieval"]["provider_version"] == second["retrieval"]["provider_version"] == "0.5.2"
+    )
+    # recall wrote exactly one file: the remembered preflight, private and without the query
+    after = tree_bytes(dc)
+    ready = "private/openviking/ready.json"
+    assert sorted(set(after) - set(before)) == [ready]
+    assert {k: v for k, v in after.items() if k != ready} == before
+    body = json.loads(after[ready])
+    assert sorted(body) == ["checked_at", "cli_version", "key", "schema_version", "server_version"]
+    assert (body["cli_version"], body["server_version"]) == ("0.5.2", "0.5.2")
+    text = after[ready].decode()
+    assert "CANARY-QUERY" not in text and "127.0.0.1" not in text and "roll back" not in text
+    assert oct((dc / ready).stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_remembered_checks_expire(dcx, fake) -> None:
+    ov = fake()
+    _recall(dcx, ov)
+    ready = ov.ws.openviking / "ready.json"
+    body = json.loads(ready.read_text())
+    body["checked_at"] -= 61  # older than the 60 s TTL
+    ready.write_text(json.dumps(body))
+    _forget_this_process()
+    _recall(dcx, ov)
+    assert [c["argv"][0] for c in ov.calls()] == ["version", "status", "find"] * 2
+
+
+def test_another_config_is_checked_afresh(dcx, fake) -> None:
+    ov = fake()
+    _recall(dcx, ov)
+    profile = ov.ws.root / ".decision-context" / "profile.toml"
+    profile.write_text(profile.read_text().replace("127.0.0.1:1933", "127.0.0.1:1934"))
+    _forget_this_process()
+    _recall(dcx, ov)
+    assert [c["argv"][0] for c in ov.calls()] == ["version", "status", "find"] * 2
+
+
+def test_a_failure_after_remembered_checks_asks_again_for_the_reason(dcx, fake) -> None:
+    """The server stopped after the checks were remembered: the find fails, the preflight runs
+    again and its reason (service unavailable) is the answer; the memory is dropped."""
+    ov = fake()
+    _recall(dcx, ov)
+    _forget_this_process()
+    (ov.log.parent / "scenario.json").write_text(
+        json.dumps(
+            {
+                "log": str(ov.log),
+                "cases": {
+                    **HAPPY,
+                    "version": "version_subcommand_server_down",
+                    "find": "server_down",
+                },
+            }
+        )
+    )
+    again = _recall(dcx, ov)
+    assert (again["status"], again["reason_code"]) == (
+        "unavailable",
+        "provider_service_unavailable",
+    )
+    assert [c["argv"][0] for c in ov.calls()][3:] == ["find", "version"]
+    assert not (ov.ws.openviking / "ready.json").exists()
+
+
+def test_the_workbench_path_keeps_the_checks_in_process_only(fake) -> None:
+    """`transient` without `ready_file` (the workbench, prepare --show-content): nothing on disk."""
+    ov = fake()
+    assert ov.retrieve(transient=True).status == "completed"
+    assert ov.retrieve(transient=True).status == "completed"
+    assert [c["argv"][0] for c in ov.calls()] == ["version", "status", "find", "find"]
+    assert not ov.ws.openviking.exists()
+
+
+def test_default_levels_ask_again_for_l2_when_every_hit_is_a_sidecar(fake) -> None:
+    """The recorded L0 find (3 `.abstract.md` hits, the top candidates were all L0 records)
+    answers the default-level find; the recorded L2 find answers the `-L 2` retry."""
+    ov = fake({**HAPPY, "find": {"-L none": "find_L0", "-L 2": "find_L2_read_content"}})
+    result = ov.retrieve(max_results=3)
+    finds = [c["argv"] for c in ov.calls() if c["argv"][0] == "find"]
+    assert [_opt(f, "-L") for f in finds] == [None, "2"]
+    assert [_opt(f, "-n") for f in finds] == ["12", "12"]
+    assert result.status == "completed" and len(result.items) == 3
+    assert all(i.resource_ref.endswith(".md") and "/." not in i.resource_ref for i in result.items)
+    assert result.items_dropped == 3  # the three sidecars of the first answer
+
+
+def test_explicit_levels_never_ask_again(fake) -> None:
+    ov = fake({**HAPPY, "find": "find_L0"}, config={"result_levels": [2]})
+    result = ov.retrieve(max_results=3)
+    assert [c["argv"][0] for c in ov.calls()].count("find") == 1
+    assert (result.status, result.items, result.items_dropped) == ("completed", (), 3)
+
+
+@pytest.mark.parametrize(
+    ("find", "min_score", "kept", "dropped"),
+    [
+        (
+            "find_unrelated_query",
+            0.55,
+            0,
+            3,
+        ),  # every hit at exactly 0.5: an unrelated query is empty
+        ("find_unrelated_query", 0.5, 3, 0),  # the floor itself is kept
+        ("find_L2_read_content", 0.75, 2, 1),  # 0.7723 and 0.7645 stay, 0.7169 goes
+    ],
+)
+def test_min_score_drops_weaker_semantic_hits(fake, find, min_score, kept, dropped) -> None:
+    ov = fake({**HAPPY, "find": find}, config={"min_score": min_score, "result_levels": [2]})
+    result = ov.retrieve(max_results=3)
+    assert (result.status, len(result.items), result.items_dropped) == ("completed", kept, dropped)
+    assert all(i.score >= min_score for i in result.items)
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5, True, "0.5"])
+def test_min_score_is_validated(fresh_ws: Path, value) -> None:
+    ws = enable(fresh_ws, provider="openviking", config={"min_score": value})
+    with pytest.raises(InvalidInput) as err:
+        make_provider(ws, load_profile(ws).context_provider)
+    assert err.value.field == "context_provider.config.min_score" and err.value.exit_code == 2

@@ -207,3 +207,62 @@ def test_live_leading_dash_query_is_a_query_not_an_option(
     )
     assert result.status == "completed", result.reason_code
     assert 1 <= len(result.items) <= 2
+
+
+# -- SPEC §6.4 v4 against the real server -----------------------------------------------------
+
+
+def _counting_ov(live: dict[str, object], tmp_path: Path) -> tuple[Path, Path]:
+    """A wrapper that logs each `ov` subcommand, then execs the real one."""
+    log = tmp_path / "ov-calls.txt"
+    wrapper = tmp_path / "ov"
+    wrapper.write_text(f'#!/bin/sh\necho "$1" >> "{log}"\nexec "{live["ov"]}" "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper, log
+
+
+def test_live_server_version_is_the_one_health_reports(fresh_ws: Path, live, monkeypatch) -> None:
+    provider = _provider(fresh_ws, live, monkeypatch, result_levels=[2])
+    result = provider.retrieve(request(scope_ref=SCOPE), deadline=time.monotonic() + 30)
+    with urllib.request.urlopen(f"http://127.0.0.1:{live['port']}/health", timeout=5) as answer:
+        health = json.loads(answer.read())
+    health = health.get("result", health)  # `ov health -o json` shows it inside the envelope
+    assert result.provider_version == health["version"]  # the server's own word, another route
+
+
+def test_live_status_check_probes_a_find(fresh_ws: Path, live, monkeypatch, tmp_path) -> None:
+    wrapper, log = _counting_ov(live, tmp_path)
+    provider = _provider(fresh_ws, live, monkeypatch, binary=str(wrapper))
+    assert provider.check(10, SCOPE) is None
+    assert log.read_text().split() == ["version", "status", "find"]
+
+
+def test_live_checks_are_remembered_across_providers(fresh_ws: Path, live, monkeypatch, tmp_path):
+    wrapper, log = _counting_ov(live, tmp_path)
+    for _ in range(2):
+        provider = _provider(fresh_ws, live, monkeypatch, binary=str(wrapper), result_levels=[2])
+        result = provider.retrieve(request(scope_ref=SCOPE), deadline=time.monotonic() + 30)
+        assert result.status == "completed", result.reason_code
+    assert log.read_text().split() == ["version", "status", "find", "find"]
+
+
+def test_live_default_levels_never_answer_empty_while_files_match(
+    fresh_ws: Path, live, monkeypatch
+) -> None:
+    provider = _provider(fresh_ws, live, monkeypatch)  # no result_levels
+    for limit in (1, 2, 3):
+        result = provider.retrieve(
+            request(scope_ref=SCOPE, max_results=limit), deadline=time.monotonic() + 30
+        )
+        assert result.status == "completed" and result.items, (limit, result)
+        assert not any(
+            i.resource_ref.endswith((".abstract.md", ".overview.md")) for i in result.items
+        )
+
+
+def test_live_min_score_empties_an_unrelated_query(fresh_ws: Path, live, monkeypatch) -> None:
+    provider = _provider(fresh_ws, live, monkeypatch, result_levels=[2], min_score=0.55)
+    result = provider.retrieve(
+        request(scope_ref=SCOPE, query="zebra xylophone quokka"), deadline=time.monotonic() + 30
+    )
+    assert (result.status, result.items) == ("completed", ())  # the stub scores it exactly 0.5

@@ -42,3 +42,28 @@ def test_nothing_to_commit_after_a_preview_has_a_hint(dcx, example: Path) -> Non
     error = result.json()["error"]
     assert error["code"] == "nothing_to_commit"
     assert "preview" in error["hint"] and "--auto-rebase" in error["hint"]
+
+
+def test_propose_on_a_preview_warns_at_once(dcx, example: Path) -> None:
+    """The proposal is still written (it is advisory), but the agent hears now, not at `commit`,
+    that this chain can never be committed; a real assembly's proposal gets no such warning."""
+    from tests.support.workspace import REPO
+
+    _preview(dcx, example)
+    args = (
+        "-C",
+        str(example),
+        "propose",
+        "--decision-id",
+        D,
+        "--from",
+        str(REPO / "fixtures" / "cycle" / "proposal.json"),
+    )
+    out = dcx(*args, "--format", "json")
+    assert out.exit_code == 0
+    warned = [w for w in out.json()["warnings"] if w.startswith("preview_assembly")]
+    assert len(warned) == 1 and "--auto-rebase" in warned[0]
+    assert "preview" in dcx(*args).stderr
+    assert dcx("-C", str(example), "prepare", "--decision-id", D, "--baseline").exit_code == 0
+    again = dcx(*args, "--format", "json").json()
+    assert not [w for w in again["warnings"] if w.startswith("preview_assembly")]

@@ -20,12 +20,11 @@ def _cp(code: int) -> str:
 
 
 def escape_table() -> str:
-    from dcx.core.terminal import ESCAPED, escape_of
+    from dcx.core.terminal import CLASSES, escape_of
 
-    rows = ["| code points | what | shown as |", "|---|---|---|"]
-    for first, last, what in ESCAPED:
-        span = _cp(first) if first == last else f"{_cp(first)}\u2013{_cp(last)}"  # an en dash
-        rows.append(f"| {span} | {what} | `{escape_of(first)}`{'…' if first != last else ''} |")
+    rows = ["| class | example | shown as |", "|---|---|---|"]
+    for what, code in CLASSES:
+        rows.append(f"| {what} | {_cp(code)} | `{escape_of(code)}` |")
     return "\n".join(rows) + "\n"
 
 

@@ -27,7 +27,7 @@ CLASSES: dict[str, list[int]] = {
     "mongolian_vowel_separator": [0x180E],
     "deprecated_format": list(range(0x206A, 0x2070)),
     "interlinear_annotation": [0xFFF9, 0xFFFA, 0xFFFB],
-    "tag_characters": [0xE0001, 0xE0020, 0xE0041, 0xE005A, 0xE007F],
+    "tag_characters": [0xE0000, 0xE0001, 0xE0002, 0xE001F, 0xE0020, 0xE0041, 0xE005A, 0xE007F],
     "zero_width": [0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF],
 }
 ALL_CF = [c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]

@@ -16,6 +16,9 @@ Fixtures live in ``tests/conftest.py``; everything here is plain functions and c
 - ``extensions``: extension folders built from ``fixtures/extensions/`` executables.
 - ``compare``: a tiny comparison plan whose metrics can be computed by hand.
 - ``mcp``: the real ``dcx mcp`` server driven by the MCP SDK's stdio client.
+- ``mcp_server``: a small real MCP server (the SDK's) whose resources are files in a folder, with
+  pagination, versions and failure modes; ``mcpsource`` registers it as an ``mcp`` source and
+  holds the SPEC's model of such a source (URI → blake3 of the bytes).
 - ``workbench``: a real ``dcx workbench`` process on 127.0.0.1 and a small HTTP client.
 - ``pty``: reading everything a process writes to a real pseudo-terminal.
 - ``fuzz``: hypothesis strategies (arbitrary JSON, mutations of a valid document).
@@ -23,5 +26,7 @@ Fixtures live in ``tests/conftest.py``; everything here is plain functions and c
   ``forkrun`` is the warm fork server it starts (run as a script, not imported).
 - ``hosts``: several hosts of one goal: a bare origin and clones in a temp dir, real git and the
   ``dcx`` console script with a fixed clock and agent per host (SPEC §16).
+- ``signing``: SPEC §18 computed with rfc8785, cryptography and blake3 themselves (the oracle of
+  the signature tests), and an attacker's tools: statements and signer files signed with any seed.
 - ``figures``: figures the reliability and fuzz tests measured, for ``bench/reliability.py``.
 """

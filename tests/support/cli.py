@@ -1,15 +1,11 @@
-"""Running dcx from tests: the console script in a subprocess, or the typer app in-process.
+"""Running dcx from tests: the console script in a subprocess, or ``dcx.cli.main`` in-process.
 
 - ``run_dcx``: the installed console script (``DCX_EXE``) in a real subprocess.
-- the ``dcx`` fixture (``tests/conftest.py``): the typer app in-process, stdout and stderr apart.
-- ``Runner``: the typer app in-process on one goal root with an explicit environment
-  (usable outside a test's own, e.g. to build session templates).
-- ``invoker``: the typer app built once: ``CliRunner.invoke`` rebuilds the click command each call.
-  Building dcx's command tree costs about 0.3 s (typer inspects every command's signature); the
-  model and differential tests run thousands of commands, so they build it once and hand the same
-  click command to every invocation. The command is otherwise run exactly as the ``dcx`` fixture
-  runs it (exceptions not caught: an internal error still surfaces as exit 5 through dcx's own
-  boundary).
+- the ``dcx`` fixture (``tests/conftest.py``): ``dcx.cli.main`` in-process, stdout and stderr
+  apart: the commands' own parse from their declarations, the typer app for help and usage errors.
+- ``Runner``: the same on one goal root with an explicit environment (usable outside a test's
+  own, e.g. to build session templates).
+- ``invoker``: the same, for the model and differential tests that run thousands of commands.
 """
 
 from __future__ import annotations
@@ -59,62 +55,51 @@ def run_dcx(
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
-def in_process() -> Callable[..., CliResult]:
-    """The typer app in-process (typer's runner), stdout and stderr apart: the ``dcx`` fixture."""
+def invoke_main(
+    args: list[str], *, input: str | None = None, env: Mapping[str, str | None] | None = None
+) -> CliResult:
+    """``dcx.cli.main(args)`` in-process, as the console script runs it, stdout and stderr apart.
+
+    Typer's runner gives it its own streams and environment (``CliRunner.isolation``);
+    exceptions are not caught: an internal error still surfaces as exit 5 through
+    dcx's own boundary.
+    """
     from typer.testing import CliRunner
 
-    from dcx.cli.app import build_app
+    from dcx.cli import main
 
-    app = build_app()
+    with CliRunner().isolation(input=input, env=dict(env or {})) as (out, err, _):
+        code = 0
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        return CliResult(code, out.getvalue().decode(), err.getvalue().decode())
+
+
+def in_process() -> Callable[..., CliResult]:
+    """``dcx.cli.main`` in-process (the ``dcx`` fixture): the declarations' parse, typer for errors."""
 
     def invoke(
         *args: str, input: str | None = None, env: Mapping[str, str] | None = None
     ) -> CliResult:
-        runner = CliRunner()
-        result = runner.invoke(
-            app, list(args), input=input, env=dict(env or {}), catch_exceptions=False
-        )
-        return CliResult(result.exit_code, result.stdout, result.stderr)
+        return invoke_main(list(args), input=input, env=env)
 
     return invoke
 
 
 def invoker() -> Callable[..., CliResult]:
-    """Like ``in_process``, but the click command is built once (see the module docstring)."""
-    import typer.main
-    import typer.testing
-
-    from dcx.cli.app import build_app
-
-    app = build_app()
-    command = typer.main.get_command(app)
-
-    def invoke(
-        *args: str, input: str | None = None, env: Mapping[str, str] | None = None
-    ) -> CliResult:
-        saved = typer.testing._get_command
-        typer.testing._get_command = lambda _app: command  # the one built above
-        try:
-            result = typer.testing.CliRunner().invoke(
-                app, list(args), input=input, env=dict(env or {}), catch_exceptions=False
-            )
-        finally:
-            typer.testing._get_command = saved
-        return CliResult(result.exit_code, result.stdout, result.stderr)
-
-    return invoke
+    """The same as ``in_process`` (kept for the model and differential tests that import it)."""
+    return in_process()
 
 
 class Runner:
     """The typer app in-process on ``root``, with an explicit environment (usable outside a test's own)."""
 
     def __init__(self, root: Path, env: Mapping[str, str] | None = None) -> None:
-        from typer.testing import CliRunner
-
-        from dcx.cli.app import build_app
-
-        self.app = build_app()
-        self.runner = CliRunner()
         self.root = root
         unset: dict[str, str | None] = {
             name: None for name in os.environ if name.startswith("DCX_")
@@ -130,9 +115,7 @@ class Runner:
         }
 
     def __call__(self, *args: str, ok: bool = True) -> Any:
-        result = self.runner.invoke(
-            self.app, ["-C", str(self.root), *args], env=self.env, catch_exceptions=False
-        )
+        result = invoke_main(["-C", str(self.root), *args], env=self.env)
         if ok:
             assert result.exit_code == 0, (args, result.stdout, result.stderr)
         return result

@@ -1,7 +1,8 @@
 """The fixed test environment and goal folders on disk.
 
 Every test runs with the fixed clock ``FIXED_NOW`` and, where it needs a key, ``FIXED_KEY``
-(see ``tests/conftest.py``), so refs and snapshots are reproducible.
+and agent-a's signing key ``FIXED_SIGNING_KEY`` (see ``tests/conftest.py``), so refs,
+signatures and snapshots are reproducible.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / ".dcx-example"
 FIXED_NOW = "2026-11-29T18:00:00Z"
 FIXED_KEY = bytes(range(32))
+# the example agent's Ed25519 signing key (SPEC §18): a fixed seed, so statements, their
+# signatures (deterministic, RFC 8032) and the signer file are the same on every run
+FIXED_SIGNING_KEY = bytes(range(32, 64))
 
 
 def write_tree(root: Path, tree: Mapping[str, Any]) -> None:
@@ -38,6 +42,10 @@ def install_key(root: Path, key: bytes = FIXED_KEY) -> None:
     private.mkdir(parents=True, exist_ok=True)
     (private / "key").write_bytes(key)
     (private / "key").chmod(0o600)
+    signing = private / "signing"
+    signing.mkdir(mode=0o700, exist_ok=True)
+    (signing / "agent-a.key").write_bytes(FIXED_SIGNING_KEY)
+    (signing / "agent-a.key").chmod(0o600)
 
 
 def copy_example(dest: Path, key: bytes = FIXED_KEY) -> Path:

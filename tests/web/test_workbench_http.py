@@ -275,6 +275,20 @@ def test_bounds_are_the_recall_bounds(bench: Workbench, goal: Path) -> None:
     assert status == 400 and answer["error"]["field"] == "query_summary"
 
 
+def test_an_unknown_source_in_the_scope_is_said_so(bench: Workbench, goal: Path) -> None:
+    """A typo in the scope is 400 "unknown source in scope" naming scope_ref, not a recall whose
+    provider is "unavailable"; a source the registry holds still recalls."""
+    status, answer = bench.post("/api/recall", recall_body(goal, scope_ref="source:nope"))
+    assert status == 400, answer
+    error = answer["error"]
+    assert error["code"] == "unknown_scope_source" and error["field"] == "scope_ref"
+    assert "unknown source in scope" in error["message"]
+    status, answer = bench.post(
+        "/api/recall", recall_body(goal, scope_ref="source:source:authority:docs")
+    )
+    assert status == 200 and answer["data"]["status"] == "completed"
+
+
 CANARY_QUERY = "zebracanary4417 rollback"
 CANARY_CONFIG = "ovcanary9913-secret-value"
 

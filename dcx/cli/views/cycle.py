@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from dcx.cli._views import view
 from dcx.cli.views.common import banner, facts, header, meaning, plural, short, table, yes
 
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
 if TYPE_CHECKING:
-    from typing import Any
-
-if TYPE_CHECKING:
-    from rich.console import Console
+    from dcx.cli._layout import Page
 
 
 def by_rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -18,9 +16,9 @@ def by_rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @view("proposal")
-def proposal(console: Console, packet: dict[str, Any]) -> None:
+def proposal(page: Page, packet: dict[str, Any]) -> None:
     header(
-        console,
+        page,
         "Advisory proposal",
         packet,
         "packet_ref",
@@ -28,12 +26,12 @@ def proposal(console: Console, packet: dict[str, Any]) -> None:
     )
     rec = packet["recommended_decision"]
     banner(
-        console,
+        page,
         f"recommends {rec['option_id']}: {rec['summary']} (confidence {rec['confidence']:g})\n"
         f"{rec['rationale']}",
     )
     facts(
-        console,
+        page,
         [
             ("bound to", f"{short(packet['evidence_packet_ref'])} (the evidence it reasons from)"),
             (
@@ -44,7 +42,7 @@ def proposal(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     table(
-        console,
+        page,
         "Objective scores",
         ("objective", "score", "rationale"),
         [
@@ -53,7 +51,7 @@ def proposal(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     table(
-        console,
+        page,
         "Alternatives",
         ("rank", "alternative", "summary", "trade-off"),
         [
@@ -62,7 +60,7 @@ def proposal(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     table(
-        console,
+        page,
         "Next actions",
         ("rank", "action", "owner", "summary", "acceptance", "stop when"),
         [
@@ -78,7 +76,7 @@ def proposal(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     table(
-        console,
+        page,
         "Stop list",
         ("stop", "summary", "condition"),
         [(s["stop_id"], s["summary"], s["condition"]) for s in packet["stop_list"]],
@@ -86,9 +84,9 @@ def proposal(console: Console, packet: dict[str, Any]) -> None:
 
 
 @view("outcome")
-def outcome(console: Console, packet: dict[str, Any]) -> None:
+def outcome(page: Page, packet: dict[str, Any]) -> None:
     header(
-        console,
+        page,
         "Outcome receipt",
         packet,
         "packet_ref",
@@ -97,14 +95,14 @@ def outcome(console: Console, packet: dict[str, Any]) -> None:
     acc = packet["accepted_decision"]
     status = packet["verification_status"]
     banner(
-        console,
+        page,
         f"{status} · accepted {acc['option_id']} by {acc['accepted_by']} at {acc['accepted_at']}\n"
         f"{acc['summary']}",
         "yellow" if status in ("refuted", "inconclusive") else "",
     )
     eligible = packet["reward_memory_candidate_eligible"]
     facts(
-        console,
+        page,
         [
             (
                 "chain",
@@ -125,7 +123,7 @@ def outcome(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     table(
-        console,
+        page,
         "Resulting transitions",
         ("transition", "status", "summary", "event"),
         [
@@ -134,7 +132,7 @@ def outcome(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     table(
-        console,
+        page,
         "Observed outcomes",
         ("outcome", "status", "summary", "evidence", "observed"),
         [
@@ -143,7 +141,7 @@ def outcome(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     table(
-        console,
+        page,
         "Invalidated assumptions",
         ("assumption", "summary", "evidence", "invalidated"),
         [
@@ -162,10 +160,10 @@ DISPOSITION_WORDS = {
 
 
 @view("review")
-def review(console: Console, packet: dict[str, Any]) -> None:
+def review(page: Page, packet: dict[str, Any]) -> None:
     disposition = packet["disposition"]
     header(
-        console,
+        page,
         "Review settlement",
         packet,
         "packet_ref",
@@ -173,7 +171,7 @@ def review(console: Console, packet: dict[str, Any]) -> None:
     )
     who = "quiet path" if packet["quiet_noop"] else f"decided by {packet['actor_ref']}"
     banner(
-        console,
+        page,
         f"{disposition} · {who} · {packet['reason_code']}\n{packet['summary']}",
         "yellow" if disposition in ("reject", "defer") else "",
     )
@@ -214,22 +212,22 @@ def review(console: Console, packet: dict[str, Any]) -> None:
             else "held",
         ),
     ]
-    facts(console, rows)
+    facts(page, rows)
 
 
 @view("commit")
-def commit(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Cursor commit receipt", packet, "receipt_ref")
+def commit(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Cursor commit receipt", packet, "receipt_ref")
     advanced = sum(1 for s in packet["sources"] if s["result"] == "advanced")
     replayed = len(packet["sources"]) - advanced
     banner(
-        console,
+        page,
         f"{packet['status']} · {plural(advanced, 'cursor')} advanced"
         + (f", {replayed} already there (replayed)" if replayed else "")
         + f" · read back and verified: {yes(packet['readback_verified'])}",
     )
     facts(
-        console,
+        page,
         [
             (
                 "event",
@@ -249,7 +247,7 @@ def commit(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     table(
-        console,
+        page,
         "Sources (cursor refs are keyed hashes: the cursor values stay private)",
         ("source", "committed before", "committed now", "result"),
         [
@@ -292,22 +290,22 @@ TELEMETRY_LABELS = (
 
 
 @view("feedback")
-def feedback(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Outcome feedback", packet, "feedback_ref")
+def feedback(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Outcome feedback", packet, "feedback_ref")
     candidate = packet.get("candidate")
     if packet["candidate_emitted"] and candidate:
         banner(
-            console,
+            page,
             f"Reward Memory candidate ({candidate['candidate_kind']}): {candidate['summary']}\n"
             "review required · never ingested · never activated",
         )
     else:
         banner(
-            console,
+            page,
             f"no Reward Memory candidate: {plural(len(packet['ineligible_reasons']), 'reason')}",
         )
     facts(
-        console,
+        page,
         [
             (
                 "chain",
@@ -325,9 +323,9 @@ def feedback(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     if candidate:
-        table(console, "Candidate claims", ("claim",), [(c,) for c in candidate["claim_ids"]])
+        table(page, "Candidate claims", ("claim",), [(c,) for c in candidate["claim_ids"]])
     table(
-        console,
+        page,
         "Why no candidate",
         ("reason", "meaning"),
         [(code, meaning(code)) for code in packet["ineligible_reasons"]],
@@ -335,7 +333,7 @@ def feedback(console: Console, packet: dict[str, Any]) -> None:
     )
     telemetry = packet["telemetry"]
     table(
-        console,
+        page,
         "Telemetry",
         ("measure", "value"),
         [(label, telemetry[key]) for key, label in TELEMETRY_LABELS if key in telemetry],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from dcx.cli._render import styled
 from dcx.cli._views import view
 from dcx.cli.views.common import (
@@ -17,12 +19,8 @@ from dcx.cli.views.common import (
     yes,
 )
 
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
 if TYPE_CHECKING:
-    from typing import Any
-
-if TYPE_CHECKING:
-    from rich.console import Console
+    from dcx.cli._layout import Page
 
 EVIDENCE_FLAGS = {
     "raw_content_captured": "content",
@@ -58,17 +56,16 @@ def evidence_counts(packet: dict[str, Any]) -> str:
 
 
 @view("evidence")
-def evidence(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Evidence packet", packet, "packet_ref")
-    banner(console, evidence_counts(packet))
-    console.print(
+def evidence(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Evidence packet", packet, "packet_ref")
+    banner(page, evidence_counts(packet))
+    page.line(
         "What is currently true, from exact reads of the authority sources. Recalled claims count only "
         "when the current authority text confirms them (authority wins). No recommendation here.",
         style="dim",
-        highlight=False,
     )
     table(
-        console,
+        page,
         "Accepted claims (recalled, then confirmed by exact read)",
         ("claim", "summary", "provider ref", "authority"),
         [
@@ -78,7 +75,7 @@ def evidence(console: Console, packet: dict[str, Any]) -> None:
     )
     stale = packet["stale_or_rejected_claims"]
     table(
-        console,
+        page,
         "Stale or rejected claims (not evidence)",
         ("claim", "verdict", "reason", "summary", "provider ref"),
         [
@@ -92,9 +89,9 @@ def evidence(console: Console, packet: dict[str, Any]) -> None:
             for c in stale
         ],
     )
-    legend(console, (c["reason_code"] for c in stale))
+    legend(page, (c["reason_code"] for c in stale))
     table(
-        console,
+        page,
         "Changed facts",
         ("fact", "summary", "source", "freshness"),
         [
@@ -108,7 +105,7 @@ def evidence(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     table(
-        console,
+        page,
         "Conflicts",
         ("conflict", "status", "rule", "summary", "sources"),
         [
@@ -123,7 +120,7 @@ def evidence(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     table(
-        console,
+        page,
         "Source revisions (every source a record cites, at the revision read)",
         ("source", "revision", "changed", "freshness", "observed"),
         [
@@ -139,7 +136,7 @@ def evidence(console: Console, packet: dict[str, Any]) -> None:
         constant={"observed": packet["observed_at"]},
     )
     table(
-        console,
+        page,
         "Provider health (providers fail open)",
         ("provider", "status", "reason", "observed"),
         [
@@ -148,20 +145,20 @@ def evidence(console: Console, packet: dict[str, Any]) -> None:
         ],
         constant={"observed": packet["observed_at"], "reason": "-"},
     )
-    never_captured(console, packet, EVIDENCE_FLAGS)
+    never_captured(page, packet, EVIDENCE_FLAGS)
 
 
 @view("rebase")
-def rebase(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Semantic rebase receipt", packet, "rebase_ref")
+def rebase(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Semantic rebase receipt", packet, "rebase_ref")
     banner(
-        console,
+        page,
         f"{packet['mode']} rebase · {packet['status'].replace('_', ' ')} · "
         f"{packet['changed_item_count'] - packet['uncited_change_count']} of "
         f"{plural(packet['changed_item_count'], 'changed item')} accounted for",
     )
     facts(
-        console,
+        page,
         [
             ("semantic no change", yes(packet["semantic_no_change"])),
             (
@@ -176,15 +173,15 @@ def rebase(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     cited = packet["cited_change_refs"]
-    console.print()
-    console.print(
+    page.blank()
+    page.line(
         styled(
             "[bold]Cited changes[/]: {}", ", ".join(short(r) for r in cited) if cited else "none"
         )
     )
 
 
-def dispositions(console: Console, title: str, packet: dict[str, Any]) -> None:
+def dispositions(page: Page, title: str, packet: dict[str, Any]) -> None:
     rows = [
         (
             row["source_id"],
@@ -194,25 +191,24 @@ def dispositions(console: Console, title: str, packet: dict[str, Any]) -> None:
         )
         for row in packet["rows"]
     ]
-    table(console, title, ("source", "disposition", "reason", "why"), rows)
+    table(page, title, ("source", "disposition", "reason", "why"), rows)
 
 
 @view("checkpoint")
-def checkpoint(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Cursor checkpoint", packet, "checkpoint_ref")
+def checkpoint(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Cursor checkpoint", packet, "checkpoint_ref")
     banner(
-        console,
+        page,
         f"{plural(packet['ready_count'], 'source')} ready to advance after writeback · "
         f"{packet['preserve_count']} preserved",
     )
-    console.print(
+    page.line(
         "`dcx commit` advances only ready rows, and only after a writeback event names this chain.",
         style="dim",
-        highlight=False,
     )
-    dispositions(console, "Dispositions", packet)
+    dispositions(page, "Dispositions", packet)
     table(
-        console,
+        page,
         "Cursors (keyed refs: the cursor values stay private)",
         ("source", "committed", "proposed", "scan receipt"),
         [
@@ -240,10 +236,8 @@ def _recall_line(retrieval: dict[str, Any] | None) -> str:
 
 
 @view("assembly")
-def assembly(console: Console, packet: dict[str, Any]) -> None:
-    header(
-        console, "Context assembly", packet, "assembly_ref", extra=(f"agent {packet['agent_id']}",)
-    )
+def assembly(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Context assembly", packet, "assembly_ref", extra=(f"agent {packet['agent_id']}",))
     cov = packet["coverage"]
     ready = packet["checkpoint"]["ready_count"]
     if packet["preview"]:
@@ -258,13 +252,13 @@ def assembly(console: Console, packet: dict[str, Any]) -> None:
         coverage = "coverage complete"
     ready_line = f"{ready} of {plural(len(packet['checkpoint']['rows']), 'source')} ready to advance after writeback"
     banner(
-        console,
+        page,
         "\n".join((mode, coverage, ready_line)),
         "yellow" if packet["preview"] or packet["coverage_status"] == "partial" else "",
     )
     ev, rb = packet["evidence"], packet["rebase"]
     facts(
-        console,
+        page,
         [
             ("evidence", evidence_counts(ev)),
             ("recall", _recall_line(packet.get("retrieval"))),
@@ -282,13 +276,13 @@ def assembly(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     dispositions(
-        console,
+        page,
         f"Cursor checkpoint {short(packet['checkpoint']['checkpoint_ref'])} "
         "(commit advances only ready rows)",
         packet["checkpoint"],
     )
     table(
-        console,
+        page,
         "Scans",
         ("source", "status", "changes", "exact reads", "reason", "receipt"),
         [
@@ -317,7 +311,7 @@ def assembly(console: Console, packet: dict[str, Any]) -> None:
         ("checkpoint", packet["checkpoint"]["checkpoint_ref"]),
     ]
     table(
-        console,
+        page,
         "Embedded packets (each also stored on its own: `dcx show REF` opens it)",
         ("kind", "ref"),
         [(kind, short(ref)) for kind, ref in embedded],

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from dcx.cli._views import view
 from dcx.cli.views.common import banner, facts, header, never_captured, short, table, yes
 
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
 if TYPE_CHECKING:
-    from typing import Any
-
-if TYPE_CHECKING:
-    from rich.console import Console
+    from dcx.cli._layout import Page
 
 FLAGS = {
     "raw_content_captured": "content",
@@ -24,17 +22,17 @@ def score(value: Any) -> str:
 
 
 @view("retrieval")
-def retrieval(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Advisory recall receipt", packet, "retrieval_ref")
+def retrieval(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Advisory recall receipt", packet, "retrieval_ref")
     verdict = f"{packet['provider']} · {packet['status']}"
     if packet.get("reason_code"):
         verdict += f" ({packet['reason_code']}; failed open)"
     verdict += f" · {packet['result_count']} of at most {packet['requested_limit']} result(s)"
     verdict += f" · for “{packet['query_summary']}”"
-    banner(console, verdict, "" if packet["ok"] else "yellow")
+    banner(page, verdict, "" if packet["ok"] else "yellow")
     telemetry = packet["telemetry"]
     facts(
-        console,
+        page,
         [
             ("namespace", packet["namespace"]),
             ("provider version", packet.get("provider_version") or "-"),
@@ -55,13 +53,13 @@ def retrieval(console: Console, packet: dict[str, Any]) -> None:
         for r in sorted(packet["results"], key=lambda r: r["rank"])
     ]
     table(
-        console,
+        page,
         "Results (scores are provider-native: never compared across providers)",
         ("rank", "score", "summary", "provider ref"),
         rows,
     )
     never_captured(
-        console,
+        page,
         {**packet, "query_captured": False, "scope_captured": False},
         {"query_captured": "query", "scope_captured": "scope", **FLAGS},
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from dcx.cli._views import view
 from dcx.cli.views.common import (
     banner,
@@ -15,12 +17,8 @@ from dcx.cli.views.common import (
     yes,
 )
 
-TYPE_CHECKING = False  # typing stays unimported at run time (~16 M instructions; issue 18)
 if TYPE_CHECKING:
-    from typing import Any
-
-if TYPE_CHECKING:
-    from rich.console import Console
+    from dcx.cli._layout import Page
 
 SCAN_FLAGS = {
     "raw_content_captured": "content",
@@ -34,15 +32,14 @@ SCAN_FLAGS = {
 
 
 @view("manifest")
-def manifest(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Source manifest", packet, "manifest_ref")
-    console.print(
+def manifest(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Source manifest", packet, "manifest_ref")
+    page.line(
         f"{plural(packet['source_count'], 'source')}, {packet['enabled_source_count']} enabled · "
-        "policy only: no locator, provider config or cursor",
-        highlight=False,
+        "policy only: no locator, provider config or cursor"
     )
     table(
-        console,
+        page,
         "Sources",
         ("source", "via", "kind", "priority", "evidence level", "objectives"),
         [
@@ -58,7 +55,7 @@ def manifest(console: Console, packet: dict[str, Any]) -> None:
         ],
     )
     table(
-        console,
+        page,
         "Policy",
         ("source", "scan", "exact read", "fresh for", "max changes", "conflict rule"),
         [
@@ -86,9 +83,25 @@ def _cursor_line(packet: dict[str, Any]) -> str:
     return f"{short(packet['cursor_before_ref'])} → {after}"
 
 
+def _alert_facts(packet: dict[str, Any]) -> list[tuple[str, str]]:
+    alerts = packet.get("alerts")  # SPEC §5.5 v4; absent on older receipts and quiet sources
+    if not alerts:
+        return []
+    shown = ", ".join(alerts["active"]) or "none"
+    moved = [f"raised {c}" for c in alerts["raised"]] + [f"cleared {c}" for c in alerts["cleared"]]
+    return [
+        (
+            "alerts",
+            f"{shown} · {alerts['failure_streak']} consecutive failure(s) "
+            f"(failing after {alerts['failure_alert_after']})"
+            + (f" · {', '.join(moved)}" if moved else ""),
+        )
+    ]
+
+
 @view("scan")
-def scan(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Scan receipt", packet, "receipt_ref")
+def scan(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Scan receipt", packet, "receipt_ref")
     status = packet["status"]
     verdict = f"{packet['source_id']} · {status}"
     if packet.get("reason_code") and status in ("failed", "unavailable"):
@@ -99,10 +112,10 @@ def scan(console: Console, packet: dict[str, Any]) -> None:
         f"\n{plural(packet['changed_count'], 'change')}, "
         f"{packet['exact_read_count']} confirmed by exact read"
     )
-    banner(console, verdict, "yellow" if status in ("failed", "unavailable") else "")
+    banner(page, verdict, "yellow" if status in ("failed", "unavailable") else "")
     telemetry = packet["telemetry"]
     facts(
-        console,
+        page,
         [
             (
                 "provider",
@@ -132,9 +145,15 @@ def scan(console: Console, packet: dict[str, Any]) -> None:
                     " symlink(s) not followed"
                     if "skipped_submodules" in telemetry
                     else ""
+                )
+                + (
+                    f" · {telemetry['skipped_binary']} binary resource(s)"
+                    if "skipped_binary" in telemetry
+                    else ""
                 ),
             ),
             ("latency", f"{telemetry['latency_ms']} ms"),
+            *_alert_facts(packet),
         ],
     )
     rows = [
@@ -148,30 +167,30 @@ def scan(console: Console, packet: dict[str, Any]) -> None:
         for c in packet["changes"]
     ]
     table(
-        console,
+        page,
         "Changes (opaque refs: `dcx show REF --reveal` on a terminal resolves them)",
         ("change", "revision", "content", "exact read", "observed"),
         rows,
         constant={"observed": packet["observed_at"]},
     )
-    never_captured(console, packet, SCAN_FLAGS)
+    never_captured(page, packet, SCAN_FLAGS)
 
 
 @view("coverage")
-def coverage(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Coverage", packet, "coverage_ref")
+def coverage(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Coverage", packet, "coverage_ref")
     incomplete = packet["incomplete_required_source_ids"]
     required = packet["required_priority"]
     if packet["status"] == "partial":
         banner(
-            console,
+            page,
             f"PARTIAL — required ({required}) source(s) not covered completely: "
             f"{', '.join(incomplete)}",
             "yellow",
         )
     else:
         banner(
-            console,
+            page,
             f"complete — every required ({required}) source was scanned and read completely",
         )
     rows = [
@@ -187,7 +206,7 @@ def coverage(console: Console, packet: dict[str, Any]) -> None:
         for row in sorted(packet["priorities"], key=lambda r: r["priority"])
     ]
     table(
-        console,
+        page,
         "By priority",
         ("priority", "required", "sources", "complete", "exact read incomplete", "scan statuses"),
         rows,
@@ -195,13 +214,13 @@ def coverage(console: Console, packet: dict[str, Any]) -> None:
 
 
 @view("freshness")
-def freshness(console: Console, packet: dict[str, Any]) -> None:
-    header(console, "Freshness", packet, "freshness_ref")
+def freshness(page: Page, packet: dict[str, Any]) -> None:
+    header(page, "Freshness", packet, "freshness_ref")
     alerts = packet["alert_source_ids"]
     if alerts:
-        banner(console, f"{plural(len(alerts), 'source')} not fresh: {', '.join(alerts)}", "yellow")
+        banner(page, f"{plural(len(alerts), 'source')} not fresh: {', '.join(alerts)}", "yellow")
     else:
-        banner(console, "every source was exact-read within its freshness window")
+        banner(page, "every source was exact-read within its freshness window")
     rows = [
         (
             row["source_id"],
@@ -215,7 +234,7 @@ def freshness(console: Console, packet: dict[str, Any]) -> None:
         for row in packet["sources"]
     ]
     table(
-        console,
+        page,
         "Sources",
         ("source", "priority", "scan", "fresh for", "last exact read", "age", "status"),
         rows,

@@ -1,1 +1,0 @@
-"""Text views of the read-only commands (log, show, verify, sources) and of scan, importable without typer."""
