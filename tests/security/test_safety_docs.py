@@ -34,8 +34,24 @@ def executable_keys() -> str:
     return ", ".join(f"`{key}`" for key in sorted(EXECUTABLE_KEYS)) + "\n"
 
 
+def corpus_figures() -> str:
+    import json
+
+    corpus = REPO / "fixtures" / "public-safety"
+    rows = {
+        name: [json.loads(line) for line in (corpus / f"{name}.jsonl").read_text().splitlines()]
+        for name in ("positives", "negatives")
+    }
+    families = len({row["family"] for row in rows["positives"]})
+    return (
+        f"positives: {len(rows['positives'])} texts over {families} families; "
+        f"negatives: {len(rows['negatives'])} texts\n"
+    )
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "escape-table": escape_table,
+    "corpus-figures": corpus_figures,
     "executable-keys": executable_keys,
 }
 
