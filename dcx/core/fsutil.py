@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import signal
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path

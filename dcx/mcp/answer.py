@@ -15,7 +15,6 @@ the messages of its exceptions left out, goes to ``private/log/``.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import traceback

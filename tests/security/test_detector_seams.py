@@ -1,7 +1,7 @@
 """The detector sees through disguises (SPEC §3.4 v4): normalise, then match.
 
 Every positive of the labelled corpus, disguised — format characters (soft
-hyphen, tag characters, U+180E, U+206A–F) or variation selectors sprinkled
+hyphen, tag characters, U+180E, U+206A-F) or variation selectors sprinkled
 anywhere, or its letters written full width — is still refused. The oracle is
 the corpus's own labels; the disguises are drawn by hypothesis.
 """

@@ -37,7 +37,9 @@ def test_audit_finds_an_indexed_path_that_was_never_scanned(fresh_ws: Path, dcx)
     audit = dcx("-C", str(fresh_ws), "audit", "--format", "json")
     assert audit.exit_code == 1, audit.stdout
     findings = json.loads(audit.stdout)["data"]["findings"]
-    assert [f for f in findings if f["file"].endswith("events.jsonl") and f["field"].endswith("summary")], findings
+    assert [
+        f for f in findings if f["file"].endswith("events.jsonl") and f["field"].endswith("summary")
+    ], findings
     assert NOTES not in audit.stdout, "audit never prints what it found"
 
 

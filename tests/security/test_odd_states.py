@@ -30,7 +30,12 @@ DC = ".decision-context"
 def _dcx(root: Path, *args: str, **popen) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DCX_NOW": FIXED_NOW, "DCX_AGENT_ID": "agent-a"}
     return subprocess.run(
-        [DCX_EXE, "-C", str(root), *args], env=env, capture_output=True, text=True, timeout=120, **popen
+        [DCX_EXE, "-C", str(root), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **popen,
     )
 
 
@@ -40,8 +45,18 @@ def _dcx(root: Path, *args: str, **popen) -> subprocess.CompletedProcess[str]:
 def test_a_loose_key_is_made_0600_and_said(cycled: Path) -> None:
     key = cycled / DC / "private" / "key"
     key.chmod(0o644)
-    done = _dcx(cycled, "writeback", "--decision-id", D, "--kind", "validation", "--summary", "again",
-                "--format", "json")
+    done = _dcx(
+        cycled,
+        "writeback",
+        "--decision-id",
+        D,
+        "--kind",
+        "validation",
+        "--summary",
+        "again",
+        "--format",
+        "json",
+    )
     assert done.returncode == 0, done.stderr
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
     warnings = json.loads(done.stdout)["warnings"]
@@ -58,8 +73,11 @@ def test_a_key_that_is_not_the_pinned_one_never_mints(cycled: Path) -> None:
     key.write_bytes(bytes(reversed(FIXED_KEY)))
     refs = cycled / DC / "private" / "refs.sqlite"
     before = refs.read_bytes()
-    for args in (("scan",), ("prepare", "--decision-id", "second-look", "--auto-rebase"),
-                 ("propose", "--decision-id", D, "--from", str(cycled / "proposal.json"))):
+    for args in (
+        ("scan",),
+        ("prepare", "--decision-id", "second-look", "--auto-rebase"),
+        ("propose", "--decision-id", D, "--from", str(cycled / "proposal.json")),
+    ):
         done = _dcx(cycled, *args, "--format", "json")
         assert done.returncode == 3, (args, done.stdout, done.stderr)
         assert json.loads(done.stdout)["error"]["code"] == "key_mismatch", done.stdout
@@ -78,8 +96,9 @@ def _temps(root: Path) -> list[str]:
 def tiny_disk(tmp_path: Path):
     mount = tmp_path / "disk"
     mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
-                          capture_output=True)
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True
+    )
     if made.returncode != 0:
         pytest.skip("cannot mount a tmpfs here (the RLIMIT_FSIZE test still runs)")
     try:
@@ -97,7 +116,9 @@ def test_a_full_disk_is_disk_full_naming_the_file(
     body["recommended_decision"]["summary"] = "Keep the 90 second catalog TTL, looked at again"
     proposal = tmp_path / "p.json"  # the input lives on another disk
     proposal.write_text(json.dumps(body))
-    with (tiny_disk / "filler").open("wb", buffering=0) as filler:  # unbuffered: close has nothing left
+    with (tiny_disk / "filler").open(
+        "wb", buffering=0
+    ) as filler:  # unbuffered: close has nothing left
         try:
             while True:
                 filler.write(b"\0" * 4096)
@@ -125,8 +146,17 @@ def test_a_file_size_limit_is_disk_full_naming_the_file(cycled: Path) -> None:
     body["recommended_decision"]["summary"] = "Keep the 90 second catalog TTL, looked at again"
     (cycled / "p.json").write_text(json.dumps(body))
     before = (cycled / DC / "decisions" / f"{D}.jsonl").read_bytes()
-    done = _dcx(cycled, "propose", "--decision-id", D, "--from", str(cycled / "p.json"), "--format", "json",
-                preexec_fn=_limit(1024))
+    done = _dcx(
+        cycled,
+        "propose",
+        "--decision-id",
+        D,
+        "--from",
+        str(cycled / "p.json"),
+        "--format",
+        "json",
+        preexec_fn=_limit(1024),
+    )
     assert done.returncode == 3, (done.stdout, done.stderr)
     error = json.loads(done.stdout)["error"]
     assert error["code"] == "disk_full", error
@@ -152,7 +182,11 @@ def test_verify_checks_each_index_line_against_its_packet(cycled: Path, edit: st
     done = run_dcx("-C", str(cycled), "verify", "--format", "json")
     assert done.exit_code == 1, done.stdout
     problems = json.loads(done.stdout)["data"]["problems"]
-    assert [p for p in problems if p["file"].endswith(f"{D}.jsonl") and p.get("field") == f"line {target + 1}"], problems
+    assert [
+        p
+        for p in problems
+        if p["file"].endswith(f"{D}.jsonl") and p.get("field") == f"line {target + 1}"
+    ], problems
 
 
 def test_an_honest_index_verifies(cycled: Path) -> None:
@@ -162,7 +196,7 @@ def test_an_honest_index_verifies(cycled: Path) -> None:
 
 # -- a NUL byte in a query -----------------------------------------------------------
 
-MARKER = "#!/bin/sh\ntouch \"$(dirname \"$0\")/RAN\"\necho 'ov 0.5.2'\n"
+MARKER = '#!/bin/sh\ntouch "$(dirname "$0")/RAN"\necho \'ov 0.5.2\'\n'
 
 
 @pytest.mark.parametrize("provider", ["bm25", "openviking", "extension", "none"])
@@ -172,15 +206,28 @@ def test_a_query_with_a_nul_byte_is_invalid_input_for_every_provider(
     ov = tmp_path / "ov"
     ov.write_text(MARKER)
     ov.chmod(ov.stat().st_mode | stat.S_IXUSR)
-    config = {"binary": str(ov)} if provider == "openviking" else (
-        {"extension_id": "no-such-extension"} if provider == "extension" else None)
+    config = (
+        {"binary": str(ov)}
+        if provider == "openviking"
+        else ({"extension_id": "no-such-extension"} if provider == "extension" else None)
+    )
     (fresh_ws / "docs").mkdir()
     (fresh_ws / "docs" / "a.md").write_text("# notes\n\nthe rollback drill\n")
     enable(fresh_ws, provider=provider, config=config)
     query = tmp_path / "query.txt"
     query.write_bytes(b"rollback\x00drill")
-    done = _dcx(fresh_ws, "recall", "--scope", "", "--query-file", str(query), "--query-summary", "drill",
-                "--format", "json")
+    done = _dcx(
+        fresh_ws,
+        "recall",
+        "--scope",
+        "",
+        "--query-file",
+        str(query),
+        "--query-summary",
+        "drill",
+        "--format",
+        "json",
+    )
     assert done.returncode == 2, (done.stdout, done.stderr)
     error = json.loads(done.stdout)["error"]
     assert error["code"] == "invalid_input" and error["field"] == "--query-file", error

@@ -61,9 +61,13 @@ def test_an_event_is_redacted_to_a_stub_line(dcx: Runner, monkeypatch: pytest.Mo
     dcx("propose", "--decision-id", D, "--from", str(root / "proposal.json"))
     dcx("outcome", "--decision-id", D, "--from", str(root / "outcome.json"))
     with _planting(monkeypatch):
-        leaked = dcx.json("writeback", "--decision-id", D, "--kind", "validation", "--summary", f"token {SECRET}")
+        leaked = dcx.json(
+            "writeback", "--decision-id", D, "--kind", "validation", "--summary", f"token {SECRET}"
+        )
     event_id = leaked["data"]["event"]["event_id"]
-    clean = dcx.json("writeback", "--decision-id", D, "--kind", "validation", "--summary", "TTL kept")
+    clean = dcx.json(
+        "writeback", "--decision-id", D, "--kind", "validation", "--summary", "TTL kept"
+    )
     events = root / ".decision-context" / "events.jsonl"
     lines = events.read_bytes().split(b"\n")[:-1]
     original = next(line for line in lines if event_id.encode() in line)
@@ -84,12 +88,16 @@ def test_an_event_is_redacted_to_a_stub_line(dcx: Runner, monkeypatch: pytest.Mo
     verified = dcx.json("verify")
     assert verified["data"]["problems"] == []
     assert event_id in {row["ref"] for row in verified["data"]["redacted"]}
-    assert dcx.json("redact", event_id, "--reason", "leaked_credential")["data"]["redacted"] is False
+    assert (
+        dcx.json("redact", event_id, "--reason", "leaked_credential")["data"]["redacted"] is False
+    )
     log = dcx.json("log", "--decision-id", D)
     assert clean["data"]["event"]["event_id"] in json.dumps(log)
 
 
-def test_a_decision_id_is_redacted_with_everything_it_names(dcx: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_decision_id_is_redacted_with_everything_it_names(
+    dcx: Runner, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = dcx.root
     with _planting(monkeypatch):
         dcx("prepare", "--decision-id", SECRET, "--auto-rebase")
@@ -100,7 +108,10 @@ def test_a_decision_id_is_redacted_with_everything_it_names(dcx: Runner, monkeyp
     assert _leaks(root, SECRET), "the planting worked"
     audit = dcx("audit", "--format", "json", ok=False)
     assert audit.exit_code == 1
-    assert any("decisions/" in f["file"] and f["field"] == "(file name)" for f in json.loads(audit.stdout)["data"]["findings"])
+    assert any(
+        "decisions/" in f["file"] and f["field"] == "(file name)"
+        for f in json.loads(audit.stdout)["data"]["findings"]
+    )
     assert SECRET not in audit.stdout, "audit never prints what it found"
 
     done = dcx.json("redact", SECRET, "--reason", "leaked_credential")["data"]
@@ -110,4 +121,7 @@ def test_a_decision_id_is_redacted_with_everything_it_names(dcx: Runner, monkeyp
     assert dcx("audit", ok=False).exit_code == 0
     verified = dcx.json("verify")
     assert verified["data"]["problems"] == []
-    assert all("decision_id" not in row or row.get("decision_id") != SECRET for row in verified["data"]["redacted"])
+    assert all(
+        "decision_id" not in row or row.get("decision_id") != SECRET
+        for row in verified["data"]["redacted"]
+    )

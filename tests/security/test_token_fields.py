@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cycle import D, OUTCOME, PROPOSAL
+from tests.support.cycle import OUTCOME, PROPOSAL, D
 
 # lower case (a decision id is [a-z0-9][a-z0-9._-]*), each a shape of one family
 GITHUB = "ghp_" + "k3j9x2m4q8w7e1r5t6y0u2i3o4p5a6s7d8f9"
@@ -53,33 +53,141 @@ def cases(tmp_path: Path) -> list[tuple[str, list[str], str, str]]:
     """(name, argv, secret, the field the error must name)."""
     write = lambda name, body: _write(tmp_path, name, body)  # noqa: E731
     return [
-        ("decision_id_prepare", ["prepare", "--decision-id", GITHUB, "--auto-rebase"], GITHUB, "--decision-id"),
-        ("decision_id_writeback", ["writeback", "--decision-id", OPENAI, "--kind", "validation",
-                                   "--summary", "looked again"], OPENAI, "--decision-id"),
-        ("decision_id_propose", ["propose", "--decision-id", SLACK, "--from", write("p.json", PROPOSAL)],
-         SLACK, "--decision-id"),
-        ("agent_id", ["writeback", "--decision-id", D, "--kind", "validation", "--summary", "looked again",
-                      "--agent-id", AWS], AWS, "--agent-id"),
-        ("by", ["gate", "--decision-id", D, "--approve", "--by", GITLAB, "--summary", "keep it"],
-         GITLAB, "--by"),
-        ("todo_id", ["gate", "--decision-id", D, "--approve", "--by", "storefront-platform-lead",
-                     "--summary", "keep it", "--todo-id", GITHUB], GITHUB, "--todo-id"),
-        ("accepted_by", ["outcome", "--decision-id", D, "--from",
-                         write("o1.json", _edited(OUTCOME, ["accepted_decision", "accepted_by"], SLACK))],
-         SLACK, "accepted_by"),
-        ("option_id", ["propose", "--decision-id", D, "--from",
-                       write("p1.json", _edited(PROPOSAL, ["recommended_decision", "option_id"], GITLAB))],
-         GITLAB, "option_id"),
-        ("objective_id", ["propose", "--decision-id", D, "--from",
-                          write("p2.json", _edited(PROPOSAL, ["objective_scores", 0, "objective_id"], OPENAI))],
-         OPENAI, "objective_id"),
-        ("alternative_id", ["propose", "--decision-id", D, "--from",
-                            write("p3.json", _edited(PROPOSAL, ["alternatives", 0, "alternative_id"], GITHUB))],
-         GITHUB, "alternative_id"),
-        ("transition_id", ["outcome", "--decision-id", D, "--from",
-                           write("o2.json", {**OUTCOME, "resulting_transitions": [
-                               {"transition_id": AWS, "summary": "TTL kept", "status": "done"}
-                           ]})], AWS, "transition_id"),
+        (
+            "decision_id_prepare",
+            ["prepare", "--decision-id", GITHUB, "--auto-rebase"],
+            GITHUB,
+            "--decision-id",
+        ),
+        (
+            "decision_id_writeback",
+            [
+                "writeback",
+                "--decision-id",
+                OPENAI,
+                "--kind",
+                "validation",
+                "--summary",
+                "looked again",
+            ],
+            OPENAI,
+            "--decision-id",
+        ),
+        (
+            "decision_id_propose",
+            ["propose", "--decision-id", SLACK, "--from", write("p.json", PROPOSAL)],
+            SLACK,
+            "--decision-id",
+        ),
+        (
+            "agent_id",
+            [
+                "writeback",
+                "--decision-id",
+                D,
+                "--kind",
+                "validation",
+                "--summary",
+                "looked again",
+                "--agent-id",
+                AWS,
+            ],
+            AWS,
+            "--agent-id",
+        ),
+        (
+            "by",
+            ["gate", "--decision-id", D, "--approve", "--by", GITLAB, "--summary", "keep it"],
+            GITLAB,
+            "--by",
+        ),
+        (
+            "todo_id",
+            [
+                "gate",
+                "--decision-id",
+                D,
+                "--approve",
+                "--by",
+                "storefront-platform-lead",
+                "--summary",
+                "keep it",
+                "--todo-id",
+                GITHUB,
+            ],
+            GITHUB,
+            "--todo-id",
+        ),
+        (
+            "accepted_by",
+            [
+                "outcome",
+                "--decision-id",
+                D,
+                "--from",
+                write("o1.json", _edited(OUTCOME, ["accepted_decision", "accepted_by"], SLACK)),
+            ],
+            SLACK,
+            "accepted_by",
+        ),
+        (
+            "option_id",
+            [
+                "propose",
+                "--decision-id",
+                D,
+                "--from",
+                write("p1.json", _edited(PROPOSAL, ["recommended_decision", "option_id"], GITLAB)),
+            ],
+            GITLAB,
+            "option_id",
+        ),
+        (
+            "objective_id",
+            [
+                "propose",
+                "--decision-id",
+                D,
+                "--from",
+                write(
+                    "p2.json", _edited(PROPOSAL, ["objective_scores", 0, "objective_id"], OPENAI)
+                ),
+            ],
+            OPENAI,
+            "objective_id",
+        ),
+        (
+            "alternative_id",
+            [
+                "propose",
+                "--decision-id",
+                D,
+                "--from",
+                write("p3.json", _edited(PROPOSAL, ["alternatives", 0, "alternative_id"], GITHUB)),
+            ],
+            GITHUB,
+            "alternative_id",
+        ),
+        (
+            "transition_id",
+            [
+                "outcome",
+                "--decision-id",
+                D,
+                "--from",
+                write(
+                    "o2.json",
+                    {
+                        **OUTCOME,
+                        "resulting_transitions": [
+                            {"transition_id": AWS, "summary": "TTL kept", "status": "done"}
+                        ],
+                    },
+                ),
+            ],
+            AWS,
+            "transition_id",
+        ),
         ("source_id", ["source", "add", GITHUB, "--path", "docs"], GITHUB, "ID"),
         ("enable_agent", ["enable", "--agent", AWS], AWS, "--agent"),
         ("reason_code", ["redact", "decision-proposal", "--reason", OPENAI], OPENAI, "--reason"),
@@ -87,9 +195,20 @@ def cases(tmp_path: Path) -> list[tuple[str, list[str], str, str]]:
 
 
 NAMES = [
-    "decision_id_prepare", "decision_id_writeback", "decision_id_propose", "agent_id", "by", "todo_id",
-    "accepted_by", "option_id", "objective_id", "alternative_id", "transition_id", "source_id",
-    "enable_agent", "reason_code",
+    "decision_id_prepare",
+    "decision_id_writeback",
+    "decision_id_propose",
+    "agent_id",
+    "by",
+    "todo_id",
+    "accepted_by",
+    "option_id",
+    "objective_id",
+    "alternative_id",
+    "transition_id",
+    "source_id",
+    "enable_agent",
+    "reason_code",
 ]
 
 
