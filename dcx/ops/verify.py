@@ -328,6 +328,7 @@ class Checker:
         lines, _ = read_lines(self.ws.events)
         bodies: dict[str, bytes] = {}
         distinct: set[str] = set()
+        stubbed = {stub.get("redacted_ref") for stub in _stubs(lines)}
         for number, line in enumerate(lines, start=1):
             if line in distinct:
                 continue  # an identical duplicate line (a union merge brought it twice) counts once (SPEC §16)
@@ -345,6 +346,14 @@ class Checker:
                 self._event_stub(event, where)
                 continue
             ident = event.get("event_id")
+            if ident in stubbed:  # a union merge from a host that still holds the line
+                self.problem(
+                    self.ws.events,
+                    f"{where}: event {ident} was redacted, and its line is back (a merge); "
+                    f"run `dcx redact {ident}` again",
+                    field=f"{where}.event_id",
+                )
+                continue
             if not events.id_recomputes(event):
                 self.problem(
                     self.ws.events,
@@ -392,6 +401,16 @@ class Checker:
                 "redacted_at": stub["redacted_at"],
             }
         )
+
+
+def _stubs(lines: list[str]) -> Iterator[dict[str, Any]]:
+    for line in lines:
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            continue
+        if is_stub(parsed):
+            yield parsed
 
 
 PUBLIC_SYMLINK = "public_symlink: a link or special file; dcx never follows or reads it"

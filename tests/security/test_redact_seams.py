@@ -125,3 +125,29 @@ def test_a_decision_id_is_redacted_with_everything_it_names(
         "decision_id" not in row or row.get("decision_id") != SECRET
         for row in verified["data"]["redacted"]
     )
+
+
+def test_a_redacted_event_a_merge_brings_back_is_reported_and_redacted_again(
+    dcx: Runner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another host still holds the line: git's union driver appends it again on merge."""
+    root = dcx.root
+    dcx("prepare", "--decision-id", D, "--auto-rebase")
+    dcx("propose", "--decision-id", D, "--from", str(root / "proposal.json"))
+    dcx("outcome", "--decision-id", D, "--from", str(root / "outcome.json"))
+    with _planting(monkeypatch):
+        leaked = dcx.json("writeback", "--decision-id", D, "--kind", "validation", "--summary", f"token {SECRET}")
+    event_id = leaked["data"]["event"]["event_id"]
+    events = root / ".decision-context" / "events.jsonl"
+    original = next(line for line in events.read_bytes().split(b"\n") if event_id.encode() in line)
+    dcx.json("redact", event_id, "--reason", "leaked_credential")
+    with events.open("ab") as handle:  # what `git merge` with merge=union does
+        handle.write(original + b"\n")
+    verified = dcx("verify", "--format", "json", ok=False)
+    assert verified.exit_code == 1
+    problems = json.loads(verified.stdout)["data"]["problems"]
+    assert [p for p in problems if event_id in p["problem"] and "redact" in p["problem"]], problems
+    assert SECRET not in dcx("log", "--decision-id", D).stdout, "readers never see a redacted event"
+    assert dcx.json("redact", event_id, "--reason", "leaked_credential")["data"]["redacted"] is True
+    assert _leaks(root, SECRET) == []
+    assert dcx.json("verify")["data"]["problems"] == []
