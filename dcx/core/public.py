@@ -318,16 +318,12 @@ def without_private_values() -> Iterator[None]:
 
 # Removed before matching (SPEC §3.4 v4): every format (Cf) character, the tag block, and the
 # variation selectors, so a token split by soft hyphens, tag characters or selectors is seen whole.
-_SELECTORS = ((0x180B, 0x180D), (0x180F, 0x180F), (0xFE00, 0xFE0F), (0xE0100, 0xE01EF))
+_SELECTORS = "[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]"  # printable (Mn)
 
 
 def _ignorable(char: str) -> bool:
-    code = ord(char)
-    return (
-        unicodedata.category(char) == "Cf"
-        or TAGS[0] <= code <= TAGS[1]
-        or any(lo <= code <= hi for lo, hi in _SELECTORS)
-    )
+    """A format character or one of the tag block (never a printable one)."""
+    return unicodedata.category(char) == "Cf" or TAGS[0] <= ord(char) <= TAGS[1]
 
 
 def normalised(text: str) -> str:
@@ -335,7 +331,10 @@ def normalised(text: str) -> str:
     character and variation selector removed. ASCII text is its own normal form."""
     if text.isascii():
         return text
-    return "".join(c for c in unicodedata.normalize("NFKC", text) if not _ignorable(c))
+    text = re.sub(_SELECTORS, "", unicodedata.normalize("NFKC", text))
+    if text.isprintable():  # no format character is printable
+        return text
+    return "".join(c for c in text if c.isprintable() or not _ignorable(c))
 
 
 def unsafe_class(text: str) -> str | None:
