@@ -61,15 +61,25 @@ class RefMinter:
     def flush(self) -> None:
         if not self.record or not self._pending:
             return
-        conn = _connect(self.ws)
         try:
-            with conn:  # one transaction
-                conn.executemany(
-                    "INSERT OR IGNORE INTO refs(ref, prefix, fields) VALUES (?, ?, ?)",
-                    [(ref, prefix, fields) for ref, (prefix, fields) in self._pending.items()],
-                )
-        finally:
-            conn.close()
+            conn = _connect(self.ws)
+            try:
+                with conn:  # one transaction: a failed one leaves the map as it was
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO refs(ref, prefix, fields) VALUES (?, ?, ?)",
+                        [(ref, prefix, fields) for ref, (prefix, fields) in self._pending.items()],
+                    )
+            finally:
+                conn.close()
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorname", "") != "SQLITE_FULL":
+                raise
+            from dcx.core.errors import DiskFull
+
+            raise DiskFull(  # SPEC §3.5 v4: name the file, never "internal error"
+                f"no space left on the device writing {self.ws.rel(self.ws.refs_db)}",
+                hint="free some space and run the command again (the transaction was rolled back)",
+            ) from None
         self._pending.clear()
 
     def __enter__(self) -> RefMinter:
