@@ -136,7 +136,9 @@ def test_a_redacted_event_a_merge_brings_back_is_reported_and_redacted_again(
     dcx("propose", "--decision-id", D, "--from", str(root / "proposal.json"))
     dcx("outcome", "--decision-id", D, "--from", str(root / "outcome.json"))
     with _planting(monkeypatch):
-        leaked = dcx.json("writeback", "--decision-id", D, "--kind", "validation", "--summary", f"token {SECRET}")
+        leaked = dcx.json(
+            "writeback", "--decision-id", D, "--kind", "validation", "--summary", f"token {SECRET}"
+        )
     event_id = leaked["data"]["event"]["event_id"]
     events = root / ".decision-context" / "events.jsonl"
     original = next(line for line in events.read_bytes().split(b"\n") if event_id.encode() in line)
