@@ -52,6 +52,21 @@ FAMILIES = {
     "ip_address",
     "private_host",
     "invisible_character",
+    # v4 (SPEC §3.4)
+    "json_secret_pair",
+    "camel_secret_assignment",
+    "env_secret_assignment",
+    "userinfo_host",
+    "base64_pem",
+    "pem_body",
+    "private_key_id",
+    "keyword_hex_key",
+    "mailgun_key",
+    "fullwidth_secret",
+    "soft_hyphen_split",
+    "tag_character_split",
+    "variation_selector_split",
+    "mongolian_separator_split",
 }
 
 
@@ -61,7 +76,7 @@ def rows(name: str) -> list[dict[str, str]]:
 
 def test_the_corpus_is_large_and_covers_every_family() -> None:
     positives, negatives = rows("positives"), rows("negatives")
-    assert len(positives) >= 200 and len(negatives) >= 300
+    assert len(positives) >= 400 and len(negatives) >= 500 and len(FAMILIES) >= 40
     assert {r["family"] for r in positives} == FAMILIES
     kinds = Counter(r["family"] for r in negatives)
     assert set(kinds) >= {

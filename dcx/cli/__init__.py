@@ -127,7 +127,12 @@ def run(args: list[str]) -> int | None:
     command, values = found
     from dcx.cli._globals import Globals
 
-    g = Globals(workspace=given["workspace"], verbose=given["verbose"], no_color=given["no_color"])
+    g = Globals(
+        workspace=given["workspace"],
+        verbose=given["verbose"],
+        no_color=given["no_color"],
+        allow_linked=given["allow_linked_workspace"],
+    )
     return command.execute(g, values)
 
 

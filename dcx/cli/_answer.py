@@ -28,14 +28,11 @@ def _log_internal(g: Globals, exc: BaseException) -> str | None:
         from datetime import UTC, datetime
 
         ws = g.ws()
-        from dcx.core.fsutil import ensure_dir
+        from dcx.core.fsutil import atomic_write
 
-        ensure_dir(ws.log_dir)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         path = ws.log_dir / f"internal-{stamp}-{secrets.token_hex(3)}.log"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write("".join(traceback.format_exception(exc)))
+        atomic_write(path, "".join(traceback.format_exception(exc)).encode(), mode=0o600)
         return ws.rel(path)
     except Exception:
         return None
@@ -56,6 +53,9 @@ def answer(
     g: Globals, fmt: str, call: Callable[[Globals], Result], render: TextRenderer | None = None
 ) -> int:
     """Run ``call``, print its result (or its error) in ``fmt``; return the exit code."""
+    from dcx.core.notices import drain
+
+    drain()  # one command, one list (an in-process caller runs many)
     try:
         result = call(g)
     except DcxError as exc:
@@ -71,5 +71,6 @@ def answer(
         hint = f"the traceback is in {where}" if where else "rerun with -v to see the traceback"
         emit_error(InternalError(f"internal error ({type(exc).__name__})", hint=hint), fmt)
         return int(ExitCode.INTERNAL)
+    result.warnings += drain()  # what the command fixed on its own (a key's mode)
     emit(result, fmt, render, no_color=g.no_color)
     return int(result.exit_code)

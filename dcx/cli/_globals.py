@@ -10,14 +10,19 @@ class Globals:
     9 ms of a read-only command's start-up, SPEC §3.6).
     """
 
-    __slots__ = ("no_color", "verbose", "workspace")
+    __slots__ = ("allow_linked", "no_color", "verbose", "workspace")
 
     def __init__(
-        self, workspace: str | None = None, verbose: int = 0, no_color: bool = False
+        self,
+        workspace: str | None = None,
+        verbose: int = 0,
+        no_color: bool = False,
+        allow_linked: bool = False,
     ) -> None:
         self.workspace = workspace
         self.verbose = verbose
         self.no_color = no_color
+        self.allow_linked = allow_linked  # --allow-linked-workspace (SPEC §3.5 v4)
 
     def __repr__(self) -> str:
         return f"Globals(workspace={self.workspace!r}, verbose={self.verbose!r}, no_color={self.no_color!r})"
@@ -40,9 +45,11 @@ class Globals:
         too (SPEC §3.4: writers refuse them); ``writes=False`` is for a command that
         writes no file at all (``dcx status``).
         """
+        from dcx.core.fsutil import begin_command
         from dcx.core.public import bind_goal_root, bind_private_values
         from dcx.core.workspace import find_workspace
 
+        begin_command(allow_linked=self.allow_linked)
         found = find_workspace(self.workspace)
         bind_goal_root(str(found.root))
         if writes:

@@ -56,4 +56,11 @@ GLOBALS = {
     "no_color": NO_COLOR,
     "verbose": Option("-v", "--verbose", count=True, help="Show tracebacks of internal errors."),
     "version": Option("--version", type=bool, help="Print the version and exit."),
+    # SPEC §3.5 v4; dcx.core.fsutil reads DCX_ALLOW_LINKED_WORKSPACE=1 itself
+    "allow_linked_workspace": Option(
+        "--allow-linked-workspace",
+        type=bool,
+        help="Let .decision-context/ or its private/ be a link to another disk "
+        "(env DCX_ALLOW_LINKED_WORKSPACE=1); no other link is ever followed.",
+    ),
 }

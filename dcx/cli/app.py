@@ -186,7 +186,10 @@ def _version(value: bool) -> None:
 
 def _root(ctx: typer.Context, **values: Any) -> None:
     ctx.obj = Globals(
-        workspace=values["workspace"], verbose=values["verbose"], no_color=values["no_color"]
+        workspace=values["workspace"],
+        verbose=values["verbose"],
+        no_color=values["no_color"],
+        allow_linked=values["allow_linked_workspace"],
     )
 
 

@@ -83,3 +83,19 @@ class UnsafeText(InvalidInput):
     """Text that may not enter a public file (SPEC §3.4)."""
 
     default_code = "unsafe_public_text"
+
+
+class WorkspaceSymlink(NoWorkspace):
+    """A link or special file inside ``.decision-context/`` (SPEC §3.5 v4): never followed."""
+
+    default_code = "workspace_symlink"
+
+    def __init__(self, message: str, *, path: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.path = path  # workspace-relative: the entry refused
+
+
+class DiskFull(NoWorkspace):
+    """The device is full (or the file size limit was hit) while dcx wrote a file (SPEC §3.5 v4)."""
+
+    default_code = "disk_full"

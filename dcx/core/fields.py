@@ -241,8 +241,10 @@ class Token(Field):
         limit, fullmatch = self.limit, re.compile(public.TOKEN_RE.pattern).fullmatch
         token = public.check_token
 
-        def run(value: Any) -> Any:
-            if isinstance(value, str) and len(value) <= limit and fullmatch(value):
+        safe = public.accepted
+
+        def run(value: Any) -> Any:  # a token passes the detector too (SPEC §3.4 v4)
+            if isinstance(value, str) and len(value) <= limit and fullmatch(value) and safe(value):
                 return value
             raise Refusal(lambda path: raised(token, value, field=path, limit=limit))
 
@@ -260,6 +262,7 @@ class Pattern(Field):
     regex: str = ".*"
     limit: int = 256
     what: str = "value"
+    detect: bool = False  # also the public-safety detector (an id a person types: SPEC §3.4 v4)
 
     def compile(self, parsed: bool) -> Callable[[Any], Any]:
         # compiled on first use: `dcx status` imports the specs, checks nothing
@@ -269,8 +272,12 @@ class Pattern(Field):
             f"expected {self.what}",
         )
 
+        detect, safe, unsafe = self.detect, public.accepted, public.refuse_unsafe
+
         def run(value: Any) -> Any:
             if isinstance(value, str) and len(value) <= limit and fullmatch(value):
+                if detect and not safe(value):  # an id a person types (SPEC §3.4 v4)
+                    raise Refusal(lambda path: raised(unsafe, value, field=path))
                 return value
             raise refuse(message)
 
@@ -285,6 +292,7 @@ def DecisionId(**kw: Any) -> Pattern:
         regex=DECISION_ID_RE.pattern[1:-1],
         limit=128,
         what="a decision id ([a-z0-9][a-z0-9._-]{0,127})",
+        detect=True,
         **kw,
     )
 

@@ -8,6 +8,7 @@ the caller meant, or nothing.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -15,6 +16,7 @@ from functools import cache
 from typing import Any, Protocol
 
 from dcx.core.errors import UnsafeText
+from dcx.core.terminal import TAGS
 
 TOKEN_MAX = 128
 TEXT_MAX = 320
@@ -124,23 +126,82 @@ _PATTERN_SOURCES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
         0,
         (".",),
     ),
+    # v4 additions (SPEC §3.4)
+    (  # "password": "...", 'client_secret': '...': a JSON or dict pair of a secret-like key
+        "json_secret_pair",
+        r"[\"'](?:(?:[A-Za-z0-9]+[_.-])*(?i:password|passwd|pwd|secret|token|api[_-]?key|"
+        r"access[_-]?key|private[_-]?key|credentials?|auth)(?:[_.-][A-Za-z0-9]+)*|[a-z][a-z0-9]*"
+        r"(?:Password|Passwd|Pwd|Secret|Token|Key|Credentials?|Auth)(?:[A-Z][a-z0-9]*)*)[\"']"
+        r"\s*:\s*[\"'][^\"'\s]{2,}",
+        0,
+        ('":', '" :', "':", "' :"),
+    ),
+    (  # accessToken=, secretKey:, dbPassword = (camelCase keys ending in a secret word)
+        "camel_secret_assignment",
+        r"\b(?:(?:access|refresh|auth|api|bearer|session|id|csrf|oauth|client|bot|user|github|slack)"
+        r"Token|[a-z][a-z0-9]*(?:Secret|Password|Passwd|Pwd|Credentials?)|(?:api|access|secret|private|"
+        r"auth|signing|master|encryption|client)Key)\b\s*[=:]\s*['\"]?[^\s'\"]{2,}",
+        0,
+        ("token", "secret", "passw", "pwd", "key", "credential"),
+    ),
+    (  # PGPASSWORD=, MYSQL_PWD=, DB_PASSWORD:, GITHUB_TOKEN= (environment-style names)
+        "env_secret_assignment",
+        r"\b[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|_PWD|PWD|SECRET|_TOKEN|API_KEY|APIKEY|ACCESS_KEY|"
+        r"SECRET_KEY|PRIVATE_KEY|AUTH_KEY|CREDENTIALS?)\b\s*[=:]\s*['\"]?[^\s'\"]{2,}",
+        0,
+        ("password", "passwd", "pwd", "secret", "_token", "key", "credential"),
+    ),
+    (  # user:pass@host[:port] without a scheme
+        "userinfo_host",
+        r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}:[^\s:@/]{1,128}@[A-Za-z0-9][A-Za-z0-9.-]*"
+        r"(?::[0-9]{1,5})?",
+        0,
+        ("@",),
+    ),
+    (
+        "base64_pem",
+        r"LS0tLS1CRUdJTi|LS0tLS1FTkQg",
+        0,
+        ("ls0tls1",),
+    ),  # base64 of "-----BEGIN"/"-----END "
+    (  # a DER body as PEM writes it (MII…), however it is cut into chunks
+        "pem_body",
+        r"(?<![A-Za-z0-9+/])MII[A-Za-z0-9+/](?:\s?[A-Za-z0-9+/]){8,}",
+        0,
+        ("mii",),
+    ),
+    ("private_key_id", r"private[_-]?key[_-]?id", _I, ("private",)),
+    (  # 32 hex after a key word (Mailchimp, Datadog, New Relic… keys)
+        "keyword_hex_key",
+        r"\b(?:api[_ -]?key|key|token|secret|password|passwd|auth|apikey)[\s:=\"'(]{1,4}"
+        r"[0-9a-fA-F]{32}(?![0-9a-fA-F])",
+        _I,
+        ("key", "token", "secret", "passw", "auth"),
+    ),
+    ("mailgun_key", r"\bkey-[0-9a-zA-Z]{32}\b", 0, ("key-",)),
 )
 # Each pattern is compiled the first time its needle gates it: compiling all of them
 # (the case-blind ones most) costs more than `dcx log` reads, and most text gates few.
 
 
 @cache
-def _automaton() -> Any:
-    """An Aho-Corasick automaton: lower-case needle -> the patterns it gates."""
-    import ahocorasick
-
+def _gates() -> tuple[tuple[str, frozenset[int]], ...]:
+    """(lower-case needle, the patterns it gates)."""
     gates: dict[str, set[int]] = {}
     for index, (_name, _src, _flags, needles) in enumerate(_PATTERN_SOURCES):
         for needle in needles:
             gates.setdefault(needle.lower(), set()).add(index)
+    return tuple((needle, frozenset(indexes)) for needle, indexes in gates.items())
+
+
+@cache
+def _automaton() -> Any:
+    """An Aho-Corasick automaton of the gates."""
+    import ahocorasick
+
     automaton = ahocorasick.Automaton()
-    for needle, indexes in gates.items():
-        automaton.add_word(needle, frozenset(indexes))
+    for needle, indexes in _gates():
+        automaton.add_word(needle, indexes)
     automaton.make_automaton()
     return automaton
 
@@ -151,10 +212,19 @@ def _pattern(index: int) -> re.Pattern[str]:
     return re.compile(src, flags)
 
 
+SHORT = 160  # up to this length (a token, an id) plain `in` tests beat building the automaton
+
+
 def _first_pattern(text: str) -> str | None:
     gated: set[int] = set()
-    for _, indexes in _automaton().iter(text.lower()):
-        gated |= indexes
+    lower = text.lower()
+    if len(text) <= SHORT:  # `dcx status` checks tokens: no pyahocorasick import for those
+        for needle, indexes in _gates():
+            if needle in lower:
+                gated |= indexes
+    else:
+        for _, indexes in _automaton().iter(lower):
+            gated |= indexes
     for index in sorted(gated):
         if _pattern(index).search(text):
             return _PATTERN_SOURCES[index][0]
@@ -246,6 +316,27 @@ def without_private_values() -> Iterator[None]:
         _private.reset(token)
 
 
+# Removed before matching (SPEC §3.4 v4): every format (Cf) character, the tag block, and the
+# variation selectors, so a token split by soft hyphens, tag characters or selectors is seen whole.
+_SELECTORS = "[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]"  # printable (Mn)
+
+
+def _ignorable(char: str) -> bool:
+    """A format character or one of the tag block (never a printable one)."""
+    return unicodedata.category(char) == "Cf" or TAGS[0] <= ord(char) <= TAGS[1]
+
+
+def normalised(text: str) -> str:
+    """The copy the detector matches: NFKC (full-width letters become ASCII), then every format
+    character and variation selector removed. ASCII text is its own normal form."""
+    if text.isascii():
+        return text
+    text = re.sub(_SELECTORS, "", unicodedata.normalize("NFKC", text))
+    if text.isprintable():  # no format character is printable
+        return text
+    return "".join(c for c in text if c.isprintable() or not _ignorable(c))
+
+
 def unsafe_class(text: str) -> str | None:
     """The first class of unsafe content in ``text``, or None when it may be public."""
     if not text.isprintable():  # every character the two match is one isprintable refuses
@@ -253,6 +344,7 @@ def unsafe_class(text: str) -> str | None:
             return "control_character"
         if re.search(_INVISIBLE_RE, text):
             return "invisible_character"
+    text = normalised(text)
     root = _goal_root.get()
     if root and len(root) > 1 and root in text:
         return "local_path"
@@ -293,14 +385,56 @@ def check_text(value: Any, *, field: str, limit: int = TEXT_MAX, allow_empty: bo
     return value
 
 
+# Values the detector accepted, by exact value, for the bound goal root: an id or reason
+# code recurs in every packet of a report, and the detector costs microseconds a value.
+_ACCEPTED: set[str] = set()
+_ACCEPTED_ROOT: list[str | None] = [None]
+_ACCEPTED_MAX = 200_000
+
+
+def accepted(value: str) -> bool:
+    """``unsafe_class(value) is None``, remembered per goal root while no private values
+    are bound (stored packets are read without them); with private values bound, the
+    detector runs every time."""
+    if _private.get() is not None:
+        return unsafe_class(value) is None
+    root = _goal_root.get()
+    if root != _ACCEPTED_ROOT[0]:
+        _ACCEPTED.clear()
+        _ACCEPTED_ROOT[0] = root
+    if value in _ACCEPTED:
+        return True
+    if unsafe_class(value) is not None:
+        return False
+    if len(_ACCEPTED) >= _ACCEPTED_MAX:
+        _ACCEPTED.clear()
+    _ACCEPTED.add(value)
+    return True
+
+
 def check_token(value: Any, *, field: str, limit: int = TOKEN_MAX) -> str:
-    if isinstance(value, str) and len(value) <= limit and TOKEN_RE.fullmatch(value):
-        return value
-    raise UnsafeText(
-        f"{field}: expected a token ([A-Za-z0-9][A-Za-z0-9_.:-]*, at most {limit} characters)",
-        field=field,
-        code="invalid_token",
-    )
+    """A token (an id, a reason code) that may enter a public file: its shape, and then the same
+    detector as free text (SPEC §3.4 v4: a credential typed as an id is still a credential)."""
+    if not (isinstance(value, str) and len(value) <= limit and TOKEN_RE.fullmatch(value)):
+        raise UnsafeText(
+            f"{field}: expected a token ([A-Za-z0-9][A-Za-z0-9_.:-]*, at most {limit} characters)",
+            field=field,
+            code="invalid_token",
+        )
+    refuse_unsafe(value, field=field)
+    return value
+
+
+def refuse_unsafe(value: str, *, field: str) -> None:
+    """``UnsafeText`` naming ``field`` (never the value) when the detector refuses ``value``."""
+    problem = unsafe_class(value)
+    if problem:
+        raise UnsafeText(
+            f"{field}: not public-safe ({problem.replace('_', ' ')})",
+            field=field,
+            hint="public text may not hold paths, URLs, hosts, addresses, e-mail addresses, credentials "
+            "or this workspace's private values",
+        )
 
 
 def forbidden_keys(record: Any, path: str = "") -> Iterator[str]:

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 
 import blake3
 
-from dcx.core.fsutil import atomic_write
+from dcx.core.fsutil import atomic_write, read_bytes
 from dcx.core.workspace import Workspace
 
 SCHEMA = "dcx_stat_cache_v2"
@@ -102,7 +102,7 @@ class StatCache:
     def _load(self) -> None:
         try:
             written_ns = self.path.stat().st_mtime_ns
-            data = self.path.read_bytes()
+            data = read_bytes(self.path)
         except OSError:
             return
         try:

@@ -19,17 +19,43 @@ import unicodedata
 from typing import Any
 
 # What is made visible: controls (Cc: C0, DEL, C1), every format character (Cf: the
-# bidi controls, zero-width characters, soft hyphen, U+180E, U+FFF9-FFFB, the tag
-# characters U+E0000-E007F; SPEC §3.4.1 v4) and the line and paragraph separators.
+# bidi controls, zero-width characters, soft hyphen, U+180E, U+206A-206F, U+FFF9-FFFB, the
+# tag characters; SPEC §3.4.1 v4), the line and paragraph separators, and the whole tag
+# block U+E0000-E007F (its unassigned code points too: a later Unicode may assign them).
 # Every such character is one ``str.isprintable`` refuses, so printable text is
 # returned as it is without looking at its characters.
 HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp"})
+TAGS = (0xE0000, 0xE007F)
 # Keys whose string values are content blocks: newline and tab stay as they are.
 BLOCK_KEYS = frozenset({"content"})
 
+# docs/safety.md's escape table (tests/security/test_safety_docs.py renders it from
+# these rows; tests/security/test_terminal_cf.py plants every class through a pty):
+# (what, an example code point). The rule itself is ``hidden``.
+CLASSES: tuple[tuple[str, int], ...] = (
+    ("C0 controls, ESC (newline and tab kept inside content blocks)", 0x1B),
+    ("DEL and the C1 controls (CSI U+009B among them)", 0x9B),
+    ("line and paragraph separators (Zl, Zp)", 0x2028),
+    ("soft hyphen", 0x00AD),
+    ("bidi controls: U+061C, U+200E/F, U+202A\u2013E, U+2066\u20139", 0x202E),
+    ("zero-width characters and the word joiner: U+200B\u2013D, U+2060\u20134, U+FEFF", 0x200B),
+    ("Mongolian vowel separator", 0x180E),
+    ("deprecated format characters U+206A\u2013F", 0x206A),
+    ("interlinear annotation U+FFF9\u2013B", 0xFFF9),
+    ("tag characters U+E0000\u2013E007F (assigned or not)", 0xE0041),
+    ("every other format (Cf) character Python's Unicode database knows", 0x110BD),
+)
 
-def _escape(char: str) -> str:
-    code = ord(char)
+
+def hidden(char: str) -> bool:
+    """Whether ``char`` is written as an escape in text output (SPEC §3.4.1)."""
+    if char.isprintable():
+        return False
+    return unicodedata.category(char) in HIDDEN or TAGS[0] <= ord(char) <= TAGS[1]
+
+
+def escape_of(code: int) -> str:
+    """How a character is shown: ``\\x1b``, ``\\u202e``, and ``\\U000e0041`` beyond the BMP."""
     if code < 0x100:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
@@ -38,12 +64,7 @@ def _escape(char: str) -> str:
 def _visible_line(text: str, keep: str) -> str:
     if text.isprintable():
         return text
-    return "".join(
-        _escape(c)
-        if c not in keep and not c.isprintable() and unicodedata.category(c) in HIDDEN
-        else c
-        for c in text
-    )
+    return "".join(escape_of(ord(c)) if c not in keep and hidden(c) else c for c in text)
 
 
 def visible(text: str, *, block: bool = False) -> str:
@@ -78,15 +99,11 @@ def json_safe(text: str) -> str:
     """
     if text.replace("\n", "").isprintable():
         return text  # JSON text is lines; no character escaped here is printable
-    return "".join(
-        _json_escape(c)
-        if not c.isprintable() and c != "\n" and unicodedata.category(c) in HIDDEN
-        else c
-        for c in text
-    )
+    return "".join(json_escape(c) if c != "\n" and hidden(c) else c for c in text)
 
 
-def _json_escape(char: str) -> str:
+def json_escape(char: str) -> str:
+    """``\\uXXXX``, as a UTF-16 surrogate pair beyond the BMP (JSON has no longer escape)."""
     code = ord(char)
     if code < 0x10000:
         return f"\\u{code:04x}"

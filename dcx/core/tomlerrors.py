@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dcx.core.errors import InvalidInput
+from dcx.core.fsutil import read_text
 
 # Given to ``re`` as text: compiled (and cached by re) when an error first needs a line.
 _HEADER_RE = r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$"
@@ -126,7 +127,7 @@ def load_toml(path: Path, display: str) -> tuple[dict[str, Any], str]:
     """Parse a TOML file; a syntax error is exit 2 naming the file and line."""
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except UnicodeDecodeError:
         raise InvalidInput(f"{display}: not UTF-8 text", code="invalid_toml") from None
     return parse_toml(text, display), text

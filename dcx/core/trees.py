@@ -23,7 +23,7 @@ from pathlib import Path
 
 import blake3
 
-from dcx.core.fsutil import write_private
+from dcx.core.fsutil import read_bytes, write_private
 from dcx.core.workspace import Workspace
 
 TREE_SCHEMA = "dcx_tree_v0"
@@ -100,7 +100,7 @@ def load_tree(ws: Workspace, cursor: str | None) -> dict[str, str]:
         return {}
     digest = digest_of(cursor)
     try:
-        body = tree_path(ws, digest).read_bytes()
+        body = read_bytes(tree_path(ws, digest))
     except OSError:
         raise TreeError("cursor_tree_missing") from None
     if not (body.startswith(_HEAD) and body.endswith(_TAIL)):

@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from dcx.core.errors import InvalidInput, NoWorkspace
+from dcx.core.fsutil import read_text
 
 DC_DIR = ".decision-context"
 WORKSPACE_SCHEMA = "dcx_workspace_v0"
+# the entries of .decision-context/ that never leave the machine; everything else is the public tree
+PRIVATE_NAMES = ("private", "profile.toml", "sources.toml")
 KEY_BYTES = 32
 GOAL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
@@ -145,7 +148,7 @@ class Workspace:
         import tomllib
 
         try:
-            text = self.workspace_toml.read_text(encoding="utf-8")
+            text = read_text(self.workspace_toml)
         except FileNotFoundError:
             raise NoWorkspace(
                 f"{DC_DIR}/workspace.toml is missing",
@@ -188,7 +191,7 @@ def find_workspace(explicit: str | None = None, *, cwd: Path | None = None) -> W
         if start.name == DC_DIR:
             start = start.parent
         if (start / DC_DIR).is_dir():
-            return Workspace(start.resolve())
+            return _checked(Workspace(start.resolve()))
         raise NoWorkspace(
             f"no {DC_DIR}/ folder in the directory given by {'-C' if explicit else 'DCX_WORKSPACE'}",
             hint="run `dcx init` there first",
@@ -196,11 +199,19 @@ def find_workspace(explicit: str | None = None, *, cwd: Path | None = None) -> W
     here = (cwd or Path.cwd()).resolve()
     for candidate in (here, *here.parents):
         if (candidate / DC_DIR).is_dir():
-            return Workspace(candidate)
+            return _checked(Workspace(candidate))
     raise NoWorkspace(
         f"no {DC_DIR}/ folder here or in any parent directory",
         hint="run `dcx init` in the goal's root directory",
     )
+
+
+def _checked(ws: Workspace) -> Workspace:
+    """``.decision-context`` linked elsewhere is refused unless allowed (SPEC §3.5 v4)."""
+    from dcx.core.fsutil import check_workspace_root
+
+    check_workspace_root(ws.root)
+    return ws
 
 
 def goal_id_from_name(name: str) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 from dcx.core.canonical import pretty_bytes
 from dcx.core.errors import InvalidInput, Refused
 from dcx.core.fields import Any_, Bool, Const, Pattern, PrivateText, Records, Shape, Timestamp
-from dcx.core.fsutil import file_lock, write_private
+from dcx.core.fsutil import file_lock, read_bytes, write_private
 from dcx.core.workspace import Workspace
 from dcx.extensions.manifest import REVISION_HEX, normalise, revision_of
 from dcx.packets.advisory import EXTENSION_ID_MAX, EXTENSION_ID_PATTERN
@@ -108,7 +108,7 @@ def load_state(ws: Workspace) -> dict[str, Any]:
     """The verified state; an absent file is an empty state. Never creates anything."""
     path = ws.extension_state
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path)
     except FileNotFoundError:
         return empty_state()
     except OSError:

@@ -15,7 +15,6 @@ the messages of its exceptions left out, goes to ``private/log/``.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import traceback
@@ -104,16 +103,15 @@ def internal(ws: Workspace, exc: BaseException) -> Answer:
 def _log_internal(ws: Workspace, exc: BaseException) -> str | None:
     """The stack only: exception messages are left out (they may hold transient content)."""
     try:
-        ws.log_dir.mkdir(parents=True, exist_ok=True)
+        from dcx.core.fsutil import atomic_write
+
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         path = ws.log_dir / f"internal-mcp-{stamp}-{secrets.token_hex(3)}.log"
         lines = []
         for one in _chain(exc):
             lines += traceback.format_tb(one.__traceback__)
             lines.append(f"{type(one).__module__}.{type(one).__qualname__} (message not logged)\n")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write("".join(lines))
+        atomic_write(path, "".join(lines).encode(), mode=0o600)  # never through a link
         return ws.rel(path)
     except Exception:
         return None
@@ -131,7 +129,11 @@ def call(session: Session, tool: Tool, arguments: Any) -> Answer:
     """Validate the arguments with the tool's spec, run its op, answer. Never raises."""
     try:
         args = tool.args.check({} if arguments is None else arguments, "")
-        return answer(tool, tool.call(session, args))
+        result = tool.call(session, args)
+        from dcx.core.notices import drain
+
+        result.warnings += drain()  # what the call fixed on its own (a key's mode)
+        return answer(tool, result)
     except DcxError as exc:
         return failed(exc, tool)
     except KeyboardInterrupt:

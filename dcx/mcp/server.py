@@ -15,6 +15,7 @@ requests carry private queries and transient content.
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 import anyio
@@ -26,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 from dcx import __version__
 from dcx.core.errors import DcxError
 from dcx.mcp import answer as answers
+from dcx.mcp import wire
 from dcx.mcp.tools import BY_NAME, TOOLS, Session, Tool
 
 INSTRUCTIONS = (
@@ -178,13 +180,132 @@ def _quiet_sdk_logs() -> None:
         logger.propagate = False
 
 
+# After stdin closes, how long the requests already read may take to be answered before the
+# server exits anyway (the SDK cancels whatever is still running when its read stream ends).
+DRAIN_SECONDS = 300.0
+
+
+class Ledger:
+    """The requests handed to the SDK that still owe an answer (SPEC §14 v4: none is left)."""
+
+    def __init__(self) -> None:
+        self.open: set[tuple[str, Any]] = set()
+        self.empty = anyio.Event()
+        self.empty.set()
+
+    @staticmethod
+    def key(ident: Any) -> tuple[str, Any]:
+        return type(ident).__name__, ident  # 1 and "1" are two requests
+
+    def opened(self, ident: Any) -> None:
+        self.open.add(self.key(ident))
+        if self.empty.is_set():
+            self.empty = anyio.Event()
+
+    def answered(self, ident: Any) -> None:
+        self.open.discard(self.key(ident))
+        if not self.open:
+            self.empty.set()
+
+
+class Watched:
+    """The SDK's write stream, noting each answer in the ledger on its way out."""
+
+    def __init__(self, inner: Any, ledger: Ledger) -> None:
+        self.inner, self.ledger = inner, ledger
+
+    async def send(self, item: Any) -> None:
+        await self.inner.send(item)
+        message = getattr(item, "message", None)
+        if (
+            isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
+            and message.id is not None
+        ):
+            self.ledger.answered(message.id)
+
+    async def __aenter__(self) -> Watched:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self.inner.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class CheckedLines:
+    """The client's stdin, line by line, judged by ``dcx.mcp.wire`` before the SDK reads it. Lines
+    the SDK would drop unanswered are answered here (through ``errors``); at the end of input the
+    SDK is told only once every request it was given has its answer."""
+
+    def __init__(self, errors: Any, ledger: Ledger, drained: anyio.Event) -> None:
+        self.errors, self.ledger, self.drained = errors, ledger, drained
+
+    def __aiter__(self) -> Any:
+        return self._lines()
+
+    async def _lines(self) -> Any:
+        source = anyio.wrap_file(sys.stdin.buffer)
+        async with self.errors:
+            async for raw in source:
+                verdict = wire.judge(raw, _sdk_accepts)
+                if verdict is wire.PASS:
+                    ident = wire.request_id(raw)
+                    if ident is not None:
+                        self.ledger.opened(ident)
+                    yield raw.decode("utf-8")
+                elif isinstance(verdict, wire.Answer):
+                    await self.errors.send(verdict)
+        with anyio.move_on_after(DRAIN_SECONDS):
+            await self.drained.wait()
+            while not self.ledger.empty.is_set():
+                await self.ledger.empty.wait()
+
+
+def _sdk_accepts(text: str) -> bool:
+    try:
+        types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+    except Exception:  # pydantic's ValidationError: the message is not one the SDK can take
+        return False
+    return True
+
+
+async def _answer_errors(errors: Any, write_stream: Any, drained: anyio.Event) -> None:
+    """Send each ``wire.Answer`` through the SDK's own writer (one writer: lines never tear)."""
+    from mcp.shared.message import SessionMessage
+
+    try:
+        async with errors:
+            async for answer in errors:
+                error = types.JSONRPCError(
+                    jsonrpc="2.0",
+                    id=answer.id,
+                    error=types.ErrorData(code=answer.code, message=answer.message),
+                )
+                await write_stream.send(SessionMessage(error))
+    finally:
+        drained.set()
+
+
 def serve(session: Session) -> None:
     """Serve until the client closes stdin."""
     _quiet_sdk_logs()
     server = build(session)
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        send_errors, errors = anyio.create_memory_object_stream[wire.Answer](1024)
+        ledger, drained = Ledger(), anyio.Event()
+        lines = CheckedLines(send_errors, ledger, drained)
+        async with (
+            stdio_server(stdin=lines) as (read_stream, write_stream),  # type: ignore[arg-type]
+            anyio.create_task_group() as group,
+        ):
+            group.start_soon(_answer_errors, errors, write_stream, drained)
+            await server.run(
+                read_stream,
+                Watched(write_stream, ledger),  # type: ignore[arg-type]
+                server.create_initialization_options(),
+            )
 
     anyio.run(main)

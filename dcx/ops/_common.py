@@ -5,6 +5,7 @@ from __future__ import annotations
 from dcx.core.envelope import PacketContext
 from dcx.core.errors import InvalidInput
 from dcx.core.fields import DECISION_ID_RE
+from dcx.core.public import refuse_unsafe
 from dcx.core.workspace import Workspace
 from dcx.state import statements
 from dcx.state.keys import load_key
@@ -21,11 +22,13 @@ def packet_context(
 
 
 def check_decision_id(value: str) -> str:
+    """A decision id: safe as a file name, and public-safe (it names ``decisions/<id>.jsonl``)."""
     if not DECISION_ID_RE.fullmatch(value or ""):
         raise InvalidInput(
             "--decision-id: expected [a-z0-9][a-z0-9._-]{0,127} (lower case, safe as a file name)",
             field="--decision-id",
         )
+    refuse_unsafe(value, field="--decision-id")
     return value
 
 

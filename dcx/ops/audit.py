@@ -7,7 +7,9 @@ private values behind minted refs, provider and adapter config strings),
 found with one Aho-Corasick pass per string, and runs of 12 or more
 consecutive words of source text (local files and git blobs). Every public
 string — record keys too — is also run through the one public-safety
-detector (§3.4). Findings name the file and the field — never the value.
+detector (§3.4), and so is every file name below ``.decision-context/`` (a
+decision id names its index file). Findings name the file and the field —
+never the value: a file whose name is unsafe is shown as ``<file name>``.
 """
 
 from __future__ import annotations
@@ -16,32 +18,36 @@ import contextlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from dcx.core import public
 from dcx.core.errors import ExitCode
-from dcx.core.fsutil import is_temp
+from dcx.core.fsutil import foreign_entries, is_temp, read_bytes
 from dcx.core.result import Result
-from dcx.core.workspace import DC_DIR, Workspace
+from dcx.core.workspace import DC_DIR, PRIVATE_NAMES, Workspace
 
 SHINGLE = 12
-PRIVATE_NAMES = {"private", "profile.toml", "sources.toml"}
+PUBLIC_SYMLINK = "public_symlink: a link or special file; dcx never follows or reads it"
+
 WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 def public_files(ws: Workspace) -> Iterator[Path]:
+    """Every regular file of the public tree; links and special files are never opened (they are
+    findings of their own, ``public_symlink``)."""
     for directory, dirnames, filenames in os.walk(ws.dc):
         here = Path(directory)
         if here == ws.dc:
             dirnames[:] = [d for d in dirnames if d not in PRIVATE_NAMES]
-        dirnames.sort()
+        dirnames[:] = sorted(d for d in dirnames if not (here / d).is_symlink())
         for name in sorted(filenames):
             path = here / name
             if here == ws.dc and name in PRIVATE_NAMES:
                 continue
-            if name.endswith(".lock") or is_temp(path):
+            if name.endswith(".lock") or is_temp(path) or not stat.S_ISREG(path.lstat().st_mode):
                 continue
             yield path
 
@@ -96,7 +102,13 @@ class Secrets:
             if "command" in source.locator:
                 continue  # an mcp server's resources are not started for an audit
             try:
-                result = walk(ws, source.source_id, source.locator, max_scan_bytes=4 * 1024 * 1024)
+                result = walk(
+                    ws,
+                    source.source_id,
+                    source.locator,
+                    max_scan_bytes=4 * 1024 * 1024,
+                    save_cache=False,
+                )  # audit reads; it writes nothing, not even the stat cache
             except (LocatorError, OSError):
                 continue
             for rel in result.files:
@@ -155,7 +167,7 @@ def _windows(text: str) -> Iterator[tuple[str, ...]]:
 
 def _findings(path: Path, secrets: Secrets, *, signed: bool = False) -> Iterator[tuple[str, str]]:
     """``signed``: a statements or signer file, whose own signature fields are exempt (SPEC §18)."""
-    data = path.read_bytes()
+    data = read_bytes(path)
     text = data.decode("utf-8", errors="replace")
     if path.suffix == ".json" or (signed and path.suffix != ".jsonl"):
         try:
@@ -187,17 +199,34 @@ def _findings(path: Path, secrets: Secrets, *, signed: bool = False) -> Iterator
             yield f"line {number}", problem
 
 
+def _named(ws: Workspace, path: Path, secrets: Secrets) -> tuple[str, str | None]:
+    """The file as a finding names it, and why its own name may not be public (a decision id
+    becomes ``decisions/<id>.jsonl``: SPEC §3.4 v4). An unsafe name is shown as ``<file name>``."""
+    rel = path.relative_to(ws.dc)
+    stem = rel.name.removesuffix(".jsonl").removesuffix(".json")
+    for part in (*rel.parts[:-1], stem):
+        problem = secrets.check(part)
+        if problem is not None:
+            return ws.rel(path.parent / "<file name>"), problem
+    return ws.rel(path), None
+
+
 def audit(*, ws: Workspace) -> Result:
     public.bind_goal_root(str(ws.root.resolve()))
     public.bind_private_values(None)  # audit names which private value matched, itself
     secrets = Secrets(ws)
     findings = []
     scanned = 0
+    for rel in foreign_entries(ws.dc, skip=PRIVATE_NAMES):
+        findings.append({"file": rel, "field": "(file)", "problem": PUBLIC_SYMLINK})
     for path in public_files(ws):
         scanned += 1
+        shown, problem = _named(ws, path, secrets)
+        if problem is not None:
+            findings.append({"file": shown, "field": "(file name)", "problem": problem})
         signed = path == ws.statements or ws.signers in path.parents
         for field, problem in _findings(path, secrets, signed=signed):
-            findings.append({"file": ws.rel(path), "field": field, "problem": problem})
+            findings.append({"file": shown, "field": field, "problem": problem})
     data = {
         "files_scanned": scanned,
         "private_values_known": len(secrets.values),

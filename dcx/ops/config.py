@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dcx.core.errors import InvalidInput
-from dcx.core.fsutil import atomic_write, file_lock
+from dcx.core.fsutil import atomic_write, file_lock, read_text
 from dcx.core.public import check_token
 from dcx.core.result import Result
 from dcx.core.vocab import PRIORITIES, PROVIDERS, SOURCE_KINDS
@@ -53,7 +53,7 @@ def _edit(
     display = ws.rel(path)
     with file_lock(path, wait=wait, display=display):
         try:
-            before = path.read_text(encoding="utf-8") if path.exists() else template
+            before = read_text(path) if path.exists() else template
         except UnicodeDecodeError:
             raise InvalidInput(f"{display}: not UTF-8 text", code="invalid_toml") from None
         try:

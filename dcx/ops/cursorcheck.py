@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from dcx.core.errors import DcxError
-from dcx.core.fsutil import file_lock
+from dcx.core.fsutil import file_lock, read_bytes
 from dcx.core.workspace import Workspace
 from dcx.names import same_actor
 from dcx.state import decisions
@@ -36,7 +36,7 @@ def _receipts(ws: Workspace, key_id: str) -> list[dict[str, Any]]:
     folder = ws.packets / "commit"
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            receipt = json.loads(path.read_bytes())
+            receipt = json.loads(read_bytes(path))
         except (OSError, ValueError):
             continue  # verify's file check reports it
         if (

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dcx.core.fsutil import is_temp
+from dcx.core.fsutil import is_temp, read_bytes, unlink
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.state import decisions, events
@@ -59,7 +59,7 @@ def pending_verdicts(ws: Workspace, store: Store) -> dict[Path, str | None]:
         if is_temp(path):
             continue
         try:
-            body = json.loads(path.read_text())
+            body = json.loads(read_bytes(path))
             ref, decision = body["assembly_ref"], body["decision_id"]
         except (OSError, ValueError, KeyError, TypeError):
             out[path] = None  # unreadable: commit will say so; gc does not guess
@@ -128,7 +128,7 @@ def _named_trees(ws: Workspace, kept_pending: list[Path]) -> set[str]:
     cursors = [v for agent in all_cursor_files(ws) for v in read_cursors(ws, agent).values()]
     for path in kept_pending:
         try:
-            body = json.loads(path.read_text())
+            body = json.loads(read_bytes(path))
         except (OSError, ValueError):
             continue
         for key in ("expected_cursors", "proposed_cursors"):
@@ -193,7 +193,7 @@ def gc(*, ws: Workspace, dry_run: bool, now: float | None = None) -> Result:
                 continue
             if not dry_run:
                 try:
-                    path.unlink()
+                    unlink(path)  # never what a link points at (SPEC §3.5 v4)
                 except FileNotFoundError:
                     continue
             freed += size

@@ -2,8 +2,9 @@
 
 Needs activation. Walks every indexable source with the source plane's walker
 and stat cache, and re-reads only files whose revision changed. Writes only
-``private/index/`` (and the stat cache). ``recall`` and ``prepare`` never
-index: this command is how the index moves.
+``private/index/`` (and the stat cache) and the keyed ref of every path it lists
+in ``private/refs.sqlite`` (those paths are private values from now on, SPEC §3.4
+v4). ``recall`` and ``prepare`` never index: this command is how the index moves.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dcx.providers.bm25_indexer import Progress, update_index
 from dcx.sources.files import listing
 from dcx.state.activation import require_active
 from dcx.state.keys import load_key
+from dcx.state.refmap import RefMinter
 
 
 def index(
@@ -30,26 +32,33 @@ def index(
     state = require_active(ws, agent_id)
     profile, registry = state.settings()
     # the key exists before anything recalls: recall itself never creates a file
-    load_key(ws)
+    key = load_key(ws)
+    # From the first index on, every path the index may hold is a private value the public
+    # writers and audit refuse (SPEC §3.4 v4), scanned or not: its keyed ref is recorded.
+    minter = RefMinter(ws, key)
 
     def list_files(source, tick):
-        return listing(
+        found = listing(
             ws,
             source,
             max_scan_bytes=profile.max_scan_bytes,
             max_read_bytes=profile.max_read_bytes,
             progress=tick,
         )
+        for rel in found.revisions:
+            minter.change_ref(source.source_id, rel)
+        return found
 
-    report = update_index(
-        ws,
-        registry,
-        list_files,
-        now=clock.now(),
-        rebuild=rebuild,
-        wait=wait,
-        progress=progress,
-    )
+    with minter:
+        report = update_index(
+            ws,
+            registry,
+            list_files,
+            now=clock.now(),
+            rebuild=rebuild,
+            wait=wait,
+            progress=progress,
+        )
     sources = [r.public() for r in report.sources]
     data = {
         "index": ws.rel(index_path(ws.index)),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from dcx.core.errors import InvalidInput
 from dcx.core.fsutil import atomic_write
+from dcx.core.fsutil import ensure_dir as make_dir
 from dcx.core.result import Result
 from dcx.core.workspace import DC_DIR, GOAL_ID_RE, WORKSPACE_SCHEMA, Workspace, goal_id_from_name
 from dcx.state.keys import create_key, mint_refused
@@ -169,7 +170,7 @@ def init(*, root: Path, goal_id: str | None, agent_id: str | None, nested: bool 
 
     def ensure_dir(path: Path) -> None:
         if not path.is_dir():
-            path.mkdir(parents=True, exist_ok=True)
+            make_dir(path)  # never through a link (SPEC §3.5 v4)
             created.append(ws.rel(path) + "/")
 
     ensure_dir(ws.dc)

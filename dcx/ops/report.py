@@ -23,6 +23,7 @@ packet is picked up when present.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections import Counter
@@ -32,7 +33,8 @@ from typing import Any
 
 from dcx.core.canonical import REF_RE, load_pretty
 from dcx.core.clock import normalise_ts, parse_ts
-from dcx.core.errors import ExitCode, InvalidInput
+from dcx.core.errors import DcxError, ExitCode, InvalidInput
+from dcx.core.fsutil import read_bytes
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.packets import KINDS
@@ -88,7 +90,7 @@ class Verdicts:
         self.new: set[str] = set()
         if self.enabled:
             try:
-                self.known = set(self.path.read_text(encoding="ascii").split())
+                self.known = set(read_bytes(self.path).decode("ascii").split())
             except (OSError, UnicodeDecodeError):
                 self.known = set()
 
@@ -112,13 +114,10 @@ class Verdicts:
 
         # concurrent reports: the last writer wins; a lost entry only costs a re-check. A cache
         # that cannot be written (read-only clone, full disk) is simply not kept.
-        try:
-            self.path.parent.mkdir(mode=0o700, exist_ok=True)
+        with contextlib.suppress(OSError, DcxError):  # a workspace holding a link: no cache either
             atomic_write(
                 self.path, "\n".join(sorted(self.known | self.new)).encode() + b"\n", mode=0o600
             )
-        except OSError:
-            pass
 
 
 class Loaded:
@@ -198,8 +197,7 @@ class Loaded:
         one JSON parse per file instead of one per line (the fast path of a 10,000-decision report)."""
         path = os.path.join(self.decisions_dir, f"{ident}.jsonl")
         try:
-            with open(path, "rb") as handle:
-                text = handle.read().decode("utf-8")
+            text = read_bytes(Path(path)).decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return decisions.entries(self.ws, ident)
         if not text.endswith("\n"):
@@ -251,8 +249,7 @@ class Loaded:
             return None
         path = os.path.join(self.packets_dir, kind, f"{ref}.json")
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
+            data = read_bytes(Path(path))
         except FileNotFoundError:
             self._leave_out(Path(path), ref, "listed in the decision index but missing")
             return None
@@ -451,7 +448,7 @@ def _pinned_key(ws: Workspace) -> str | None:
     import tomllib
 
     try:
-        value = tomllib.loads(ws.workspace_toml.read_text(encoding="utf-8")).get("key_id")
+        value = tomllib.loads(read_bytes(ws.workspace_toml).decode("utf-8")).get("key_id")
     except (OSError, tomllib.TOMLDecodeError):
         return None
     return value if isinstance(value, str) else None

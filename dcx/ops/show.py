@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dcx.core.errors import InvalidInput
+from dcx.core.fsutil import read_bytes
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.state.redaction import is_stub
@@ -61,7 +62,7 @@ def show(*, ws: Workspace, ref: str, reveal_refs: bool = False) -> Result:
             ) from None
     kind = store.kind_of(full)
     packet = store.get_or_stub(full)
-    raw = store.path_for(kind, full).read_bytes()
+    raw = read_bytes(store.path_for(kind, full))
     data: dict[str, Any] = {"kind": kind, "ref": full, "packet": packet}
     if is_stub(packet):
         data["redacted"] = True

@@ -59,6 +59,8 @@ def check(checker: Checker, *, required: bool) -> dict[str, Any]:
         items.append(_item(book, "packet", ref, None, redacted=True))
     for ident, event in sorted(logged.items()):
         items.append(_item(book, "event", ident, event.get("agent_id")))
+    for ident in sorted(checker.redacted_events - logged.keys()):
+        items.append(_item(book, "event", ident, None, redacted=True))
     unsigned = 0
     for item in items:
         verdict = item["verdict"]
@@ -137,7 +139,7 @@ def _statement_lines(checker: Checker, book: Book, logged: dict[str, Any]) -> No
                     missing = why is not None and why.endswith("does not exist")
                 elif name == "products":
                     # an event it wrote (its own log); a material event may sit in a host log
-                    missing = ref not in logged
+                    missing = ref not in logged and ref not in checker.redacted_events
                 else:
                     continue
                 if missing:

@@ -12,7 +12,7 @@ from typing import Any
 from dcx import cycle
 from dcx.core.clock import Clock, clock_from_env
 from dcx.core.errors import DcxError, ExitCode
-from dcx.core.fsutil import is_temp, read_lines
+from dcx.core.fsutil import is_temp, read_bytes, read_lines
 from dcx.core.result import Result
 from dcx.core.workspace import Workspace
 from dcx.state.activation import activation
@@ -27,9 +27,7 @@ def is_preview(ws: Workspace, assembly_ref: str | None) -> bool:
         return False
     try:
         return (
-            json.loads((ws.packets / "assembly" / f"{assembly_ref}.json").read_bytes()).get(
-                "preview"
-            )
+            json.loads(read_bytes(ws.packets / "assembly" / f"{assembly_ref}.json")).get("preview")
             is True
         )
     except (OSError, ValueError, AttributeError):
@@ -50,7 +48,7 @@ def _outcomes(ws: Workspace, refs: list[str]) -> list[dict[str, Any]]:
     out = []
     for ref in refs:
         try:
-            packet = json.loads((ws.packets / "outcome" / f"{ref}.json").read_bytes())
+            packet = json.loads(read_bytes(ws.packets / "outcome" / f"{ref}.json"))
         except (OSError, ValueError):
             continue
         if isinstance(packet, dict):
@@ -118,10 +116,10 @@ def _decision_steps(ws: Workspace, events: list[str], require_review: bool) -> l
 
 def key_ids(ws: Workspace) -> dict[str, Any]:
     """The goal's pinned key id (workspace.toml) and this host's (private/key), SPEC §16."""
-    from dcx.state.keys import KEY_BYTES, Key, pinned_key_id
+    from dcx.state.keys import KEY_BYTES, Key, pinned_key_id, read_secret
 
     try:
-        secret = ws.key_path.read_bytes()
+        secret = read_secret(ws)
     except OSError:
         secret = b""
     local = Key(secret).key_id if len(secret) == KEY_BYTES else None
@@ -194,7 +192,7 @@ def status(
     if not cursor_file.exists():
         cursor_file = ws.cursors  # not migrated yet (SPEC §16)
     try:
-        cursors = json.loads(cursor_file.read_text())
+        cursors = json.loads(read_bytes(cursor_file))
         cursor_count = len(cursors.get("cursors", cursors)) if isinstance(cursors, dict) else 0
     except (FileNotFoundError, ValueError):
         cursor_count = 0

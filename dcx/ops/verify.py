@@ -6,9 +6,10 @@ Problems are collected, never raised, so one run lists them all:
 - every packet ref a packet names exists, has the kind its prefix says, and
   belongs to the same goal (and the same decision, for decision packets);
 - every decision-index line parses and points at an existing packet of that
-  kind, goal and decision;
+  kind, goal and decision, with the time that packet was recorded;
 - every event recomputes its id, belongs to this goal, and names existing
-  packets; one id never has two bodies;
+  packets; one id never has two bodies (a line `dcx redact` replaced is listed
+  under ``redacted``);
 - every review receipt keeps the rules of its disposition, still matches the
   user-gate event it cites (disposition, scope, todo, time), and the
   validation event that names it says the same disposition and cause;
@@ -32,13 +33,21 @@ from pathlib import Path
 from typing import Any
 
 from dcx.core.canonical import REF_RE, digest_hex
-from dcx.core.errors import ExitCode
-from dcx.core.fsutil import atomic_write, ensure_dir, file_lock, read_lines
+from dcx.core.errors import ExitCode, WorkspaceSymlink
+from dcx.core.fsutil import (
+    atomic_write,
+    ensure_dir,
+    file_lock,
+    foreign_entries,
+    preflight,
+    read_bytes,
+    read_lines,
+)
 from dcx.core.result import Result
-from dcx.core.workspace import Workspace
+from dcx.core.workspace import PRIVATE_NAMES, Workspace
 from dcx.packets import BY_PREFIX, KINDS
 from dcx.state import events
-from dcx.state.redaction import is_stub
+from dcx.state.redaction import check_stub, is_stub
 from dcx.state.store import Store, verify_file
 
 
@@ -65,6 +74,7 @@ class Checker:
         self.key_ids: set[str] = set()
         self.redacted: dict[str, dict[str, Any]] = {}  # ref -> its dcx_redacted_v0 stub
         self.redacted_rows: list[dict[str, Any]] = []
+        self.redacted_events: set[str] = set()  # event ids whose line `dcx redact` replaced
         self.unchecked: list[str] = []  # gate events of reviews that no log on this host holds
 
     def problem(
@@ -85,7 +95,7 @@ class Checker:
             if why:
                 self.problem(path, why, ref=path.stem)
                 continue
-            packet = json.loads(path.read_bytes())
+            packet = json.loads(read_bytes(path))
             if packet.get("goal_id") != self.ws.goal_id:
                 self.problem(path, "belongs to another goal", ref=path.stem, field="goal_id")
                 continue
@@ -274,7 +284,10 @@ class Checker:
             return 0
         indexes = sorted(self.ws.decisions.glob("*.jsonl"))
         for path in indexes:
-            lines, _ = read_lines(path)
+            try:
+                lines, _ = read_lines(path)
+            except WorkspaceSymlink:
+                continue  # reported as public_symlink
             for number, line in enumerate(lines, start=1):
                 where = f"line {number}"
                 try:
@@ -299,12 +312,23 @@ class Checker:
                     self.problem(
                         path, f"{where}: {ref} belongs to another decision", ref=ref, field=where
                     )
+                elif target is not None and not is_stub(target):
+                    stamped = target.get("observed_at", target.get("recorded_at"))
+                    if isinstance(stamped, str) and entry.get("observed_at") != stamped:
+                        # readers order a decision by these times: a forged one reorders it
+                        self.problem(
+                            path,
+                            f"{where}: observed_at is not the time {ref} was recorded",
+                            ref=ref,
+                            field=where,
+                        )
         return len(indexes)
 
     def event_log(self) -> int:
         lines, _ = read_lines(self.ws.events)
         bodies: dict[str, bytes] = {}
         distinct: set[str] = set()
+        stubbed = {stub.get("redacted_ref") for stub in _stubs(lines)}
         for number, line in enumerate(lines, start=1):
             if line in distinct:
                 continue  # an identical duplicate line (a union merge brought it twice) counts once (SPEC §16)
@@ -318,7 +342,18 @@ class Checker:
             if not isinstance(event, dict):
                 self.problem(self.ws.events, f"{where}: not an event object")
                 continue
+            if is_stub(event):  # `dcx redact` left it (SPEC §3.4 v4): reported, not a problem
+                self._event_stub(event, where)
+                continue
             ident = event.get("event_id")
+            if ident in stubbed:  # a union merge from a host that still holds the line
+                self.problem(
+                    self.ws.events,
+                    f"{where}: event {ident} was redacted, and its line is back (a merge); "
+                    f"run `dcx redact {ident}` again",
+                    field=f"{where}.event_id",
+                )
+                continue
             if not events.id_recomputes(event):
                 self.problem(
                     self.ws.events,
@@ -348,6 +383,38 @@ class Checker:
                     )
         return len(distinct)
 
+    def _event_stub(self, stub: dict[str, Any], where: str) -> None:
+        ref = stub.get("redacted_ref")
+        why = check_stub(stub, "event", ref if isinstance(ref, str) else "")
+        if why is None and stub.get("goal_id") != self.ws.goal_id:
+            why = "belongs to another goal"
+        if why:
+            self.problem(self.ws.events, f"{where}: {why}", field=where)
+            return
+        self.redacted_events.add(stub["redacted_ref"])
+        self.redacted_rows.append(
+            {
+                "file": self.ws.rel(self.ws.events),
+                "ref": stub["redacted_ref"],
+                "kind": "event",
+                "reason_code": stub["reason_code"],
+                "redacted_at": stub["redacted_at"],
+            }
+        )
+
+
+def _stubs(lines: list[str]) -> Iterator[dict[str, Any]]:
+    for line in lines:
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            continue
+        if is_stub(parsed):
+            yield parsed
+
+
+PUBLIC_SYMLINK = "public_symlink: a link or special file; dcx never follows or reads it"
+
 
 def verify(
     *, ws: Workspace, repair: bool = False, wait: float = 5.0, require_signatures: bool = False
@@ -355,21 +422,38 @@ def verify(
     from dcx.ops import signcheck
     from dcx.state.signatures import required
 
+    if repair:
+        preflight(ws.root)  # --repair writes: a link anywhere stops it before it starts (SPEC §3.5)
     checker = Checker(ws)
-    checked = checker.files()
-    checker.links()
-    checker.semantics()
-    checker.reviews()
-    index_count = checker.decision_index()
-    event_count = checker.event_log()
-    signatures = signcheck.check(checker, required=require_signatures or required(ws))
+    links = foreign_entries(ws.dc, skip=PRIVATE_NAMES)
+    for rel in links:
+        checker.problems.append({"file": rel, "problem": PUBLIC_SYMLINK})
+
+    def phase(step: Any, default: Any = None) -> Any:
+        """One check; its input being a reported link skips it (a private link still stops verify)."""
+        try:
+            return step()
+        except WorkspaceSymlink as exc:
+            if exc.path not in links:
+                raise
+            return default
+
+    checked = phase(checker.files, 0)
+    phase(checker.links)
+    phase(checker.semantics)
+    phase(checker.reviews)
+    index_count = phase(checker.decision_index, 0)
+    event_count = phase(checker.event_log, 0)
+    signatures = phase(  # None when a reported link is what it would read
+        lambda: signcheck.check(checker, required=require_signatures or required(ws))
+    )
     repaired: list[str] = []
     for log in (
         [ws.events, ws.statements, *sorted(ws.decisions.glob("*.jsonl"))]
         if ws.decisions.is_dir()
         else [ws.events, ws.statements]
     ):
-        _, torn = read_lines(log)
+        torn = phase(lambda log=log: read_lines(log)[1], False)
         if not torn:
             continue
         if repair:
@@ -379,7 +463,7 @@ def verify(
     from dcx.ops.cursorcheck import rewind, unbacked
 
     rewound: list[dict[str, Any]] = []
-    stale_cursors = unbacked(ws)
+    stale_cursors = phase(lambda: unbacked(ws), [])
     if stale_cursors and repair:
         rewound = rewind(ws, stale_cursors, wait=wait)
         stale_cursors = unbacked(ws)
@@ -401,7 +485,7 @@ def verify(
         f"gate event {gate} of a review is in no log on this host: its binding was not checked"
         for gate in data["unchecked_gate_events"]
     ]
-    if signatures["unsigned"] and not signatures["required"]:
+    if signatures and signatures["unsigned"] and not signatures["required"]:
         warnings.append(
             f"unsigned: {signatures['unsigned']} packet(s) and event(s) carry no signed statement "
             "(written before signed statements, or by hand); --require-signatures makes each a problem"
@@ -417,10 +501,10 @@ def verify(
 
 
 def _own_key_id(ws: Workspace) -> str | None:
-    from dcx.state.keys import Key
+    from dcx.state.keys import Key, read_secret
 
     try:
-        return Key(ws.key_path.read_bytes()).key_id
+        return Key(read_secret(ws)).key_id
     except OSError:
         return None
 
@@ -428,7 +512,7 @@ def _own_key_id(ws: Workspace) -> str | None:
 def _repair(ws: Workspace, log: Path, wait: float) -> str:
     """Move a torn last line to private/log/ — the one rewrite dcx ever does."""
     with file_lock(log, wait=wait, display=ws.rel(log)):
-        data = log.read_bytes()
+        data = read_bytes(log)
         cut = data.rfind(b"\n") + 1
         fragment = data[cut:]
         if fragment:

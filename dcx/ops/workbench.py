@@ -17,9 +17,10 @@ from typing import Any, NamedTuple
 
 from dcx.core.clock import Clock
 from dcx.core.errors import InvalidInput, NoWorkspace
+from dcx.core.fsutil import read_text
 from dcx.core.public import check_token
 from dcx.core.result import Result
-from dcx.core.tomlerrors import parse_toml
+from dcx.core.tomlerrors import load_toml, parse_toml
 from dcx.core.workspace import Workspace
 from dcx.ops.recall import recall_once
 from dcx.state.activation import Activation, judge, require_usable
@@ -69,7 +70,7 @@ def start(*, ws: Workspace, agent_id: str | None) -> Session:
 
 def _profile_text(ws: Workspace) -> str:
     try:
-        return ws.profile.read_text(encoding="utf-8")
+        return read_text(ws.profile)
     except (OSError, UnicodeDecodeError):
         return TEMPLATE.format(goal_id=ws.goal_id)
 
@@ -92,26 +93,100 @@ def _check_keys(body: Mapping[str, Any], allowed: frozenset[str]) -> None:
         raise InvalidInput(f"{unknown[0]}: unknown field", field=unknown[0], code="unknown_field")
 
 
-def posted_profile(body: Mapping[str, Any]) -> Profile:
-    """The posted profile, parsed strictly; errors name the key (and line, for TOML)."""
+# Keys that name a program to start (SPEC §3.7, §12 v4): a request never chooses one; the
+# workspace's own profile.toml does. Refused wherever they appear in a posted profile.
+EXECUTABLE_KEYS = frozenset(
+    {
+        "argv",
+        "binary",
+        "command",
+        "commands",
+        "entrypoint",
+        "executable",
+        "interpreter",
+        "path_prepend",
+        "program",
+        "python",
+        "python_module",
+        "shell",
+    }
+)
+
+
+def _no_executables(value: Any, where: str, own: Any) -> None:
+    """Refuse a program setting the posted profile makes; the same value the workspace's own
+    profile.toml holds at that place is no choice (the page starts from that text)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{where}.{key}"
+            mine = own.get(key) if isinstance(own, dict) else None
+            if key in EXECUTABLE_KEYS and item != mine:
+                raise InvalidInput(
+                    f"{here}: a posted profile may not choose a program to run; the workspace's "
+                    "own profile.toml decides it",
+                    field=here,
+                    code="executable_not_allowed",
+                )
+            _no_executables(item, here, mine)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            mine = own[index] if isinstance(own, list) and index < len(own) else None
+            _no_executables(item, f"{where}[{index}]", mine)
+
+
+def _own_data(ws: Workspace | None) -> dict[str, Any]:
+    """The workspace's own profile.toml as parsed TOML ({} when missing or unreadable)."""
+    if ws is None:
+        return {}
+    try:
+        return load_toml(ws.profile, ws.rel(ws.profile))[0]
+    except (OSError, InvalidInput):
+        return {}
+
+
+def _own_programs(own: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the workspace's own program settings (OpenViking's ``binary``) put back."""
+    cp = data.get("context_provider")
+    mine = own.get("context_provider")
+    if not isinstance(cp, dict) or not isinstance(mine, dict):
+        return data
+    if cp.get("provider") != "openviking" or mine.get("provider") != "openviking":
+        return data
+    binary = (
+        (mine.get("config") or {}).get("binary") if isinstance(mine.get("config"), dict) else None
+    )
+    if binary is None:
+        return data
+    config = cp.get("config")
+    config = config if isinstance(config, dict) else {}
+    return {**data, "context_provider": {**cp, "config": {**config, "binary": binary}}}
+
+
+def posted_profile(body: Mapping[str, Any], ws: Workspace | None = None) -> Profile:
+    """The posted profile, parsed strictly; errors name the key (and line, for TOML). It may not
+    name a program (``executable_not_allowed``); the workspace's own profile decides those."""
     given = [key for key in PROFILE_KEYS if key in body]
     if len(given) != 1:
         raise InvalidInput(
             "give exactly one of profile and profile_toml", field="profile", code="usage_error"
         )
+    text = ""
     if given[0] == "profile_toml":
         text = body["profile_toml"]
         if not isinstance(text, str):
             raise InvalidInput("profile_toml: must be a string", field="profile_toml")
-        return parse_profile(parse_toml(text, "profile_toml"), "profile_toml", text)
-    data = body["profile"]
-    if not isinstance(data, dict):
-        raise InvalidInput("profile: must be an object", field="profile")
-    return parse_profile(data, "profile")
+        data = parse_toml(text, "profile_toml")
+    else:
+        data = body["profile"]
+        if not isinstance(data, dict):
+            raise InvalidInput("profile: must be an object", field="profile")
+    own = _own_data(ws)
+    _no_executables(data, given[0], own)
+    return parse_profile(_own_programs(own, data), given[0], text)
 
 
 def _judged(ws: Workspace, agent_id: str | None, body: Mapping[str, Any]) -> Activation:
-    state = judge(ws, posted_profile(body), agent_id)
+    state = judge(ws, posted_profile(body, ws), agent_id)
     if state.reason_code == "goal_scope_mismatch":
         raise InvalidInput(
             f"profile: goal_id is not this workspace's goal ({ws.goal_id})",

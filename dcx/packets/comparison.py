@@ -17,6 +17,7 @@ from dcx.core.fields import (
     Int,
     Number,
     Obj,
+    Pattern,
     PrivateText,
     ReasonCode,
     Records,
@@ -155,8 +156,13 @@ SHAPE = Shape(
                     "documents": Int(
                         lo=1, doc="Units the qrels name: files, or sections at section granularity."
                     ),
-                    "lock_blake3": Token(
-                        doc="blake3 of the corpus.lock bytes the run was checked against."
+                    # a digest dcx computes, not a token a person types: its shape, not the
+                    # detector (64 hex is the detector's bare-secret length, SPEC §3.4)
+                    "lock_blake3": Pattern(
+                        regex="[0-9a-f]{64}",
+                        limit=64,
+                        what="a blake3 hex digest",
+                        doc="blake3 of the corpus.lock bytes the run was checked against.",
                     ),
                 },
             )

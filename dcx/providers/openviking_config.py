@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dcx.core.fsutil import write_private
+from dcx.core.fsutil import read_bytes, write_private
 from dcx.core.workspace import Workspace
 
 CONF_NAME = "ovcli.conf"
@@ -61,13 +61,11 @@ def cli_conf(
         return
     path = ws.openviking / CONF_NAME
     try:
-        current = path.read_bytes()
+        current = read_bytes(path)
     except OSError:
         current = None
     if current != data:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.parent.chmod(0o700)
-        write_private(path, data)
+        write_private(path, data)  # its folders are made 0700, none of them a link (SPEC §3.5)
     yield path
 
 

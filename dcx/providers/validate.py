@@ -127,6 +127,10 @@ def check_request(
         raise InvalidInput(
             f"{query_field}: expected non-empty text", field=query_field, code="empty_text"
         )
+    if "\x00" in query:  # no provider can take it (argv, C strings): refused for every one, here
+        raise InvalidInput(
+            f"{query_field}: holds a NUL byte", field=query_field, code="invalid_input"
+        )
     if len(query) > QUERY_MAX:
         raise InvalidInput(
             f"{query_field}: {len(query)} characters is over the limit of {QUERY_MAX}",

@@ -32,7 +32,15 @@ from typing import Any
 
 from dcx.core.clock import normalise_ts, parse_ts
 from dcx.core.errors import InvalidInput, Refused
-from dcx.core.fsutil import DEFAULT_WAIT, fault_point, file_lock, fsync_dir, write_private
+from dcx.core.fsutil import (
+    DEFAULT_WAIT,
+    fault_point,
+    file_lock,
+    fsync_dir,
+    read_bytes,
+    unlink,
+    write_private,
+)
 from dcx.core.public import TOKEN_RE
 from dcx.core.workspace import Workspace
 
@@ -48,7 +56,7 @@ def _encode(schema: str, key: str, mapping: Mapping[str, str]) -> bytes:
 
 def _load(ws: Workspace, path: Any, schema: str, key: str) -> dict[str, Any] | None:
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(read_bytes(path))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError, UnicodeDecodeError):
@@ -105,7 +113,7 @@ def migrate_cursors(
             copied.append(agent)
             fault_point("cursors.migrate.after_copy")
         fault_point("cursors.migrate.before_remove")
-        ws.cursors.unlink()
+        unlink(ws.cursors)
         fsync_dir(ws.private)
     fault_point("cursors.migrate.after_remove")
     return copied

@@ -201,17 +201,24 @@ def append_event(
 
 
 def read_log(path: Path, display: str) -> list[dict[str, Any]]:
-    """Every parsable event object of a log (torn last line ignored; verify reports it)."""
+    """Every parsable event object of a log (torn last line ignored; verify reports it). A line
+    `dcx redact` replaced by a stub is no event any more: readers never see it, nor the original
+    line a union merge from a host that still holds it brings back (verify reports that)."""
+    from dcx.state.redaction import is_stub
+
     lines, _ = read_lines(path)
     out = []
+    redacted = set()
     for line in lines:
         try:
             event = json.loads(line)
         except ValueError:
             continue
-        if isinstance(event, dict):
+        if is_stub(event):
+            redacted.add(event.get("redacted_ref"))
+        elif isinstance(event, dict):
             out.append(event)
-    return out
+    return [e for e in out if e.get("event_id") not in redacted] if redacted else out
 
 
 EVENT_HINT = (

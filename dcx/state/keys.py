@@ -22,10 +22,11 @@ from typing import NamedTuple
 import blake3
 
 from dcx.core.errors import InvalidInput, NoWorkspace
-from dcx.core.fsutil import atomic_write, file_lock, write_private
+from dcx.core.fsutil import atomic_write, file_lock, read_bytes, read_text, tighten, write_private
+from dcx.core.notices import note
 from dcx.core.workspace import KEY_BYTES, Workspace
 
-__all__ = ["KEY_BYTES", "Key", "load_key", "pin_key", "pinned_key_id"]
+__all__ = ["KEY_BYTES", "Key", "load_key", "pin_key", "pinned_key_id", "read_secret"]
 
 KEY_ID_CONTEXT = b"dcx-key-id"
 
@@ -88,7 +89,7 @@ def pin_key(ws: Workspace, key_id: str, *, replace: bool = False) -> bool:
     lock = ws.private / "workspace.toml"  # the lock file stays private (never a stray public file)
     with file_lock(lock, display=ws.rel(lock)):
         try:
-            before = ws.workspace_toml.read_text(encoding="utf-8")
+            before = read_text(ws.workspace_toml)
             doc = tomlkit.parse(before)
         except (OSError, ValueError, UnicodeDecodeError):
             return False  # a damaged workspace.toml is Workspace.goal_id's to report
@@ -120,10 +121,25 @@ def mint_refused(ws: Workspace) -> NoWorkspace | None:
     return None
 
 
+def read_secret(ws: Workspace) -> bytes:
+    """``private/key``'s bytes — every reader of the key comes here. A mode looser than 0600 is
+    narrowed to 0600 and said (SPEC §3.5 v4)."""
+    secret = read_bytes(ws.key_path)
+    old = tighten(ws.key_path, 0o600)
+    if old is not None:
+        note(
+            f"{ws.rel(ws.key_path)} was mode {old:04o}; set to 0600 (only its owner may read a key)"
+        )
+    return secret
+
+
 def load_key(ws: Workspace, *, create: bool = True) -> Key:
-    """The workspace key; minted on first use only while no packet exists and no key is pinned."""
+    """The workspace key; minted on first use only while no packet exists and no key is pinned.
+
+    A key whose id is not the goal's pinned ``key_id`` never mints a ref, even when it is the
+    only key on this host: exit 3 ``key_mismatch`` (SPEC §3.5 v4, §16)."""
     try:
-        secret = ws.key_path.read_bytes()
+        secret = read_secret(ws)
     except FileNotFoundError:
         refused = mint_refused(ws)
         if create and refused is None:
@@ -136,7 +152,16 @@ def load_key(ws: Workspace, *, create: bool = True) -> Key:
             hint="restore it with `dcx key import FILE`",
         )
     key = Key(secret)
-    if create and pinned_key_id(ws) is None:
+    pinned = pinned_key_id(ws)
+    if pinned is not None and pinned != key.key_id:
+        raise NoWorkspace(
+            f"{ws.rel(ws.key_path)} holds key {key.key_id}, not this goal's key {pinned} "
+            "(pinned in workspace.toml)",
+            code="key_mismatch",
+            hint="import the goal's key with `dcx key import FILE` (`dcx key export` on another "
+            "host prints it); refs minted with another key would never compare",
+        )
+    if create and pinned is None:
         pin_key(
             ws, key.key_id
         )  # an older workspace: pinned by the first command that mints with its key
@@ -175,7 +200,7 @@ def import_hex(ws: Workspace, data: bytes | str, *, force: bool = False) -> Key:
             code="key_mismatch",
             hint="import the key the goal's other hosts export (`dcx key export`), or pass --force",
         )
-    if ws.key_path.exists() and ws.key_path.read_bytes() != secret and not force:
+    if ws.key_path.exists() and read_bytes(ws.key_path) != secret and not force:
         raise InvalidInput(
             f"{ws.rel(ws.key_path)} already holds a different key",
             code="key_exists",

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dcx.core.errors import Refused
-from dcx.core.fields import Any_, Ref, Shape, Token
-from dcx.core.fsutil import write_private
+from dcx.core.errors import Refused, WorkspaceSymlink
+from dcx.core.fields import Any_, Pattern, Ref, Shape, Token
+from dcx.core.fsutil import read_bytes, unlink, write_private
 from dcx.core.workspace import Workspace
 
 SCHEMA = "decision_context_pending_v0"
@@ -48,8 +48,9 @@ SHAPE = Shape(
         "assembly_ref": Ref("decision-context-assembly"),
         "evidence_packet_ref": Ref("decision-evidence"),
         "checkpoint_ref": Ref("decision-cursor-checkpoint"),
-        "profile_digest": Token(),
-        "registry_digest": Token(),
+        # private digests, not public tokens: a hex shape, not the public-safety detector
+        "profile_digest": Pattern(regex="[0-9a-f]{16,128}", limit=128, what="a hex digest"),
+        "registry_digest": Pattern(regex="[0-9a-f]{16,128}", limit=128, what="a hex digest"),
         "key_id": Token(),
         "expected_cursors": _CursorMap(nullable_values=True),
         "proposed_cursors": _CursorMap(),
@@ -72,7 +73,7 @@ def write(ws: Workspace, body: dict[str, Any]) -> None:
 def read(ws: Workspace, assembly_ref: str) -> dict[str, Any]:
     path = path_for(ws, assembly_ref)
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(read_bytes(path))
         if data.get("schema_version") != SCHEMA:
             raise ValueError
         return SHAPE.check(data)
@@ -82,9 +83,11 @@ def read(ws: Workspace, assembly_ref: str) -> dict[str, Any]:
             code="pending_missing",
             hint="commit runs on the host that prepared the decision; prepare again here",
         ) from None
+    except WorkspaceSymlink:
+        raise
     except Exception:
         raise Refused(f"{ws.rel(path)} is damaged", code="pending_mismatch") from None
 
 
 def remove(ws: Workspace, assembly_ref: str) -> None:
-    path_for(ws, assembly_ref).unlink(missing_ok=True)
+    unlink(path_for(ws, assembly_ref), missing_ok=True)

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from dcx.core.fsutil import read_bytes
 from dcx.core.workspace import Workspace
 
 MIN_LENGTH = 8
@@ -78,6 +79,14 @@ def _config_strings(value: Any) -> Iterator[str]:
 
 def collect(ws: Workspace) -> PrivateValues:
     """Every private value this workspace knows (never raises for a broken profile or registry)."""
+    from dcx.core.public import without_private_values
+
+    # reading the registry checks its tokens with the detector: not against the list being made
+    with without_private_values():
+        return _collect(ws)
+
+
+def _collect(ws: Workspace) -> PrivateValues:
     from dcx.core.errors import DcxError
     from dcx.state.profile import load_profile, load_registry
     from dcx.state.refmap import all_private_values
@@ -85,7 +94,9 @@ def collect(ws: Workspace) -> PrivateValues:
     found = PrivateValues()
     found.add(str(ws.root.resolve()), "goal root path")
     with contextlib.suppress(OSError):
-        found.add(ws.key_path.read_bytes().hex(), "workspace key")
+        from dcx.state.keys import read_secret
+
+        found.add(read_secret(ws).hex(), "workspace key")
     try:
         registry = load_registry(ws)
         profile = load_profile(ws)
@@ -120,7 +131,7 @@ def collect(ws: Workspace) -> PrivateValues:
 
     for cursor_file in all_cursor_files(ws).values():  # the shared file and each agent's (SPEC §16)
         try:
-            cursors = json.loads(cursor_file.read_bytes()).get("cursors", {})
+            cursors = json.loads(read_bytes(cursor_file)).get("cursors", {})
             for value in cursors.values():
                 found.add(value, "cursor value")
                 if isinstance(value, str) and value.startswith("git:"):  # the commit ids inside it

@@ -22,6 +22,7 @@ import sqlite3
 from typing import Any
 
 from dcx.core.canonical import keyed_ref
+from dcx.core.fsutil import check_path
 from dcx.core.workspace import Workspace
 from dcx.state.keys import Key
 
@@ -60,15 +61,25 @@ class RefMinter:
     def flush(self) -> None:
         if not self.record or not self._pending:
             return
-        conn = _connect(self.ws)
         try:
-            with conn:  # one transaction
-                conn.executemany(
-                    "INSERT OR IGNORE INTO refs(ref, prefix, fields) VALUES (?, ?, ?)",
-                    [(ref, prefix, fields) for ref, (prefix, fields) in self._pending.items()],
-                )
-        finally:
-            conn.close()
+            conn = _connect(self.ws)
+            try:
+                with conn:  # one transaction: a failed one leaves the map as it was
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO refs(ref, prefix, fields) VALUES (?, ?, ?)",
+                        [(ref, prefix, fields) for ref, (prefix, fields) in self._pending.items()],
+                    )
+            finally:
+                conn.close()
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorname", "") != "SQLITE_FULL":
+                raise
+            from dcx.core.errors import DiskFull
+
+            raise DiskFull(  # SPEC §3.5 v4: name the file, never "internal error"
+                f"no space left on the device writing {self.ws.rel(self.ws.refs_db)}",
+                hint="free some space and run the command again (the transaction was rolled back)",
+            ) from None
         self._pending.clear()
 
     def __enter__(self) -> RefMinter:
@@ -95,6 +106,7 @@ def reveal(ws: Workspace, ref: str) -> list[Any] | None:
     """The private fields behind ``ref``, or None (unknown here, or minted with another key)."""
     if not ws.refs_db.exists():
         return None
+    check_path(ws.refs_db)  # no link on the way (SPEC §3.5 v4); sqlite opens it by name
     conn = sqlite3.connect(f"file:{ws.refs_db}?mode=ro", uri=True)
     try:
         row = conn.execute("SELECT fields FROM refs WHERE ref = ?", (ref,)).fetchone()
@@ -109,6 +121,7 @@ def all_private_values(ws: Workspace) -> list[tuple[str, list[Any]]]:
     """Every recorded (ref, fields): audit looks for these values in public files."""
     if not ws.refs_db.exists():
         return []
+    check_path(ws.refs_db)
     conn = sqlite3.connect(f"file:{ws.refs_db}?mode=ro", uri=True)
     try:
         return [

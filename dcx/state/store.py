@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from dcx.core.canonical import REF_RE, load_pretty, load_stored, pretty_by_orjson, pretty_bytes
 from dcx.core.envelope import PacketContext, PacketSpec
 from dcx.core.errors import DcxError, InvalidInput, Refused
-from dcx.core.fsutil import atomic_write, is_temp
+from dcx.core.fsutil import atomic_write, is_temp, list_dir, read_bytes
 from dcx.core.public import without_private_values
 from dcx.core.workspace import Workspace
 from dcx.packets import BY_PREFIX, KINDS, spec_for
@@ -108,7 +108,7 @@ class Store:
                 code="packet_corrupt",
                 hint="run `dcx verify` to list every corrupt packet",
             )
-        return json.loads(path.read_bytes())
+        return json.loads(read_bytes(path))
 
     def get_or_stub(self, ref: str, *, kind: str | None = None) -> dict[str, Any]:
         """Like :meth:`get`, but a redacted packet comes back as its stub."""
@@ -118,14 +118,16 @@ class Store:
             return exc.stub
 
     def iter_files(self) -> Iterator[tuple[str, Path]]:
-        if not self.ws.packets.is_dir():
-            return
-        for folder in sorted(self.ws.packets.iterdir()):
-            if not folder.is_dir():
+        """(kind folder, path) of every stored packet file; a link or special file is never
+        listed (SPEC §3.5 v4: `dcx verify` reports it as ``public_symlink``)."""
+        for kind, what in list_dir(self.ws.packets):
+            if what != "dir":
                 continue
-            for path in sorted(folder.iterdir()):
-                if path.suffix == ".json" and not is_temp(path):
-                    yield folder.name, path
+            folder = self.ws.packets / kind
+            for name, entry in list_dir(folder):
+                path = folder / name
+                if entry == "file" and path.suffix == ".json" and not is_temp(path):
+                    yield kind, path
 
     def iter_packets(self, kind: str | None = None) -> Iterator[StoredPacket]:
         """Every verifiable packet (of ``kind``); corrupt files raise, redacted ones are skipped."""
@@ -201,7 +203,7 @@ def verify_file(ws: Workspace, kind: str, path: Path) -> str | None:
     if kind not in KINDS:
         return f"unknown packet folder {kind!r}"
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except OSError as exc:
         return f"unreadable ({exc.strerror})"
     return verify_bytes(kind, path.stem, data)

@@ -19,9 +19,11 @@ token, and bodies hold the posted configuration and the query.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import secrets
+import socket
 import sys
 import threading
 from collections.abc import Callable
@@ -38,9 +40,22 @@ from dcx.providers.reasons import hint as reason_hint
 from dcx.web.page import render_page
 
 MAX_BODY = 64 * 1024
-# a request whose client stops sending is dropped after this many seconds
+# a request whose client stops sending is dropped after this many seconds; and a request (or
+# an idle keep-alive connection) that has not fully arrived this long after it began is dropped
+# too, however steadily it trickles in (SPEC §12 v4)
 SOCKET_TIMEOUT = 15
+REQUEST_DEADLINE = 15
 HOST = "127.0.0.1"
+# http.server's own refusals (a request line or header it cannot parse, an unknown method),
+# answered by dcx's error page as the codes below; the raw request is never echoed
+HTTP_ERROR_CODES = {
+    400: "bad_request",
+    408: "request_timeout",
+    414: "uri_too_long",
+    431: "headers_too_large",
+    501: "method_not_allowed",
+    505: "http_version_not_supported",
+}
 
 
 def strict_json(raw: bytes) -> Any:
@@ -92,6 +107,12 @@ class WorkbenchServer(ThreadingHTTPServer):
     def allowed_origins(self) -> tuple[str, ...]:
         return tuple(f"http://{host}" for host in self.allowed_hosts())
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One line naming the exception type, never a traceback (its text may quote a request)."""
+        kind = type(sys.exc_info()[1]).__name__
+        sys.stderr.write(f"workbench: a connection failed ({kind})\n")
+        sys.stderr.flush()
+
     def serve_in_thread(self) -> threading.Thread:
         thread = threading.Thread(target=self.serve_forever, name="dcx-workbench", daemon=True)
         thread.start()
@@ -106,20 +127,66 @@ class Refusal(Exception):
         self.message = message
 
 
+class _Expired(Exception):
+    """The request did not arrive in time; its connection is already shut."""
+
+
 class Handler(BaseHTTPRequestHandler):
     server: WorkbenchServer
     timeout = SOCKET_TIMEOUT
     server_version = "dcx-workbench"
     sys_version = ""
     protocol_version = "HTTP/1.1"
+    default_request_version = "HTTP/1.1"  # so even a refused request line gets headers
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: the request line carries the token."""
 
+    # --- the deadline of one request (SPEC §12 v4) ---------------------------
+
+    def handle_one_request(self) -> None:
+        self._arrival = threading.Lock()
+        self._arrived = self._expired = False
+        timer = threading.Timer(REQUEST_DEADLINE, self._expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            super().handle_one_request()
+        finally:
+            timer.cancel()
+
+    def _expire(self) -> None:
+        with self._arrival:
+            if self._arrived:
+                return
+            self._expired = True
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _request_read(self) -> None:
+        """The whole request is in: the deadline stops; too late is ``_Expired``."""
+        with self._arrival:
+            self._arrived = True
+            if self._expired:
+                raise _Expired
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's refusals through dcx's own answer: JSON, the same CSP and nosniff."""
+        self.close_connection = True
+        try:
+            self._request_read()
+        except _Expired:
+            return
+        status = HTTPStatus(code)
+        error = DcxError(status.phrase, code=HTTP_ERROR_CODES.get(code, "bad_request"))
+        self._send_json(status, error.envelope())
+
     # --- checks -----------------------------------------------------------
 
     def _check_host(self) -> None:
-        if self.headers.get("Host", "") not in self.server.allowed_hosts():
+        hosts = self.headers.get_all("Host") or []
+        if len(hosts) != 1 or hosts[0] not in self.server.allowed_hosts():
             raise Refusal(
                 HTTPStatus.MISDIRECTED_REQUEST,
                 "host_refused",
@@ -151,7 +218,9 @@ class Handler(BaseHTTPRequestHandler):
                 "body_too_large",
                 f"bodies are at most {MAX_BODY} bytes",
             )
-        return strict_json(self.rfile.read(int(length)))
+        raw = self.rfile.read(int(length))
+        self._request_read()
+        return strict_json(raw)
 
     # --- answers ----------------------------------------------------------
 
@@ -188,11 +257,19 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send_refusal(self, refusal: Refusal) -> None:
         self.close_connection = True
+        try:
+            self._request_read()  # a refusal answers before the body: the deadline stops here
+        except _Expired:
+            return
         self._send_json(refusal.status, DcxError(refusal.message, code=refusal.code).envelope())
 
     # --- methods ----------------------------------------------------------
 
     def do_GET(self) -> None:
+        try:
+            self._request_read()
+        except _Expired:
+            return
         try:
             self._check_host()
             parts = urlsplit(self.path)
@@ -231,6 +308,8 @@ class Handler(BaseHTTPRequestHandler):
             if route is None:
                 raise Refusal(HTTPStatus.NOT_FOUND, "not_found", "no such API call")
             body = self._read_body()
+        except _Expired:
+            return
         except Refusal as refusal:
             self._send_refusal(refusal)
             return

@@ -49,6 +49,11 @@ def test_malformed_messages_get_protocol_errors_and_the_server_goes_on(example: 
         assert answer()["result"]["serverInfo"]["name"] == "dcx"
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         send("this is not json {")
+        assert answer() == {  # JSON-RPC's parse error, id null (SPEC §14 v4)
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32700, "message": "Parse error: the line is not JSON"},
+        }
         send(
             {
                 "jsonrpc": "2.0",

@@ -10,6 +10,8 @@ Fixtures live in ``tests/conftest.py``; everything here is plain functions and c
   the gated review story) and the proposal, outcome and evidence inputs they use.
 - ``sources``: profiles and source registries of the source plane; the example source plugin.
 - ``git``: real git repositories made with the git CLI.
+- ``links``: goal repositories that commit symbolic links, cloned with real git; snapshots of a tree
+  taken without following links (the attack tests of SPEC §3.5).
 - ``recall``: enabled recall workspaces, retrieval requests and scripted providers.
 - ``extensions``: extension folders built from ``fixtures/extensions/`` executables.
 - ``compare``: a tiny comparison plan whose metrics can be computed by hand.

@@ -297,16 +297,16 @@ def test_an_unknown_source_in_the_scope_is_said_so(bench: Workbench, goal: Path)
 
 
 CANARY_QUERY = "zebracanary4417 rollback"
-CANARY_CONFIG = "/nonexistent/ovcanary9913/ov"
+CANARY_CONFIG = "ovcanary9913-secret-value"
 
 
 def test_nothing_on_disk_changes_and_posted_values_leak_nowhere(goal: Path) -> None:
     before = tree_digest(goal)
     with_config = (
         profile_text(goal).replace('provider = "bm25"', 'provider = "openviking"')
-        + f'\n[context_provider.config]\nbinary = "{CANARY_CONFIG}"\n'
+        + f'\n[context_provider.config]\napi_key = "{CANARY_CONFIG}"\n'
     )
-    wb = start_workbench(goal)
+    wb = start_workbench(goal, env={"PATH": "/nonexistent"})  # no `ov` to find
     try:
         answers = [
             wb.post("/api/inspect", {"profile_toml": profile_text(goal)}),
@@ -337,8 +337,10 @@ def test_a_hung_provider_does_not_hang_the_page(goal: Path, tmp_path: Path) -> N
         profile_text(goal)
         .replace('provider = "bm25"', 'provider = "openviking"')
         .replace("timeout_seconds = 10", "timeout_seconds = 2")
-        + f'\n[context_provider.config]\nbinary = "{hang}"\n'
     )
+    # the program is the workspace's own choice (SPEC §12 v4): its profile.toml names it
+    own = goal / ".decision-context" / "profile.toml"
+    own.write_text(hung + f'\n[context_provider.config]\nbinary = "{hang}"\n')
     with running(goal) as wb:
         answer: dict[str, object] = {}
 
