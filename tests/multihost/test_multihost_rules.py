@@ -331,9 +331,11 @@ def test_a_changed_key_pin_is_never_spread_silently(tmp_path: Path) -> None:
     assert status["data"]["key"]["matches"] is False
     warned = " ".join(status["warnings"])
     assert "key_mismatch" in warned and status["data"]["key"]["pinned_key_id"] in warned
-    b.run("index")
-    prepared = b.json("prepare", "--decision-id", D, "--auto-rebase")
-    assert any("key_mismatch" in w for w in prepared["warnings"]), prepared["warnings"]
+    # and B mints no ref with its old key (SPEC §3.5 v4): prepare is refused, nothing written
+    before = sorted(p.relative_to(b.dc) for p in b.dc.rglob("*"))
+    refused = b.json("prepare", "--decision-id", D, "--auto-rebase", ok=False)
+    assert refused["error"]["code"] == "key_mismatch", refused
+    assert sorted(p.relative_to(b.dc) for p in b.dc.rglob("*")) == before
 
 
 def test_status_text_prints_its_warnings(tmp_path: Path) -> None:
