@@ -71,6 +71,11 @@ def main() -> None:
     args = [a for a in args if a != "--instructions"]
     runs = int(args[0]) if args else 21
     dcx = shutil.which("dcx", path=str(Path(sys.executable).parent)) or "dcx"
+    # as an installed dcx starts: from its bytecode. PYTHONDONTWRITEBYTECODE (set on some
+    # machines) would leave every module without a .pyc that no earlier run wrote, and
+    # each start would compile it again: tens of ms that are not dcx's.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "dcx")], check=True)
     with tempfile.TemporaryDirectory() as tmp:
         goal = Path(tmp) / "example"
         shutil.copytree(REPO / ".dcx-example", goal)

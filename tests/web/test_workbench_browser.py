@@ -56,7 +56,8 @@ def test_try_a_query_read_hits_as_text_and_clear(bench: Workbench, page) -> None
     assert 'goal_id = "catalog-cache-ttl"' in page.input_value("#profile")
 
     page.click("#inspect")
-    page.wait_for_function("document.getElementById('activation').textContent.length > 0")
+    # a selector wait: wait_for_function's string predicate is eval, which the page's CSP refuses
+    page.wait_for_selector("#activation:not(:empty)")
     assert "activation: available" in page.inner_text("#activation")
 
     page.fill("#query", "purge queue rollback drill")
@@ -105,7 +106,8 @@ def test_a_refused_profile_names_the_key(bench: Workbench, page) -> None:
         "#profile", page.input_value("#profile").replace("max_results = 2", "max_results = 99")
     )
     page.click("#inspect")
-    page.wait_for_function("document.getElementById('activation').textContent.length > 0")
+    # a selector wait: wait_for_function's string predicate is eval, which the page's CSP refuses
+    page.wait_for_selector("#activation:not(:empty)")
     assert "context_provider.max_results" in page.inner_text("#activation")
 
 
