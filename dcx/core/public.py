@@ -388,20 +388,19 @@ def check_text(value: Any, *, field: str, limit: int = TEXT_MAX, allow_empty: bo
 # Values the detector accepted, by exact value, for the bound goal root: an id or reason
 # code recurs in every packet of a report, and the detector costs microseconds a value.
 _ACCEPTED: set[str] = set()
-_ACCEPTED_ROOT: list[str | None] = [None]
+# what the answers depend on: the goal root and the bound private values (the matcher
+# object itself, held here, so that another matcher can never pass for it)
+_ACCEPTED_FOR: list[Any] = [None, None]
 _ACCEPTED_MAX = 200_000
 
 
 def accepted(value: str) -> bool:
-    """``unsafe_class(value) is None``, remembered per goal root while no private values
-    are bound (stored packets are read without them); with private values bound, the
-    detector runs every time."""
-    if _private.get() is not None:
-        return unsafe_class(value) is None
-    root = _goal_root.get()
-    if root != _ACCEPTED_ROOT[0]:
+    """``unsafe_class(value) is None``, remembered for the bound goal root and private
+    values: forgotten whenever either changes."""
+    root, matcher = _goal_root.get(), _private.get()
+    if root != _ACCEPTED_FOR[0] or matcher is not _ACCEPTED_FOR[1]:
         _ACCEPTED.clear()
-        _ACCEPTED_ROOT[0] = root
+        _ACCEPTED_FOR[0], _ACCEPTED_FOR[1] = root, matcher
     if value in _ACCEPTED:
         return True
     if unsafe_class(value) is not None:
