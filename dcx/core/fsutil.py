@@ -625,6 +625,25 @@ def locked_append(
         return line
 
 
+def set_aside_torn_tail(log: Path, aside: Path, *, wait: float, display: str) -> bool:
+    """Move a torn last line of ``log`` (a crash mid-append) to ``aside``/torn-….fragment,
+    under the log's lock — the one rewrite dcx does (``dcx verify --repair``, and the
+    statement log's own next append). True if there was a fragment."""
+    import blake3
+
+    with file_lock(log, wait=wait, display=display):
+        data = read_bytes(log)
+        cut = data.rfind(b"\n") + 1
+        fragment = data[cut:]
+        if not fragment:
+            return False
+        ensure_dir(aside)
+        name = f"torn-{log.stem}-{blake3.blake3(fragment).hexdigest()[:12]}.fragment"
+        atomic_write(aside / name, fragment, mode=0o600)
+        atomic_write(log, data[:cut])
+    return True
+
+
 def _ends_torn(path: Path) -> bool:
     """Whether the log at ``path`` ends without its final newline (read: the last byte only)."""
     try:

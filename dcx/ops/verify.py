@@ -32,16 +32,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dcx.core.canonical import REF_RE, digest_hex
+from dcx.core.canonical import REF_RE
 from dcx.core.errors import ExitCode, WorkspaceSymlink
 from dcx.core.fsutil import (
-    atomic_write,
-    ensure_dir,
-    file_lock,
     foreign_entries,
     preflight,
     read_bytes,
     read_lines,
+    set_aside_torn_tail,
 )
 from dcx.core.result import Result
 from dcx.core.workspace import PRIVATE_NAMES, Workspace
@@ -511,13 +509,5 @@ def _own_key_id(ws: Workspace) -> str | None:
 
 def _repair(ws: Workspace, log: Path, wait: float) -> str:
     """Move a torn last line to private/log/ — the one rewrite dcx ever does."""
-    with file_lock(log, wait=wait, display=ws.rel(log)):
-        data = read_bytes(log)
-        cut = data.rfind(b"\n") + 1
-        fragment = data[cut:]
-        if fragment:
-            ensure_dir(ws.log_dir)
-            name = f"torn-{log.stem}-{digest_hex(fragment, length=12)}.fragment"
-            atomic_write(ws.log_dir / name, fragment, mode=0o600)
-            atomic_write(log, data[:cut])
+    set_aside_torn_tail(log, ws.log_dir, wait=wait, display=ws.rel(log))
     return ws.rel(log)

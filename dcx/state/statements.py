@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from dcx.core.errors import DcxError
-from dcx.core.fsutil import locked_append
+from dcx.core.errors import DcxError, Refused
+from dcx.core.fsutil import locked_append, set_aside_torn_tail
 from dcx.core.workspace import Workspace
 from dcx.packets.signatures import STATEMENT_SCHEMA
 
@@ -190,13 +190,21 @@ def append(
     signer, _ = ensure_signer(ws, agent_id, now=now, wait=wait)
     statement = build(ws, signer, rec.command, now, rec.materials, rec.products)
     line = line_of(statement)
-    locked_append(
-        ws.statements,
-        lambda _lines: line,
-        wait=wait,
-        display=ws.rel(ws.statements),
-        tail_only=True,
-    )
+    display = ws.rel(ws.statements)
+    try:
+        locked_append(
+            ws.statements, lambda _lines: line, wait=wait, display=display, tail_only=True
+        )
+    except Refused as exc:
+        if exc.code != "torn_log":
+            raise
+        # a command killed while it appended its own statement: that statement is lost
+        # with it (its products are unsigned until they are written again), and the
+        # fragment goes where `verify --repair` puts it, so this one is not lost too
+        set_aside_torn_tail(ws.statements, ws.log_dir, wait=wait, display=display)
+        locked_append(
+            ws.statements, lambda _lines: line, wait=wait, display=display, tail_only=True
+        )
     Cache(ws).remember_own(line, signer)  # `dcx log` shows it signed without verifying it again
     return statement
 
