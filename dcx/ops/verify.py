@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from dcx.core.canonical import REF_RE
-from dcx.core.errors import ExitCode, WorkspaceSymlink
+from dcx.core.errors import DcxError, ExitCode, WorkspaceSymlink
 from dcx.core.fsutil import (
     foreign_entries,
     preflight,
@@ -312,7 +312,7 @@ class Checker:
                     )
                 elif target is not None and not is_stub(target):
                     stamped = target.get("observed_at", target.get("recorded_at"))
-                    if isinstance(stamped, str) and entry.get("observed_at") != stamped:
+                    if isinstance(stamped, str) and not _indexed_at(entry, kind, stamped):
                         # readers order a decision by these times: a forged one reorders it
                         self.problem(
                             path,
@@ -496,6 +496,23 @@ def verify(
     if checker.problems:
         return Result("verify", data, status="error", exit_code=ExitCode.REFUSED, warnings=warnings)
     return Result("verify", data, warnings=warnings)
+
+
+def _indexed_at(entry: dict[str, Any], kind: str, stamped: str) -> bool:
+    """Whether an index line's time is its packet's: the packet's own time, or — for a scan
+    receipt, which `prepare` indexes at its own start, just before the scan it runs — a
+    time no later than the scan's (an earlier time can never make a decision look newer)."""
+    at = entry.get("observed_at")
+    if at == stamped:
+        return True
+    if kind != "scan" or not isinstance(at, str):
+        return False
+    from dcx.core.clock import seconds_between
+
+    try:
+        return seconds_between(at, stamped) >= 0
+    except (DcxError, ValueError, TypeError):
+        return False
 
 
 def _own_key_id(ws: Workspace) -> str | None:
