@@ -15,16 +15,33 @@ Nothing is rewritten; only the private cache of verified statements grows.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from dcx.core.canonical import REF_RE
 from dcx.core.workspace import Workspace
 from dcx.packets import BY_PREFIX
 from dcx.state import events
 from dcx.state.signatures import FAILURES, SIGNED, UNSIGNED, Book
+from dcx.state.store import Store
 
-if TYPE_CHECKING:
-    from dcx.ops.verify import Checker
+
+class Checker(Protocol):
+    """What the signature check needs of ``dcx verify``'s checker (``dcx.ops.verify.Checker``),
+    named here so that verify imports this module and not the other way round."""
+
+    ws: Workspace
+    store: Store
+    packets: dict[str, dict[str, Any]]
+    redacted: dict[str, dict[str, Any]]
+    redacted_events: set[str]
+
+    def problem(
+        self, path: Path, message: str, *, ref: str | None = None, field: str | None = None
+    ) -> None: ...
+
+    def target(self, ref: str) -> tuple[dict[str, Any] | None, str | None]: ...
+
 
 _WHY = {
     "bad_signature": "its signature does not verify over the statement's canonical bytes",
