@@ -23,6 +23,9 @@ demo: $(STAMP)
 # DCX_TEST_WORKERS=1 runs them in one process
 DCX_TEST_WORKERS ?= auto
 test: $(STAMP) lint-imports
+	@# bytecode once, as an installed dcx has it: with PYTHONDONTWRITEBYTECODE set (as on
+	@# some machines) every dcx a test starts would compile its modules again
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m compileall -q dcx tests packages/dcx-obelisk > /dev/null
 	$(BIN)/python -m pytest -q -n $(DCX_TEST_WORKERS) --dist loadfile
 
 # the import contracts of .importlinter: floors, planes side by side, pure packets

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,12 @@ from tests.support.workspace import (
     install_key,
     write_tree,
 )
+
+# Ctrl-C as a terminal sends it: a suite started in the background (`make test &`, nohup, a
+# CI runner) inherits SIGINT ignored, and so would every dcx it starts, which then never
+# sees the interrupt the exit-130 tests send; the default handler again, for them all.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Hypothesis profiles: "ci" (default) keeps `make test` CI-sized; "deep" is the
 # knob for long fuzz runs: `pytest --hypothesis-profile=deep tests/fuzz`.

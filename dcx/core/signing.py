@@ -15,6 +15,8 @@ shape (so the public-safety detector's entropy rules already pass it).
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
+from typing import Any
 
 import blake3
 
@@ -78,14 +80,27 @@ def is_public_key(public: bytes) -> bool:
 
 def verifies(public: bytes, signature: object, data: bytes) -> bool:
     """Whether ``signature`` (text) is the key's signature of ``data``."""
+    return verifier(public)(signature, data)
+
+
+def verifier(public: bytes) -> Callable[[object, bytes], bool]:
+    """:func:`verifies` for one key, parsed once: ``check(signature, data)``."""
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-    raw = decode(signature, SIGNATURE_BYTES)
-    if raw is None:
-        return False
     try:
-        Ed25519PublicKey.from_public_bytes(public).verify(raw, data)
-    except (InvalidSignature, ValueError):
-        return False
-    return True
+        key: Any = Ed25519PublicKey.from_public_bytes(public)
+    except ValueError:
+        key = None  # not a point: no signature verifies
+
+    def check(signature: object, data: bytes) -> bool:
+        raw = decode(signature, SIGNATURE_BYTES)
+        if raw is None or key is None:
+            return False
+        try:
+            key.verify(raw, data)
+        except (InvalidSignature, ValueError):
+            return False
+        return True
+
+    return check

@@ -10,6 +10,7 @@ base64url of their raw bytes (86 and 43 characters); key ids are
 from __future__ import annotations
 
 from dcx.core.fields import Const, Pattern, ReasonCode, Shape, Timestamp, Token, Tokens
+from dcx.packets import BY_PREFIX
 
 STATEMENT_SCHEMA = "dcx_statement_v0"
 SIGNER_SCHEMA = "dcx_signer_v0"
@@ -22,6 +23,19 @@ def KeyId(**kw: object) -> Pattern:
         regex=r"signer-[0-9a-f]{32}",
         limit=39,
         what="a signing key id (signer-<32 hex>)",
+        **kw,
+    )
+
+
+def Named(**kw: object) -> Pattern:
+    """What a statement may name: a packet ref of a known kind or an event id (``dcx-event-<32
+    hex>``, or a LoopX host's 16 hex). A shape with no room for anything else, so the
+    public-safety detector has nothing to judge here, as for refs in packets."""
+    prefixes = "|".join(sorted([*BY_PREFIX, "dcx-event"]))
+    return Pattern(
+        regex=f"(?:{prefixes})-[0-9a-f]{{32}}|[0-9a-f]{{16}}",
+        limit=160,
+        what="a packet ref or an event id",
         **kw,
     )
 
@@ -46,13 +60,13 @@ STATEMENT = Shape(
         "goal_id": Token(),
         "materials": Tokens(
             max_items=MAX_REFS,
-            item=Token(limit=160),
+            item=Named(),
             doc="Packet refs and event ids the command read.",
         ),
         "products": Tokens(
             min_items=1,
             max_items=MAX_REFS,
-            item=Token(limit=160),
+            item=Named(),
             doc="Packet refs and event ids the command wrote.",
         ),
         "signature": Signature(

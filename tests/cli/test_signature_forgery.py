@@ -413,6 +413,14 @@ BAD_INPUT = {
         lambda root: forge.append(root, _sign_with_fixed(products=["dcx-event-" + "0" * 32])),
         "line 7: statement_ref_missing",
     ),
+    "a statement naming what is neither a ref nor an event id": (
+        # a well-signed line whose product is a token, not a name: a credential in a name's
+        # place (here a Mailgun-shaped key) is refused by the shape before any signature check
+        lambda root: forge.append(
+            root, _sign_with_fixed(products=["key-" + "0123456789abcdef" * 2])
+        ),
+        "line 7: statement_malformed",
+    ),
     "a statement from the future": (
         lambda root: forge.append(
             root,

@@ -286,8 +286,19 @@ def test_a_deadline_during_the_reads_reports_what_was_found_and_the_next_scan_re
     notes = tmp_path / "notes"
     write_tree(notes, {f"n{i:02d}.md": f"note {i}\n" for i in range(40)})
     window = 16  # dcx's reads in flight (dcx.sources.mcp_source.WINDOW), read first
-    register(fresh_ws, notes, "--slow", "60", "--slow-after", str(1 + window), timeout=40)
     want = diff({}, model(notes))
+    # the deadline: three times what the whole scan takes now, with the server answering at
+    # once (its start, the listing and every read: more than the stalled scan must do in
+    # time), measured on this machine at this moment, so load stretches both alike
+    register(fresh_ws, notes, timeout=40)
+    started = time.monotonic()
+    calibration, _ = scan(fresh_ws)
+    whole = time.monotonic() - started
+    assert calibration.status == "completed" and got(calibration) == want, calibration.reason_code
+    deadline = round(3 * whole + 2, 1)
+    register(
+        fresh_ws, notes, "--slow", "60", "--slow-after", str(1 + window), timeout=deadline
+    )
     first, _ = scan(fresh_ws)
     assert (first.status, first.reason_code) == ("completed", "mcp_timeout")
     assert first.telemetry.result_cap_applied
