@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from dcx.cli._layout import Page, is_terminal, styled, wants_colour, write_plain, write_rich
 from dcx.core.errors import DcxError
@@ -53,13 +53,7 @@ def emit(result: Result, fmt: str, render: TextRenderer | None, *, no_color: boo
     try:
         _write(result, fmt, render, no_color)
     except BrokenPipeError:
-        # the reader left (`dcx log | head -1`): quietly, and with the command's own
-        # code (0 unless it found problems, as verify does), never a refusal of its own
-        import os
-
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush must not fail again
-        raise SystemExit(int(result.exit_code)) from None
+        _reader_left(int(result.exit_code))
     if fmt != "json" and result.warnings:
         sys.stderr.write("".join(f"warning: {visible(warning)}\n" for warning in result.warnings))
         sys.stderr.flush()
@@ -94,9 +88,23 @@ def _write(result: Result, fmt: str, render: TextRenderer | None, no_color: bool
     sys.stdout.flush()
 
 
+def _reader_left(code: int) -> NoReturn:
+    """The reader left (`dcx log | head -1`): end quietly, with the command's own code (0 unless
+    it found problems, as verify does; an error's own code), never a refusal of its own."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush must not fail again
+    raise SystemExit(code) from None
+
+
 def emit_error(exc: DcxError, fmt: str) -> None:
     if fmt == "json":
-        sys.stdout.write(dumps(exc.envelope()))
+        try:
+            sys.stdout.write(dumps(exc.envelope()))
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _reader_left(int(exc.exit_code))
         return
     lines = [f"error: {visible(exc.message)}"]
     if exc.hint:

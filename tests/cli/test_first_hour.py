@@ -88,6 +88,33 @@ def test_a_reader_that_left_is_exit_0_and_quiet(example: Path, args: tuple[str, 
     assert proc.returncode == 0 and proc.stderr == b""
 
 
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("status", "--format", "json", "--no-such-flag"), 2),  # typer's usage error, as JSON
+        (("show", "decision-proposal-" + "0" * 32, "--format", "json"), 1),  # packet_missing
+    ],
+    ids=["usage-error", "refusal"],
+)
+def test_a_reader_that_left_an_error_is_the_errors_code_and_quiet(
+    example: Path, args: tuple[str, ...], code: int
+) -> None:
+    """A JSON error written to a reader that left: the error's own code, no traceback."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run(
+            [*DCX, "-C", str(example), *args],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert (proc.returncode, proc.stderr) == (code, b"")
+
+
 def test_no_color_is_accepted_after_the_command(example: Path) -> None:
     before = run_dcx("-C", str(example), "--no-color", "status")
     after = run_dcx("-C", str(example), "status", "--no-color")

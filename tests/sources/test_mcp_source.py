@@ -296,9 +296,7 @@ def test_a_deadline_during_the_reads_reports_what_was_found_and_the_next_scan_re
     whole = time.monotonic() - started
     assert calibration.status == "completed" and got(calibration) == want, calibration.reason_code
     deadline = round(3 * whole + 2, 1)
-    register(
-        fresh_ws, notes, "--slow", "60", "--slow-after", str(1 + window), timeout=deadline
-    )
+    register(fresh_ws, notes, "--slow", "60", "--slow-after", str(1 + window), timeout=deadline)
     first, _ = scan(fresh_ws)
     assert (first.status, first.reason_code) == ("completed", "mcp_timeout")
     assert first.telemetry.result_cap_applied
