@@ -73,10 +73,15 @@ def test_scan_text_says_what_it_skipped(example: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("args", [("status",), ("status", "--format", "json"), ("log",)])
 def test_a_reader_that_left_is_exit_0_and_quiet(example: Path, args: tuple[str, ...]) -> None:
     """`dcx … | head -1`: the pipe is closed before dcx writes, as when head has its line."""
+    proc = _to_a_reader_that_left(example, args)
+    assert proc.returncode == 0 and proc.stderr == b""
+
+
+def _to_a_reader_that_left(example: Path, args: tuple[str, ...]) -> subprocess.CompletedProcess:
     read, write = os.pipe()
     os.close(read)
     try:
-        proc = subprocess.run(
+        return subprocess.run(
             [*DCX, "-C", str(example), *args],
             stdout=write,
             stderr=subprocess.PIPE,
@@ -85,7 +90,6 @@ def test_a_reader_that_left_is_exit_0_and_quiet(example: Path, args: tuple[str, 
         )
     finally:
         os.close(write)
-    assert proc.returncode == 0 and proc.stderr == b""
 
 
 @pytest.mark.parametrize(
@@ -100,18 +104,7 @@ def test_a_reader_that_left_an_error_is_the_errors_code_and_quiet(
     example: Path, args: tuple[str, ...], code: int
 ) -> None:
     """A JSON error written to a reader that left: the error's own code, no traceback."""
-    read, write = os.pipe()
-    os.close(read)
-    try:
-        proc = subprocess.run(
-            [*DCX, "-C", str(example), *args],
-            stdout=write,
-            stderr=subprocess.PIPE,
-            timeout=60,
-            check=False,
-        )
-    finally:
-        os.close(write)
+    proc = _to_a_reader_that_left(example, args)
     assert (proc.returncode, proc.stderr) == (code, b"")
 
 
