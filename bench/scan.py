@@ -30,6 +30,7 @@ pairs the two run by run.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -200,9 +201,11 @@ def run_size(count: int, size: int, base: Path, globs: bool = True) -> dict[str,
     # as an installed dcx runs: with its bytecode (PYTHONDONTWRITEBYTECODE would recompile every module)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     argv = [dcx_exe, "-C", str(goal), "scan", "--agent-id", "agent-a", "--format", "json"]
-    subprocess.run(
-        argv, stdout=subprocess.DEVNULL, check=True, env=env
-    )  # warm-up: bytecode, page cache
+    warm_up = subprocess.run(  # warm-up: bytecode, page cache; and what the timed runs see
+        argv, capture_output=True, text=True, check=True, env=env
+    )
+    seen = [r["status"] for r in json.loads(warm_up.stdout)["data"]["receipts"]]
+    assert seen == ["no_change"], seen
     for _ in range(5):  # interleaved with git status again
         cli_git.append(
             timed(
