@@ -182,3 +182,29 @@ def test_json_output_is_exactly_one_document(dcx, example: Path) -> None:
         result = dcx("-C", str(example), *args, "--format", "json")
         json.loads(result.stdout)  # raises if anything else was printed
         assert result.stdout.count('"schema_version": "dcx_result_v0"') == 1
+
+
+# A writing command takes a lock and signs: neither may cost a scan of every installed
+# distribution (portalocker 4 reads its own version through importlib.metadata on import;
+# entry points are read only when a source names a plug-in adapter, which the example's
+# do not).
+@pytest.mark.parametrize(
+    "args",
+    [["scan"], ["prepare", "--decision-id", "d", "--auto-rebase"], ["index"]],
+    ids=" ".join,
+)
+def test_writing_commands_read_no_package_metadata(example: Path, args) -> None:
+    code = (
+        "import sys\n"
+        "from dcx.cli import main\n"
+        "try:\n"
+        f"    main({['-C', str(example), *args]!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('LOCKED', 'portalocker' in sys.modules, file=sys.stderr)\n"
+        "print('METADATA', 'importlib.metadata' in sys.modules, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "DCX_AGENT_ID": "agent-a"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert "LOCKED True" in proc.stderr, proc.stderr  # the command did take its lock
+    assert "METADATA False" in proc.stderr, proc.stderr
