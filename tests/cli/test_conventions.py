@@ -82,6 +82,18 @@ HEAVY = (
     "args", [["--version"], ["status", "--format", "json"], ["status"], ["--no-color", "status"]]
 )
 def test_startup_paths_import_nothing_heavy(example: Path, args) -> None:
+    stderr = _after_command(
+        example,
+        args,
+        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} or m.startswith({HEAVY!r}))\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n",
+    )
+    assert "HEAVY []" in stderr, stderr
+
+
+def _after_command(example: Path, args: list[str], report: str, **env: str) -> str:
+    """The stderr of a fresh interpreter that ran ``dcx -C example ARGS`` and then ``report``
+    (Python that prints what it found in ``sys.modules``)."""
     code = (
         "import sys\n"
         "from dcx.cli import main\n"
@@ -89,11 +101,11 @@ def test_startup_paths_import_nothing_heavy(example: Path, args) -> None:
         f"    main({['-C', str(example), *args]!r})\n"
         "except SystemExit:\n"
         "    pass\n"
-        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} or m.startswith({HEAVY!r}))\n"
-        "print('HEAVY', heavy, file=sys.stderr)\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert "HEAVY []" in proc.stderr, proc.stderr
+    ) + report
+    run_env = {**os.environ, **env}
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=run_env
+    ).stderr
 
 
 # Every command runs from its declaration without typer (SPEC §3.6); piped, its text is
@@ -194,17 +206,12 @@ def test_json_output_is_exactly_one_document(dcx, example: Path) -> None:
     ids=" ".join,
 )
 def test_writing_commands_read_no_package_metadata(example: Path, args) -> None:
-    code = (
-        "import sys\n"
-        "from dcx.cli import main\n"
-        "try:\n"
-        f"    main({['-C', str(example), *args]!r})\n"
-        "except SystemExit:\n"
-        "    pass\n"
+    stderr = _after_command(
+        example,
+        args,
         "print('LOCKED', 'portalocker' in sys.modules, file=sys.stderr)\n"
-        "print('METADATA', 'importlib.metadata' in sys.modules, file=sys.stderr)\n"
+        "print('METADATA', 'importlib.metadata' in sys.modules, file=sys.stderr)\n",
+        DCX_AGENT_ID="agent-a",
     )
-    env = {**os.environ, "DCX_AGENT_ID": "agent-a"}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert "LOCKED True" in proc.stderr, proc.stderr  # the command did take its lock
-    assert "METADATA False" in proc.stderr, proc.stderr
+    assert "LOCKED True" in stderr, stderr  # the command did take its lock
+    assert "METADATA False" in stderr, stderr
