@@ -19,9 +19,10 @@ install: $(STAMP)
 demo: $(STAMP)
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
-# every test, on every CPU (pytest-xdist; tests/README.md says what a test must respect);
-# DCX_TEST_WORKERS=1 runs them in one process
-DCX_TEST_WORKERS ?= auto
+# every test, one worker per CPU and one more (pytest-xdist): a worker waiting on a subprocess,
+# a deadline or a socket leaves its CPU to the extra one (docs/performance.md, the test suite);
+# tests/README.md says what a test must respect; DCX_TEST_WORKERS=1 runs them in one process
+DCX_TEST_WORKERS ?= $(shell expr $$(nproc) + 1)
 test: $(STAMP) lint-imports
 	@# bytecode once, as an installed dcx has it: with PYTHONDONTWRITEBYTECODE set (as on
 	@# some machines) every dcx a test starts would compile its modules again
