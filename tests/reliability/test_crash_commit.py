@@ -26,7 +26,7 @@ import json
 import random
 import statistics
 import threading
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 from typing import Any
 
@@ -259,8 +259,34 @@ def test_kill_at_each_named_fault_step(template, new_cursors, tmp_path: Path) ->
     assert {s for s, _ in STEPS.values()} == {"old", "new"}
 
 
+class Pace:
+    """How long a warm commit takes now: the median of the last runs that finished on their own.
+
+    Seeded by the calibration and fed by every random run that completed, so the kill
+    delays follow the load the run meets (other test workers starting and stopping),
+    not only the load of the moment it was calibrated.
+    """
+
+    def __init__(self, seed: list[float]) -> None:
+        self._recent = deque(seed, maxlen=9)
+        self._lock = threading.Lock()
+
+    def now(self) -> float:
+        with self._lock:
+            return statistics.median(self._recent)
+
+    def finished(self, elapsed: float) -> None:
+        with self._lock:
+            self._recent.append(elapsed)
+
+
 def _calibrate(runner: ForkRunner, template, base: Path, step: str | None = None) -> float:
     """Median time a warm commit takes (to the end, or to ``step``): the random kills spread over it."""
+    return statistics.median(_durations(runner, template, base, step))
+
+
+def _durations(runner: ForkRunner, template, base: Path, step: str | None = None) -> list[float]:
+    """Five timed warm commits (after two that warm the page cache and the runner)."""
     durations = []
     env = template.env(DCX_FAULT_POINT=step) if step else template.env()
     for i in range(7):
@@ -270,7 +296,7 @@ def _calibrate(runner: ForkRunner, template, base: Path, step: str | None = None
         if i >= 2:  # the first runs warm the page cache and the runner: not typical
             durations.append(out.elapsed)
         remove_tree(root)
-    return statistics.median(durations)
+    return durations
 
 
 def _calibrate_script(template, base: Path) -> float:
@@ -304,12 +330,13 @@ def test_random_kills(template, new_cursors, tmp_path: Path) -> None:
 
     runners = [ForkRunner(tmp_path / f"scratch-{w}") for w in range(WORKERS)]
     try:
-        fork_time = _calibrate(runners[0], template, tmp_path)
+        pace = Pace(_durations(runners[0], template, tmp_path))
+        fork_time = pace.now()
         # the cursor write comes late in a commit (after every check): aim half the kills at the tail
         to_write = min(
             fork_time, _calibrate(runners[0], template, tmp_path, "commit.before_cursor_write")
         )
-        tail = to_write * 0.9
+        tail_share = to_write / fork_time * 0.9
         script_time = _calibrate_script(template, tmp_path)
         startup = max(
             0.0, script_time - fork_time
@@ -323,12 +350,11 @@ def test_random_kills(template, new_cursors, tmp_path: Path) -> None:
             def warm(args: list[str], kill_after: float | None = None) -> Outcome:
                 return runner.run(args, env=env, cwd=root, kill_after=kill_after)
 
-            if plan[
-                "tail"
-            ]:  # uniform over [cursor write - 10%, end]: the steps after the write are brief
-                delay = tail + plan["u"] * (fork_time - tail)
-            else:  # uniform over the whole commit, and a little past it
-                delay = plan["u"] * fork_time * 1.2
+            whole = pace.now()
+            tail = whole * tail_share
+            # a tail plan: uniform over [cursor write - 10%, end], the steps after the write are
+            # brief; else uniform over the whole commit, and a little past it
+            delay = tail + plan["u"] * (whole - tail) if plan["tail"] else plan["u"] * whole * 1.2
             if plan["script"]:
                 # the console script imports first: shift the kill past its start-up
                 delay += startup
@@ -345,6 +371,8 @@ def test_random_kills(template, new_cursors, tmp_path: Path) -> None:
                 first_kills=int(out.killed),
                 finished_before_kill=int(not out.killed and out.code == 0),
             )
+            if not out.killed and out.code == 0 and not plan["script"]:
+                pace.finished(out.elapsed)
             if not out.killed and out.code != 0:
                 tally.fail(
                     f"{label}: the commit failed on its own (exit {out.code}): {out.stdout[:300]}"
@@ -354,7 +382,7 @@ def test_random_kills(template, new_cursors, tmp_path: Path) -> None:
                 tally.phases[_phase(root, template, state) if out.killed else "completed"] += 1
             if plan["second"]:
                 # crash the recovering commit too, then recover for real
-                again = warm(_commit_args(root, template), kill_after=plan["u2"] * fork_time * 1.3)
+                again = warm(_commit_args(root, template), kill_after=plan["u2"] * whole * 1.3)
                 tally.add(second_crashes=1, kills=int(again.killed))
                 _check_after_kill(root, template, new_cursors, tally, label + " (second crash)")
             _recover(lambda args: warm(args), root, template, new_cursors, tally, label)
@@ -398,6 +426,7 @@ def test_random_kills(template, new_cursors, tmp_path: Path) -> None:
             "failures": len(tally.failures),
             "phases": dict(tally.phases),
             "warm_commit_seconds": round(fork_time, 4),
+            "warm_commit_seconds_at_the_end": round(pace.now(), 4),
             "script_commit_seconds": round(script_time, 4),
             "warm_seconds_to_cursor_write": round(to_write, 4),
             "max_delay_seconds": round(max(delays, default=0.0), 4),
