@@ -23,29 +23,34 @@ json_value = st.recursive(
 )
 
 
+# built once: a strategy made afresh at every draw costs more than the draw itself
+_ACTION = st.sampled_from(("keep", "keep", "keep", "mutate", "drop", "replace"))
+_ONE_IN_TEN = st.integers(0, 9)
+_ONE_IN_FOUR = st.integers(0, 3)
+_NEW_KEY = st.text(min_size=1, max_size=10)
+
+
 def mutate(base: Any, data: st.DataObject, depth: int = 0) -> Any:
     """Randomly keep, drop, replace or add keys and items of a valid document."""
     if isinstance(base, dict):
         out = {}
         for key, value in base.items():
-            action = data.draw(
-                st.sampled_from(["keep", "keep", "keep", "mutate", "drop", "replace"])
-            )
+            action = data.draw(_ACTION)
             if action == "keep":
                 out[key] = value
             elif action == "mutate" and depth < 4:
                 out[key] = mutate(value, data, depth + 1)
             elif action == "replace":
                 out[key] = data.draw(json_value)
-        if data.draw(st.integers(0, 9)) == 0:
-            out[data.draw(st.text(min_size=1, max_size=10))] = data.draw(json_value)
+        if data.draw(_ONE_IN_TEN) == 0:
+            out[data.draw(_NEW_KEY)] = data.draw(json_value)
         return out
     if isinstance(base, list):
         items = [mutate(v, data, depth + 1) if depth < 4 else v for v in base]
         if data.draw(st.booleans()):
             items.append(data.draw(json_value))
         return items
-    if data.draw(st.integers(0, 3)) == 0:
+    if data.draw(_ONE_IN_FOUR) == 0:
         return data.draw(json_value)
     return base
 
