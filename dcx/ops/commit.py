@@ -41,7 +41,7 @@ from dcx.state.keys import load_key
 from dcx.state.redaction import Redacted, is_stub
 from dcx.state.refmap import RefMinter
 from dcx.state.signatures import require_chain
-from dcx.state.statements import signed
+from dcx.state.statements import signed, stated, wrote
 from dcx.state.store import Store
 
 ARTIFACT_KINDS = {
@@ -222,7 +222,10 @@ def _already_settled(other: dict[str, Any], *, by_review: bool) -> Refused:
 
 
 def replayed(ws: Workspace, receipt: dict[str, Any], observed_at: str, wait: float) -> Result:
-    """Print the existing receipt; finish what an interrupted commit left (index line, companion)."""
+    """Print the existing receipt; finish what an interrupted commit left (index line, companion,
+    and its signed statement when the commit was killed before or while it appended it)."""
+    if not stated(ws, receipt["receipt_ref"]):
+        wrote(receipt["receipt_ref"])
     decisions.append(
         ws, receipt["decision_id"], "commit", receipt["receipt_ref"], observed_at, wait=wait
     )

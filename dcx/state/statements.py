@@ -209,6 +209,25 @@ def append(
     return statement
 
 
+def stated(ws: Workspace, ref: str) -> bool:
+    """Whether a whole line of the statement log names ``ref`` among its products (signed or not:
+    verify judges the signature). A command that finishes what an interrupted one wrote (a replayed
+    commit) states those products again when the interrupted command's statement was lost."""
+    from dcx.core.fsutil import read_lines
+
+    needle = json.dumps(ref)
+    for line in read_lines(ws.statements)[0]:
+        if needle not in line:
+            continue
+        try:
+            products = json.loads(line).get("products")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(products, list) and ref in products:
+            return True
+    return False
+
+
 @contextlib.contextmanager
 def recording(command: str) -> Iterator[Recorder]:
     """A recorder for code that closes it itself (tests, `dcx key revoke`)."""
