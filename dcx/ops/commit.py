@@ -361,48 +361,9 @@ def plan_commit(
     if prop is not None and prop["evidence_packet_ref"] != ev["packet_ref"]:
         raise _refuse("chain_mismatch", "the proposal is not bound to that evidence")
     if rev is None:
-        if prop is None or out is None:
-            raise _refuse("chain_missing", "the event names no proposal and outcome, nor a review")
-        if profile.require_review:
-            raise _refuse(
-                "review_required",
-                "the profile sets [commit] require_review = true: this decision is "
-                "settled by review, not by an outcome",
-                hint="dcx gate, then dcx review",
-            )
-        if out["proposal_packet_ref"] != prop["packet_ref"]:
-            raise _refuse("chain_mismatch", "the outcome is not bound to that proposal")
-        if (
-            same_actor(out["accepted_decision"]["accepted_by"], out["recorded_by"])
-            and not profile.allow_self_confirmation
-        ):
-            raise _refuse(
-                "self_confirmation_not_allowed",
-                "the outcome was confirmed by the agent that recorded it",
-            )
-        links = {"proposal_packet_ref": prop["packet_ref"], "outcome_packet_ref": out["packet_ref"]}
+        links = _outcome_links(profile, prop, out)
     else:
-        if rev["evidence_packet_ref"] != ev["packet_ref"]:
-            raise _refuse("chain_mismatch", "the review is not bound to that evidence")
-        if rev["disposition"] == "no_change":
-            if prop is not None:
-                raise _refuse("chain_mismatch", "a no_change review settles no proposal")
-            if asm["rebase"]["status"] != "no_material_change":
-                raise _refuse(
-                    "no_change_without_semantic_proof",
-                    "the assembly's rebase receipt does not say no_material_change",
-                )
-            links = {}
-        else:
-            if prop is None or rev.get("proposal_packet_ref") != prop["packet_ref"]:
-                raise _refuse("chain_mismatch", "the review is not bound to the event's proposal")
-            check_gate_binding(rev, gate_event)
-            if same_actor(rev["actor_ref"], state.agent_id) and not profile.allow_self_confirmation:
-                raise _refuse(
-                    "self_confirmation_not_allowed", "the gate was decided by the acting agent"
-                )
-            links = {"proposal_packet_ref": prop["packet_ref"]}
-        links["review_packet_ref"] = rev["packet_ref"]
+        links = _review_links(profile, state.agent_id, asm, ev, prop, rev, gate_event)
 
     # SPEC §18: with require_signatures, only a chain its enabled agents signed
     require_chain(ws, chain, profile.enabled_agents)
@@ -411,10 +372,7 @@ def plan_commit(
     # one listing decides both (a racing twin may write its receipt between two listings)
     found, other = settled_by(store, asm, event_id)
     if found is not None:
-        check_replay(ws, store, found, state.agent_id, agents)
-        if not tidy:
-            return Result("commit", {"receipt": found, "replayed": True})
-        return replayed(ws, found, asm["observed_at"], wait)
+        return _replay(ws, store, found, state.agent_id, agents, asm, wait=wait, tidy=tidy)
     if other is not None:
         raise _already_settled(other, by_review=rev is not None)
 
@@ -429,12 +387,7 @@ def plan_commit(
         # it removes the companion, so look again before refusing
         found = existing_receipt(store, asm, event_id)
         if found is not None:
-            check_replay(ws, store, found, state.agent_id, agents)
-            return (
-                replayed(ws, found, asm["observed_at"], wait)
-                if tidy
-                else Result("commit", {"receipt": found, "replayed": True})
-            )
+            return _replay(ws, store, found, state.agent_id, agents, asm, wait=wait, tidy=tidy)
         raise
     ready = _check_pending(ws, minter, asm, pend)
 
@@ -454,6 +407,85 @@ def plan_commit(
         state.agent_id,
         agents,
     )
+
+
+def _outcome_links(
+    profile, prop: dict[str, Any] | None, out: dict[str, Any] | None
+) -> dict[str, str]:
+    """Step 2 for a chain settled by an outcome: bound to its proposal, confirmed by another."""
+    if prop is None or out is None:
+        raise _refuse("chain_missing", "the event names no proposal and outcome, nor a review")
+    if profile.require_review:
+        raise _refuse(
+            "review_required",
+            "the profile sets [commit] require_review = true: this decision is "
+            "settled by review, not by an outcome",
+            hint="dcx gate, then dcx review",
+        )
+    if out["proposal_packet_ref"] != prop["packet_ref"]:
+        raise _refuse("chain_mismatch", "the outcome is not bound to that proposal")
+    if (
+        same_actor(out["accepted_decision"]["accepted_by"], out["recorded_by"])
+        and not profile.allow_self_confirmation
+    ):
+        raise _refuse(
+            "self_confirmation_not_allowed",
+            "the outcome was confirmed by the agent that recorded it",
+        )
+    return {"proposal_packet_ref": prop["packet_ref"], "outcome_packet_ref": out["packet_ref"]}
+
+
+def _review_links(
+    profile,
+    agent_id: str | None,
+    asm: dict[str, Any],
+    ev: dict[str, Any],
+    prop: dict[str, Any] | None,
+    rev: dict[str, Any],
+    gate_event: dict[str, Any] | None,
+) -> dict[str, str]:
+    """Step 2 for a chain settled by a review: bound to the evidence, and to its proposal and gate
+    unless it is a no_change review, which the rebase receipt must back."""
+    if rev["evidence_packet_ref"] != ev["packet_ref"]:
+        raise _refuse("chain_mismatch", "the review is not bound to that evidence")
+    links: dict[str, str] = {}
+    if rev["disposition"] == "no_change":
+        if prop is not None:
+            raise _refuse("chain_mismatch", "a no_change review settles no proposal")
+        if asm["rebase"]["status"] != "no_material_change":
+            raise _refuse(
+                "no_change_without_semantic_proof",
+                "the assembly's rebase receipt does not say no_material_change",
+            )
+    else:
+        if prop is None or rev.get("proposal_packet_ref") != prop["packet_ref"]:
+            raise _refuse("chain_mismatch", "the review is not bound to the event's proposal")
+        check_gate_binding(rev, gate_event)
+        if same_actor(rev["actor_ref"], agent_id) and not profile.allow_self_confirmation:
+            raise _refuse(
+                "self_confirmation_not_allowed", "the gate was decided by the acting agent"
+            )
+        links["proposal_packet_ref"] = prop["packet_ref"]
+    links["review_packet_ref"] = rev["packet_ref"]
+    return links
+
+
+def _replay(
+    ws: Workspace,
+    store: Store,
+    found: dict[str, Any],
+    agent_id: str | None,
+    agents: tuple[str, ...],
+    asm: dict[str, Any],
+    *,
+    wait: float,
+    tidy: bool,
+) -> Result:
+    """Step 3: the chain is settled by ``found`` already, this agent's own receipt of this event."""
+    check_replay(ws, store, found, agent_id, agents)
+    if not tidy:
+        return Result("commit", {"receipt": found, "replayed": True})
+    return replayed(ws, found, asm["observed_at"], wait)
 
 
 def _compare(plan: Plan, current: dict[str, str]) -> dict[str, str]:

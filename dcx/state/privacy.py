@@ -89,7 +89,6 @@ def collect(ws: Workspace) -> PrivateValues:
 def _collect(ws: Workspace) -> PrivateValues:
     from dcx.core.errors import DcxError
     from dcx.state.profile import load_profile, load_registry
-    from dcx.state.refmap import all_private_values
 
     found = PrivateValues()
     found.add(str(ws.root.resolve()), "goal root path")
@@ -103,30 +102,47 @@ def _collect(ws: Workspace) -> PrivateValues:
     except DcxError:
         registry, profile = None, None
     if profile is not None:
-        config = {
-            k: v for k, v in profile.context_provider.config.items() if k not in PUBLIC_CONFIG_KEYS
-        }
-        for text in _config_strings(config):
-            found.add(text, "provider config value")
-        if profile.context_provider.scope_ref:
-            found.add(profile.context_provider.scope_ref, "scope ref")
+        _add_profile(found, profile)
     if registry is not None:
-        for binding in registry.bindings:
-            for text in _config_strings(binding.config):
-                found.add(text, "adapter config value")
-        for source in registry.sources:
-            if "command" in source.locator:  # an mcp server (SPEC §15.1): argv, env values, prefix
-                command = source.locator["command"]
-                for text in [*command, " ".join(command), *source.locator["env"].values()]:
-                    found.add(text, "mcp server command or env value")
-                found.add(source.locator["uri_prefix"], "mcp uri prefix")
-                continue
-            raw = source.locator.get("repo") or source.locator["path"]
-            found.add(os.path.realpath(ws.root / raw), "locator")
-            if len(raw) >= 8 and len(Path(raw).parts) >= 2:
-                found.add(raw, "locator")
-            if source.locator.get("repo") is not None:
-                found.add(source.locator["ref"], "git ref")
+        _add_registry(found, ws, registry)
+    _add_cursors(found, ws)
+    _add_ref_map(found, ws)
+    return found
+
+
+def _add_profile(found: PrivateValues, profile: Any) -> None:
+    """The context provider's private config values and its scope ref."""
+    config = {
+        k: v for k, v in profile.context_provider.config.items() if k not in PUBLIC_CONFIG_KEYS
+    }
+    for text in _config_strings(config):
+        found.add(text, "provider config value")
+    if profile.context_provider.scope_ref:
+        found.add(profile.context_provider.scope_ref, "scope ref")
+
+
+def _add_registry(found: PrivateValues, ws: Workspace, registry: Any) -> None:
+    """Adapter config values, and each source's locator: paths, git refs, an mcp server's argv."""
+    for binding in registry.bindings:
+        for text in _config_strings(binding.config):
+            found.add(text, "adapter config value")
+    for source in registry.sources:
+        if "command" in source.locator:  # an mcp server (SPEC §15.1): argv, env values, prefix
+            command = source.locator["command"]
+            for text in [*command, " ".join(command), *source.locator["env"].values()]:
+                found.add(text, "mcp server command or env value")
+            found.add(source.locator["uri_prefix"], "mcp uri prefix")
+            continue
+        raw = source.locator.get("repo") or source.locator["path"]
+        found.add(os.path.realpath(ws.root / raw), "locator")
+        if len(raw) >= 8 and len(Path(raw).parts) >= 2:
+            found.add(raw, "locator")
+        if source.locator.get("repo") is not None:
+            found.add(source.locator["ref"], "git ref")
+
+
+def _add_cursors(found: PrivateValues, ws: Workspace) -> None:
+    """Every cursor value, and the git commit ids inside one."""
     from dcx.state.cursors import all_cursor_files
 
     for cursor_file in all_cursor_files(ws).values():  # the shared file and each agent's (SPEC §16)
@@ -140,11 +156,16 @@ def _collect(ws: Workspace) -> PrivateValues:
                             found.add(part, "git commit id")
         except (OSError, ValueError, AttributeError):
             pass
+
+
+def _add_ref_map(found: PrivateValues, ws: Workspace) -> None:
+    """The private values behind the goal's opaque refs."""
+    from dcx.state.refmap import all_private_values
+
     with contextlib.suppress(Exception):  # a missing or locked ref map is no private value
         for _, fields in all_private_values(ws):
             for field in fields[1:]:  # fields[0] is a source id or provider name: public tokens
                 found.add(field, "private value behind an opaque ref")
-    return found
 
 
 class LazyPrivateValues:
